@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself here. Registration only
+// parses options into a plain struct; the work runs after parsing, inside main's single catch.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace kvcap::cli {
+
+/// The chosen subcommand's work; returns the process exit code (0 ok, 1 check failed).
+using CommandAction = std::function<int()>;
+
+void add_memory_command(CLI::App& app, CommandAction& action);     // cmd_memory.cpp
+void add_catalog_commands(CLI::App& app, CommandAction& action);   // cmd_catalog.cpp (models, gpus)
+void add_run_command(CLI::App& app, CommandAction& action);        // cmd_run.cpp
+void add_trace_command(CLI::App& app, CommandAction& action);      // cmd_trace.cpp
+void add_calibrate_command(CLI::App& app, CommandAction& action);  // cmd_calibrate.cpp
+
+}  // namespace kvcap::cli

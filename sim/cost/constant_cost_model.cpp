@@ -1,0 +1,1 @@
+#include "sim/cost/constant_cost_model.hpp"

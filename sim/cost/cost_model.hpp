@@ -1,0 +1,45 @@
+#pragma once
+// Prices one scheduler step (one forward pass of a replica) from its composition.
+// Extension point: constant (tests), roofline (spec sheet), profile (calibrated on a GPU).
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace kvcap {
+
+/// One request's prefill chunk in a step: `tokens` new prompt tokens computed against
+/// `context_before` tokens already in the KV cache (prefix hits and earlier chunks).
+struct PrefillChunk {
+  int64_t tokens = 0;
+  int64_t context_before = 0;
+};
+
+/// What a step computes. Spans point into buffers the replica owns and reuses (no allocation).
+struct StepComposition {
+  std::span<const PrefillChunk> prefills;  ///< chunks of requests still consuming their prompt
+  int64_t decode_requests = 0;             ///< requests generating one token each this step
+  int64_t decode_context_tokens = 0;       ///< Σ context length (tokens in KV) over decode requests
+  int64_t swap_bytes = 0;                  ///< KV bytes moved over the host link in this step (0 = none)
+};
+
+struct StepCost {
+  double time_s = 0;           ///< wall time of the step
+  double flops = 0;            ///< useful FLOPs performed (per GPU)
+  double hbm_bytes = 0;        ///< bytes read/written from HBM (per GPU)
+  double compute_utilization = 0;    ///< flops / (time × peak), in [0, 1]
+  double bandwidth_utilization = 0;  ///< hbm_bytes / (time × peak bandwidth), in [0, 1]
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /// Must not allocate: it runs once per simulated step.
+  virtual StepCost price(const StepComposition& step) const = 0;
+  /// Short human description for reports ("roofline (H200 spec sheet, not measured)").
+  virtual std::string describe() const = 0;
+  /// False when the numbers come from a spec sheet, not a measurement on a GPU.
+  virtual bool measured() const = 0;
+};
+
+}  // namespace kvcap

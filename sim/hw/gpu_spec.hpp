@@ -1,0 +1,28 @@
+#pragma once
+// Accelerator data sheets: the catalog (sim/hw/gpu_catalog.cpp, each figure with its source) and
+// user overrides from the CLI or a JSON file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvcap {
+
+struct GpuSpec {
+  std::string id;                   ///< catalog id, lower case ("h200")
+  std::string name;                 ///< marketing name ("NVIDIA H200 SXM 141GB")
+  int64_t memory_bytes = 0;         ///< HBM capacity
+  double hbm_bandwidth_bytes_per_s = 0;
+  double bf16_flops = 0;            ///< dense (no sparsity) peak
+  double fp8_flops = 0;             ///< dense peak; 0 where the GPU has no FP8 tensor cores
+  double int8_ops = 0;              ///< dense peak
+  double host_link_bytes_per_s = 0; ///< GPU<->CPU per direction (PCIe/C2C), for the swap tier
+  double interconnect_bytes_per_s = 0; ///< GPU<->GPU per direction (NVLink/xGMI/PCIe), for TP all-reduce
+  double price_per_gpu_hour_usd = 0;   ///< default list/cloud price used by sizing reports
+};
+
+/// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
+GpuSpec load_gpu(const std::string& id_or_path);
+/// All catalog entries in a stable order.
+const std::vector<GpuSpec>& gpu_catalog();
+
+}  // namespace kvcap

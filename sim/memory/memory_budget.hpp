@@ -1,0 +1,56 @@
+#pragma once
+// The serving engine's per-GPU memory budget, following vLLM's startup accounting:
+//   usable = total × gpu_memory_utilization − weights − activation peak − non-torch overhead
+//   num_gpu_blocks = floor(usable / (page bytes per layer × layers))   (grouped for hybrid models)
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/model/model_spec.hpp"
+
+namespace kvcap {
+
+struct EngineMemoryConfig {
+  int64_t tensor_parallel_size = 1;
+  std::string kv_cache_dtype = "auto";   ///< auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4
+  int64_t kv_quant_group_size = 64;      ///< elements per scale for int8/int4 KV
+  std::string dtype = "auto";            ///< model dtype override (auto = config torch_dtype)
+  std::string quantization;              ///< weight quantization override ("" = as declared)
+  double gpu_memory_utilization = 0.9;
+  int64_t max_model_len = 0;             ///< 0 = the model's max_position_embeddings
+  int64_t block_size = 16;
+  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = 256;
+  std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
+};
+
+struct MemoryBudget {
+  DType kv_dtype = DType::bf16;
+  int64_t kv_bytes_per_token = 0;          ///< whole replica, all layers, incl. scales
+  int64_t kv_bytes_per_token_per_gpu = 0;  ///< one TP rank (KV heads split, replicated when TP > heads)
+  int64_t weight_bytes = 0;                ///< whole model
+  int64_t weight_bytes_per_gpu = 0;
+  int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward
+  int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
+  int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
+  int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans
+  int64_t block_size = 16;
+  int64_t num_gpu_blocks = 0;              ///< as vLLM logs it (block 0 is later reserved)
+  int64_t kv_cache_tokens = 0;             ///< num_gpu_blocks × block_size
+  int64_t max_model_len = 0;
+  double max_concurrency = 0;              ///< requests of max_model_len that fit at once
+  /// Blocks one request of `tokens` tokens holds (sliding-window groups capped at the window).
+  int64_t blocks_for_tokens(int64_t tokens) const;
+  // Hybrid (sliding-window) accounting: blocks per block_size tokens for full-attention groups,
+  // and the cap on blocks held by sliding-window groups.
+  int64_t full_groups = 1;
+  int64_t swa_groups = 0;
+  int64_t swa_blocks_cap = 0;  ///< per sliding-window group, per request
+};
+
+/// Compute the budget; throws InputError naming the numbers when the model does not fit.
+MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu,
+                                   const EngineMemoryConfig& cfg);
+
+}  // namespace kvcap

@@ -1,0 +1,82 @@
+#pragma once
+// The shapes of a transformer that decide its memory and compute: read from a HuggingFace
+// config.json (sim/model/hf_config.*) or the built-in catalog (sim/model/catalog.*).
+// Plain data; every other room reads it, only sim/model writes it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvcap {
+
+/// Numeric formats for weights, activations and the KV cache.
+enum class DType { fp32, bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4 };
+
+/// Storage bits of one element (scales not included).
+int dtype_bits(DType t);
+const char* dtype_name(DType t);
+
+enum class AttentionKind {
+  full,            ///< attends to the whole context; KV grows with every token
+  sliding_window,  ///< attends to the last `sliding_window` tokens; KV capped at the window
+  mla,             ///< DeepSeek multi-head latent attention: one latent per token per layer
+};
+
+struct LayerSpec {
+  AttentionKind attention = AttentionKind::full;
+  int64_t sliding_window = 0;  ///< tokens, for sliding_window layers
+  bool moe = false;            ///< MLP of this layer is a mixture of experts
+};
+
+struct MlaSpec {
+  int64_t kv_lora_rank = 0;       ///< latent width stored in the KV cache
+  int64_t qk_rope_head_dim = 0;   ///< decoupled RoPE key width, stored alongside the latent
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  int64_t q_lora_rank = 0;        ///< 0 = queries not low-rank (DeepSeek-V2-Lite)
+};
+
+struct MoeSpec {
+  int64_t num_experts = 0;            ///< routed experts per MoE layer
+  int64_t experts_per_token = 0;      ///< routed experts each token activates
+  int64_t num_shared_experts = 0;     ///< always-active experts
+  int64_t expert_intermediate_size = 0;
+  int64_t shared_expert_intermediate_size = 0;  ///< total width of the shared experts' MLP
+};
+
+/// Weight quantization declared by the model (config `quantization_config`) or chosen by the user.
+struct WeightQuant {
+  std::string method;   ///< "" (none), "fp8", "int8", "int4" (awq/gptq), "mxfp4", ...
+  int bits = 16;        ///< bits per quantized weight
+  int64_t group_size = 0;  ///< weights per scale group (0 = per-channel/per-tensor)
+  int scale_bits = 16;     ///< bits per scale
+};
+
+struct ModelSpec {
+  std::string name;          ///< catalog name or config path
+  std::string architecture;  ///< HF `architectures[0]`, e.g. "LlamaForCausalLM"
+  std::string model_type;    ///< HF `model_type`, e.g. "llama"
+
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_kv_heads = 0;   ///< KV heads (= attention heads without GQA); 1 latent "head" for MLA
+  int64_t head_dim = 0;       ///< query/key head width (explicit `head_dim` wins over hidden/heads)
+  int64_t v_head_dim = 0;     ///< value head width (usually = head_dim)
+  int64_t intermediate_size = 0;  ///< dense MLP width
+  int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  int64_t max_position_embeddings = 0;
+
+  DType dtype = DType::bf16;  ///< model (activation/weight) dtype from `torch_dtype`
+  WeightQuant quant;          ///< declared weight quantization (method empty = none)
+
+  std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
+  MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla
+  MoeSpec moe;                    ///< valid when any layer has moe == true
+
+  bool is_mla() const;
+  bool is_moe() const;
+  bool has_sliding_window() const;
+};
+
+}  // namespace kvcap
