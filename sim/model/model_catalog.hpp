@@ -1,0 +1,21 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/model/model_spec.hpp"
+
+namespace kvcap {
+
+/// A catalog name (case-insensitive, e.g. "llama-3.1-8b") or a path to a HuggingFace config.json.
+/// InputError for an unknown name, an unreadable file, or an architecture kvcap cannot read.
+ModelSpec load_model(const std::string& name_or_path);
+
+/// Read a parsed HuggingFace config.json; `origin` names the file in messages.
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin);
+
+/// Catalog names in a stable order.
+std::vector<std::string> model_catalog_names();
+
+}  // namespace kvcap
