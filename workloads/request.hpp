@@ -31,11 +31,39 @@ struct Request {
 /// Stable 64-bit hash of a segment id string (FNV-1a), so content ids are reproducible.
 uint64_t content_id_hash(const std::string& s);
 
+/// Rows and requests the workload did not hand to the simulator, by reason. Nothing vanishes:
+/// a run reports these next to its own rejected/finished counts (read them from
+/// RequestSource::counts() once next() has returned false, or at the horizon).
+struct WorkloadCounts {
+  int64_t rows_read = 0;          ///< data rows parsed from trace files (all passes)
+  int64_t bad_rows_skipped = 0;   ///< malformed rows skipped under on_bad_row = "skip"
+  int64_t failed_in_trace = 0;    ///< rows the trace marks as failed (BurstGPT: 0 response tokens)
+  int64_t filtered_out = 0;       ///< rows not matching a filter (model, log type), window, sampling
+  int64_t rejected_too_long = 0;  ///< prompt+output > max_model_len under length_cap = "reject"
+  int64_t truncated = 0;          ///< requests shortened under length_cap = "truncate"
+  int64_t emitted = 0;            ///< requests handed out by next()
+
+  WorkloadCounts& operator+=(const WorkloadCounts& o);
+};
+
 class RequestSource {
  public:
   virtual ~RequestSource() = default;
-  /// Next request in arrival order; false when the workload is exhausted.
+  /// Next request in arrival order; false when the workload is exhausted — or, for a closed-loop
+  /// source (waiting_for_completions() true), when nothing more can arrive until the simulator
+  /// reports completions through on_completion().
   virtual bool next(Request& out) = 0;
+
+  /// Rows and requests dropped so far, by reason (sources wrapping others add theirs).
+  virtual WorkloadCounts counts() const { return {}; }
+
+  /// Closed-loop feedback. The simulator calls this when a request it got from next() finishes
+  /// (or is rejected/lost: then too, or the closed-loop user would wait forever), with the time
+  /// in seconds. Open-loop sources ignore it.
+  virtual void on_completion(const Request& /*finished*/, double /*time_s*/) {}
+  /// True while next() returned false only because in-flight requests must finish first: the
+  /// simulator then calls next() again after each on_completion(). Open-loop sources: false.
+  virtual bool waiting_for_completions() const { return false; }
 };
 
 /// A source over requests already in memory (tests, inline workloads).
@@ -45,12 +73,15 @@ class VectorSource final : public RequestSource {
   bool next(Request& out) override {
     if (pos_ >= reqs_.size()) return false;
     out = reqs_[pos_++];
+    ++counts_.emitted;
     return true;
   }
+  WorkloadCounts counts() const override { return counts_; }
 
  private:
   std::vector<Request> reqs_;
   size_t pos_ = 0;
+  WorkloadCounts counts_;
 };
 
 }  // namespace kvcap

@@ -1,0 +1,91 @@
+#include "workloads/io/line_reader.hpp"
+
+#include <cstring>
+#include <zlib.h>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+constexpr size_t kChunkBytes = size_t{1} << 20;
+// A single line longer than this is not a trace row; refusing it keeps memory bounded.
+constexpr size_t kMaxLineBytes = size_t{64} << 20;
+}  // namespace
+
+LineReader::LineReader(const std::string& path) : name_(path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, "cannot open trace file for reading");
+  gzbuffer(f, 256 * 1024);
+  gz_ = f;
+  buf_.resize(kChunkBytes);
+}
+
+LineReader::LineReader(int fd, std::string name) : name_(std::move(name)) {
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) throw InputError(name_, "cannot read from descriptor");
+  gz_ = f;
+  buf_.resize(kChunkBytes);
+}
+
+LineReader::~LineReader() {
+  if (gz_) gzclose(static_cast<gzFile>(gz_));
+}
+
+bool LineReader::fill() {
+  if (eof_) return false;
+  if (begin_ > 0) {  // keep the partial line, move it to the front
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == buf_.size()) {
+    if (buf_.size() >= kMaxLineBytes)
+      throw InputError(name_ + ":" + std::to_string(line_no_ + 1),
+                       "line longer than 64 MiB: not a text trace?");
+    buf_.resize(buf_.size() * 2);
+  }
+  auto want = static_cast<unsigned>(buf_.size() - end_);
+  int got = gzread(static_cast<gzFile>(gz_), buf_.data() + end_, want);
+  if (got < 0) {
+    int errnum = 0;
+    const char* msg = gzerror(static_cast<gzFile>(gz_), &errnum);
+    throw InputError(name_ + ":" + std::to_string(line_no_ + 1),
+                     std::string("read error (corrupt gzip?): ") + (msg ? msg : "unknown"));
+  }
+  if (got == 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += static_cast<size_t>(got);
+  return true;
+}
+
+bool LineReader::next(std::string_view& line) {
+  for (;;) {
+    const char* start = buf_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    size_t len = 0;
+    if (nl) {
+      len = static_cast<size_t>(static_cast<const char*>(nl) - start);
+      begin_ += len + 1;
+    } else if (!fill()) {
+      if (begin_ == end_) return false;
+      start = buf_.data() + begin_;
+      len = end_ - begin_;  // last line without a final newline
+      begin_ = end_;
+    } else {
+      continue;
+    }
+    ++line_no_;
+    if (len > 0 && start[len - 1] == '\r') --len;
+    if (line_no_ == 1 && len >= 3 && std::memcmp(start, "\xEF\xBB\xBF", 3) == 0) {
+      start += 3;
+      len -= 3;
+    }
+    line = std::string_view(start, len);
+    return true;
+  }
+}
+
+}  // namespace kvcap
