@@ -1,0 +1,122 @@
+#include "sim/cost/cost_shape.hpp"
+
+#include <algorithm>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+double sum_1_to(double n) { return n * (n + 1) / 2; }
+
+void add_group(std::vector<AttentionGroup>& groups, const AttentionGroup& g) {
+  for (auto& existing : groups) {
+    if (existing.window_tokens == g.window_tokens &&
+        existing.prefill_flops_per_key == g.prefill_flops_per_key &&
+        existing.decode_flops_per_key == g.decode_flops_per_key) {
+      existing.layers += g.layers;
+      return;
+    }
+  }
+  groups.push_back(g);
+}
+
+}  // namespace
+
+double causal_keys(int64_t tokens, int64_t context_before, int64_t window) {
+  if (tokens <= 0) return 0;
+  const double a = static_cast<double>(context_before) + 1;  // first query position (1-based)
+  const double b = static_cast<double>(context_before + tokens);
+  const double t = static_cast<double>(tokens);
+  if (window <= 0 || b <= static_cast<double>(window)) return (a + b) * t / 2;
+  const double w = static_cast<double>(window);
+  if (a >= w) return w * t;
+  // positions a..w see p keys, positions w+1..b see w keys
+  return (sum_1_to(w) - sum_1_to(a - 1)) + (b - w) * w;
+}
+
+ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
+                               const MemoryBudget& budget, int64_t tp) {
+  KVCAP_CHECK(tp >= 1, "tensor parallel size must be >= 1");
+  KVCAP_CHECK(model.num_layers > 0 && static_cast<int64_t>(model.layers.size()) == model.num_layers,
+              "model layers must match num_layers");
+  KVCAP_CHECK(params.total > 0, "parameter count must be positive");
+  ModelCostShape s;
+  const double tpd = static_cast<double>(tp);
+  s.tensor_parallel_size = tp;
+  s.num_layers = model.num_layers;
+  s.hidden_size = model.hidden_size;
+  s.activation_dtype_bytes = std::max(1, dtype_bits(model.dtype) / 8);
+
+  // NOTE(kernels): `active` counts the embedding and lm_head once each (or once when tied); the
+  // embedding is a lookup, norms are elementwise: neither is a matmul.
+  const double lm_head_matmul =
+      static_cast<double>(model.tie_word_embeddings ? params.embedding : params.lm_head);
+  const double body = static_cast<double>(params.active - params.embedding - params.lm_head - params.norms);
+  s.body_matmul_params_per_gpu = std::max(0.0, body) / tpd;
+  s.lm_head_params_per_gpu = lm_head_matmul / tpd;
+
+  // Weight bytes per parameter on this GPU (quantized weights and their scales included).
+  const double bytes_per_param =
+      static_cast<double>(budget.weight_bytes_per_gpu) / (static_cast<double>(params.total) / tpd);
+  double routed = 0;
+  if (model.is_moe()) {
+    int64_t moe_layers = 0;
+    for (const auto& l : model.layers) moe_layers += l.moe ? 1 : 0;
+    // gate, up and down projections of every routed expert
+    routed = static_cast<double>(moe_layers) * static_cast<double>(model.moe.num_experts) * 3.0 *
+             static_cast<double>(model.hidden_size) * static_cast<double>(model.moe.expert_intermediate_size);
+    routed = std::min(routed, static_cast<double>(params.moe_total));
+    s.num_experts = model.moe.num_experts;
+    s.experts_per_token = model.moe.experts_per_token;
+  }
+  const double untied_embedding = model.tie_word_embeddings ? 0.0 : static_cast<double>(params.embedding);
+  s.routed_expert_bytes_per_gpu = routed / tpd * bytes_per_param;
+  s.fixed_weight_bytes_per_gpu =
+      std::max(0.0, static_cast<double>(params.total) - routed - untied_embedding) / tpd * bytes_per_param;
+
+  // Attention geometry per layer.
+  const double heads_per_gpu = static_cast<double>(model.num_attention_heads) / tpd;
+  const double qk = static_cast<double>(model.head_dim);
+  const double v = static_cast<double>(model.v_head_dim > 0 ? model.v_head_dim : model.head_dim);
+  for (const auto& l : model.layers) {
+    AttentionGroup g;
+    g.layers = 1;
+    if (l.attention == AttentionKind::mla) {
+      // Prefill runs MLA expanded (per-head nope+rope keys, v_head_dim values); decode runs it
+      // absorbed, attending over the stored latent (kv_lora_rank + rope keys, kv_lora_rank values).
+      const auto& m = model.mla;
+      g.prefill_flops_per_key =
+          2 * heads_per_gpu * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+      g.decode_flops_per_key =
+          2 * heads_per_gpu * static_cast<double>(2 * m.kv_lora_rank + m.qk_rope_head_dim);
+    } else {
+      g.prefill_flops_per_key = 2 * heads_per_gpu * (qk + v);
+      g.decode_flops_per_key = g.prefill_flops_per_key;
+      if (l.attention == AttentionKind::sliding_window) g.window_tokens = l.sliding_window;
+    }
+    add_group(s.attention_groups, g);
+  }
+  s.kv_dtype = budget.kv_dtype;
+  s.kv_bytes_per_token_per_layer_per_gpu =
+      static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(model.num_layers);
+
+  // Activations: each intermediate written once by its producer and read once by its consumer.
+  // Per layer: residual in/out and two norm outputs (4 × hidden, replicated on every rank), and
+  // the sharded QKV, attention output, up/gate and down-input tensors.
+  double mlp_width = static_cast<double>(model.intermediate_size);
+  if (model.is_moe())
+    mlp_width = static_cast<double>(model.moe.experts_per_token * model.moe.expert_intermediate_size +
+                                    model.moe.shared_expert_intermediate_size);
+  const double heads = static_cast<double>(model.num_attention_heads);
+  const double kvh = static_cast<double>(model.num_kv_heads);
+  const double per_layer_elems = 4 * static_cast<double>(model.hidden_size) +
+                                 ((heads + 2 * kvh) * qk + heads * v + 3 * mlp_width) / tpd;
+  s.activation_bytes_per_token =
+      2 * per_layer_elems * s.activation_dtype_bytes * static_cast<double>(model.num_layers);
+  s.gemm_launches_per_step = 4 * model.num_layers + 1;
+  return s;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,63 @@
+#pragma once
+// What one replica's forward pass costs per token, per GPU, reduced once from the model's shapes
+// so that pricing a step is a handful of multiply-adds (CostModel::price must not allocate).
+#include <cstdint>
+#include <vector>
+
+#include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/model/param_count.hpp"
+
+namespace kvcap {
+
+/// Layers that share one attention geometry (full / one sliding window / MLA).
+struct AttentionGroup {
+  int64_t layers = 0;
+  int64_t window_tokens = 0;        ///< 0 = attends to the whole context
+  /// FLOPs one query spends per key it attends to, in one layer, on one GPU:
+  /// 2 × query heads per GPU × (qk width + v width)  (QKᵀ and PV, multiply-add = 2 FLOPs).
+  double prefill_flops_per_key = 0;
+  double decode_flops_per_key = 0;  ///< differs from prefill for MLA (absorbed latent form)
+};
+
+/// Per-GPU, per-token reductions of a model under tensor parallelism.
+struct ModelCostShape {
+  int64_t tensor_parallel_size = 1;
+  int64_t num_layers = 0;
+  int64_t hidden_size = 0;
+  double activation_dtype_bytes = 2;
+
+  /// Matmul parameters (decoder layers, active experts only) one token touches, per GPU.
+  double body_matmul_params_per_gpu = 0;
+  /// lm_head matmul parameters per GPU; applied once per sequence in the step (logits rows).
+  double lm_head_params_per_gpu = 0;
+
+  /// Weight bytes per GPU read by every step whatever its size (dense layers, attention,
+  /// shared experts, routers, lm_head); the untied input embedding is a row lookup and excluded.
+  double fixed_weight_bytes_per_gpu = 0;
+  /// Bytes per GPU of all routed experts of all MoE layers (read only for experts a token picks).
+  double routed_expert_bytes_per_gpu = 0;
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+
+  std::vector<AttentionGroup> attention_groups;  ///< Σ layers == num_layers
+  DType kv_dtype = DType::bf16;
+  double kv_bytes_per_token_per_layer_per_gpu = 0;  ///< incl. quantization scales
+
+  /// Activation bytes written and read back per token across all layers, per GPU.
+  double activation_bytes_per_token = 0;
+  /// GEMM launches per step: 4 per layer (QKV, O, up/gate, down) + lm_head.
+  int64_t gemm_launches_per_step = 0;
+};
+
+/// Reduce `model` for one TP rank. `params` is count_parameters(model) (passed in so that tests
+/// can give hand-worked counts); `budget` gives weight and KV bytes per GPU.
+ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
+                               const MemoryBudget& budget, int64_t tensor_parallel_size);
+
+/// Keys a causal chunk of `tokens` new queries at positions context_before+1 .. context_before+tokens
+/// attends to in total, each query seeing at most `window` keys (0 = unlimited):
+/// Σ_{p=c+1}^{c+t} min(p, window). Exact in closed form.
+double causal_keys(int64_t tokens, int64_t context_before, int64_t window);
+
+}  // namespace kvcap

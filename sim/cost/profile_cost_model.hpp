@@ -1,0 +1,42 @@
+#pragma once
+// Cost model priced with a calibration profile's effective rates (kernels/calibrate/profile.hpp).
+// A profile written from the spec sheet (`kvcap calibrate --roofline`) is not a measurement, and
+// measured() / describe() say so.
+#include <memory>
+#include <string>
+
+#include "kernels/calibrate/profile.hpp"
+#include "sim/cost/cost_model.hpp"
+#include "sim/cost/cost_shape.hpp"
+#include "sim/cost/step_pricing.hpp"
+#include "sim/hw/gpu_spec.hpp"
+
+namespace kvcap {
+
+class ProfileCostModel final : public CostModel {
+ public:
+  ProfileCostModel(ModelCostShape shape, CostCoefficients coefficients, bool measured, std::string description)
+      : shape_(std::move(shape)), coeff_(coefficients), measured_(measured), description_(std::move(description)) {}
+  StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, step); }
+  std::string describe() const override { return description_; }
+  bool measured() const override { return measured_; }
+  const CostCoefficients& coefficients() const { return coeff_; }
+
+ private:
+  ModelCostShape shape_;
+  CostCoefficients coeff_;
+  bool measured_;
+  std::string description_;
+};
+
+/// Rates from `profile` for a replica on `gpu` with KV stored as `kv_dtype`. The all-reduce and
+/// swap use `gpu`'s link figures (one GPU cannot measure them). InputError when the profile is for
+/// another GPU or lacks a decode fit for `kv_dtype`; `origin` names the profile in messages.
+CostCoefficients profile_coefficients(const Profile& profile, const GpuSpec& gpu, DType kv_dtype,
+                                      bool fp8_weights, const std::string& origin);
+
+/// Read the profile at `path` and build the model. InputError for a bad file or a mismatch.
+std::unique_ptr<CostModel> make_profile_cost_model(const std::string& path, ModelCostShape shape,
+                                                   const GpuSpec& gpu, DType kv_dtype, bool fp8_weights);
+
+}  // namespace kvcap
