@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace kvcap {
 
 struct GpuSpec {
@@ -24,5 +26,15 @@ struct GpuSpec {
 GpuSpec load_gpu(const std::string& id_or_path);
 /// All catalog entries in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
+
+/// A GPU described in JSON: either every field below, or `"base": "<catalog id>"` plus the fields
+/// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,
+/// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd.
+/// Unknown keys and non-positive sizes are InputErrors naming the field.
+GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin);
+
+/// InputError naming `where` unless memory, bandwidth and bf16 FLOP/s are positive and the other
+/// figures non-negative (fp8_flops 0 = no FP8 tensor cores; price 0 = unknown).
+void validate_gpu(const GpuSpec& gpu, const std::string& where);
 
 }  // namespace kvcap

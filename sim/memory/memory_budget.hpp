@@ -47,6 +47,16 @@ struct MemoryBudget {
   int64_t full_groups = 1;
   int64_t swa_groups = 0;
   int64_t swa_blocks_cap = 0;  ///< per sliding-window group, per request
+
+  // Added detail (see memory_budget.cpp for the accounting):
+  int64_t requested_bytes_per_gpu = 0;   ///< total × gpu_memory_utilization
+  int64_t layers_per_block = 0;          ///< layers one block spans (all layers, or the HMA group size)
+  int64_t swa_window_tokens = 0;         ///< sliding window of the sliding-window groups (0 = none)
+  int64_t blocks_per_max_len_request = 0;  ///< vLLM's per-request worst case used for max_concurrency
+  bool kv_cache_memory_from_flag = false;  ///< kv_cache_bytes_per_gpu came from --kv-cache-memory-bytes
+  /// Blocks vLLM reserves for one request in its startup check and max-concurrency figure: full
+  /// groups ceil(tokens/block), sliding groups ceil(min(window-1+max_num_batched_tokens, tokens)/block)+1.
+  int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const;
 };
 
 /// Compute the budget; throws InputError naming the numbers when the model does not fit.

@@ -49,6 +49,9 @@ struct WeightQuant {
   int bits = 16;        ///< bits per quantized weight
   int64_t group_size = 0;  ///< weights per scale group (0 = per-channel/per-tensor)
   int scale_bits = 16;     ///< bits per scale
+  /// Only the MoE experts are quantized; attention, dense MLPs, routers, embeddings stay in the
+  /// model dtype (vLLM's mxfp4 path, and GPT-OSS's `modules_to_not_convert`).
+  bool experts_only = false;
 };
 
 struct ModelSpec {
@@ -69,6 +72,18 @@ struct ModelSpec {
 
   DType dtype = DType::bf16;  ///< model (activation/weight) dtype from `torch_dtype`
   WeightQuant quant;          ///< declared weight quantization (method empty = none)
+
+  // Details that change the parameter count only (not the KV cache):
+  bool qkv_bias = false;         ///< q/k/v projections carry biases (Qwen2, GPT-OSS, attention_bias)
+  bool o_bias = false;           ///< output projection bias (GPT-OSS, Llama attention_bias)
+  bool mlp_bias = false;         ///< dense MLP biases (Llama mlp_bias)
+  bool qk_norm = false;          ///< per-head RMSNorm on q and k (Qwen3)
+  int norms_per_layer = 2;       ///< RMSNorms per decoder layer (Gemma-2 has 4)
+  bool attention_sinks = false;  ///< one learned sink logit per head and layer (GPT-OSS)
+  bool moe_router_bias = false;  ///< router has a bias (GPT-OSS)
+  bool moe_expert_bias = false;  ///< expert projections have biases (GPT-OSS)
+  bool moe_gate_correction_bias = false;  ///< DeepSeek-V3 noaux_tc e_score_correction_bias
+  int64_t num_mtp_layers = 0;    ///< multi-token-prediction layers (DeepSeek-V3); not served, not counted
 
   std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla

@@ -16,9 +16,19 @@ struct ParamCount {
   int64_t dense_mlp = 0;       ///< all dense MLP layers
   int64_t moe_total = 0;       ///< all routed + shared experts and routers
   int64_t moe_active = 0;      ///< per token: chosen routed experts + shared experts + routers
-  int64_t norms = 0;           ///< layer norms and other small vectors
+  int64_t norms = 0;           ///< layer norms and other small vectors (attention sinks)
+  int64_t biases = 0;          ///< all projection biases (kept in the model dtype when quantized)
+  int64_t moe_router = 0;      ///< router (gate) weights, part of moe_total and moe_active
+  int64_t moe_experts = 0;     ///< routed + shared expert weights, part of moe_total
 };
 
 ParamCount count_parameters(const ModelSpec& model);
+
+/// What one tensor-parallel rank holds, following vLLM's sharding: heads, MLP/expert widths and
+/// the vocabulary are split; KV projections are replicated when TP > KV heads (at least one head
+/// per rank); norms, routers and MLA's low-rank down-projections (q_a, kv_a) are replicated.
+/// Vocabulary padding (to a multiple of 64 per rank in vLLM) is not modelled: under 0.01 %.
+/// With tensor_parallel_size == 1 this equals count_parameters().
+ParamCount count_parameters_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size);
 
 }  // namespace kvcap

@@ -1,0 +1,41 @@
+#include "sim/memory/activation.hpp"
+
+#include <algorithm>
+
+#include "sim/model/tensor_parallel.hpp"
+
+namespace kvcap {
+
+int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs) {
+  const int64_t b = dtype_bits(dt) / 8;
+  const int64_t T = tokens;
+  const int64_t H = m.hidden_size;
+  auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
+
+  const int64_t residual = 2 * T * H * b;
+  const int64_t q_heads = split(m.num_attention_heads);
+  int64_t attention = 0;
+  if (m.is_mla()) {
+    // MLA: per-head queries (nope + rope) and the expanded per-head keys and values of the prefill.
+    const int64_t qk = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    attention = T * q_heads * (2 * qk + 2 * m.mla.v_head_dim) * b;
+  } else {
+    const int64_t kv = kv_heads_per_gpu(m, tp);
+    attention = T * (q_heads + 2 * kv) * m.head_dim * b + T * q_heads * m.v_head_dim * b;
+  }
+  int64_t layer_peak = attention;
+  bool any_dense = false;
+  for (const auto& l : m.layers) any_dense = any_dense || !l.moe;
+  if (any_dense) layer_peak = std::max(layer_peak, 3 * T * split(m.intermediate_size) * b);
+  if (m.is_moe()) {
+    const auto& x = m.moe;
+    const int64_t moe = T * x.experts_per_token * (3 * split(x.expert_intermediate_size) + H) * b +
+                        3 * T * split(x.shared_expert_intermediate_size) * b;
+    layer_peak = std::max(layer_peak, moe);
+  }
+  const int64_t forward = residual + layer_peak;
+  const int64_t sampler = 2 * seqs * m.vocab_size * 4 + T * H * b;
+  return std::max(forward, sampler);
+}
+
+}  // namespace kvcap

@@ -1,0 +1,198 @@
+// vLLM's startup memory accounting (V1; see ../shared/reference/serving-semantics.md §1.6):
+//   requested  = total × gpu_memory_utilization
+//   kv cache   = requested − weights − activation peak − non-torch overhead
+//                (or exactly --kv-cache-memory-bytes, which skips profiling)
+//   blocks     = floor(kv cache / (page bytes per layer × layers one block spans))
+//
+// Hybrid models (vLLM's hybrid KV-cache manager, on by default): layers are grouped by attention
+// type into groups of equal size — the smallest per-type layer count, the last group of a type
+// padded — and all groups share one pool of blocks, each block spanning `group size` layers. A
+// request takes one block per group per block_size tokens; a sliding-window group holds only the
+// blocks its window still touches. Gemma-2-9B: 21 sliding + 21 full layers -> 2 groups of 21, so
+// up to the window a request uses twice the blocks of a same-length request on half the layers,
+// and past it the sliding group's share stops growing.
+#include "sim/memory/memory_budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "sim/memory/activation.hpp"
+#include "sim/memory/kv_format.hpp"
+#include "sim/memory/weight_bytes.hpp"
+#include "sim/model/param_count.hpp"
+#include "sim/model/tensor_parallel.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// NCCL, cuBLAS and CUDA-context memory outside the torch allocator, per GPU. An estimate: vLLM's
+/// profiling logs show 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs) after
+/// its profiler overhaul; earlier logs (PR #10511) showed 1.79 GiB. We take the 0.20 GiB figure.
+constexpr int64_t kNonTorchBytes = 214748365;  // 0.20 GiB
+
+std::string gib(int64_t bytes) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(2);
+  os << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return os.str();
+}
+
+void validate(const EngineMemoryConfig& c) {
+  if (!(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1))
+    throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " +
+                                                     std::to_string(c.gpu_memory_utilization));
+  if (c.block_size < 1) throw InputError("--block-size", "expected a positive integer, got " + std::to_string(c.block_size));
+  if (c.max_num_batched_tokens < 1)
+    throw InputError("--max-num-batched-tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
+  if (c.max_num_seqs < 1) throw InputError("--max-num-seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
+  if (c.max_model_len < 0) throw InputError("--max-model-len", "expected a positive integer, got " + std::to_string(c.max_model_len));
+  if (c.kv_quant_group_size < 1)
+    throw InputError("--kv-quant-group-size", "expected a positive integer, got " + std::to_string(c.kv_quant_group_size));
+  if (c.kv_cache_memory_bytes && *c.kv_cache_memory_bytes < 1)
+    throw InputError("--kv-cache-memory-bytes", "expected a positive number of bytes, got " +
+                                                    std::to_string(*c.kv_cache_memory_bytes));
+}
+
+/// Layer groups as vLLM forms them; fills the group fields of `b`.
+void group_layers(const ModelSpec& m, MemoryBudget& b) {
+  // Attention type of a layer: full and MLA are "full" (grow with every token); sliding layers
+  // are keyed by their window.
+  std::map<int64_t, int64_t> count_by_window;  // window 0 = full/MLA
+  for (const auto& l : m.layers)
+    ++count_by_window[l.attention == AttentionKind::sliding_window ? l.sliding_window : 0];
+  if (count_by_window.size() > 2 || (count_by_window.size() == 2 && !count_by_window.count(0)))
+    throw InputError(m.name, "sliding-window layers with more than one window size are not supported");
+
+  int64_t group_size = static_cast<int64_t>(m.layers.size());
+  for (const auto& [w, n] : count_by_window) group_size = std::min(group_size, n);
+  b.layers_per_block = group_size;
+  b.full_groups = 0;
+  b.swa_groups = 0;
+  for (const auto& [w, n] : count_by_window) {
+    const int64_t groups = cdiv(n, group_size);
+    if (w == 0) {
+      b.full_groups += groups;
+    } else {
+      b.swa_groups += groups;
+      b.swa_window_tokens = w;
+      // A sliding layer needs the last `window` tokens (the new token and window-1 before it);
+      // blocks wholly before them are freed, so at most ceil((window-1)/block)+1 blocks are held.
+      b.swa_blocks_cap = cdiv(w - 1, b.block_size) + 1;
+    }
+  }
+}
+
+int64_t estimate_max_model_len(const MemoryBudget& b, int64_t max_model_len, int64_t batched) {
+  int64_t lo = 0, hi = max_model_len;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (b.worst_case_blocks_for_tokens(mid, batched) <= b.num_gpu_blocks)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+}  // namespace
+
+int64_t MemoryBudget::blocks_for_tokens(int64_t tokens) const {
+  if (tokens <= 0) return 0;
+  const int64_t blocks = cdiv(tokens, block_size);
+  return full_groups * blocks + swa_groups * std::min(blocks, swa_blocks_cap);
+}
+
+int64_t MemoryBudget::worst_case_blocks_for_tokens(int64_t tokens, int64_t batched) const {
+  if (tokens <= 0) return 0;
+  int64_t n = full_groups * cdiv(tokens, block_size);
+  if (swa_groups > 0)
+    n += swa_groups * (cdiv(std::min(swa_window_tokens - 1 + batched, tokens), block_size) + 1);
+  return n;
+}
+
+MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
+  validate(cfg);
+  check_tensor_parallel(model, cfg.tensor_parallel_size);
+  const int64_t tp = cfg.tensor_parallel_size;
+  MemoryBudget b;
+  b.block_size = cfg.block_size;
+
+  const DType model_dtype = parse_model_dtype(cfg.dtype, model.dtype);
+  b.kv_dtype = parse_kv_cache_dtype(cfg.kv_cache_dtype, model_dtype);
+  const KvFormat kv{b.kv_dtype, cfg.kv_quant_group_size, 16};
+  b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
+  b.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(model, kv, tp);
+
+  const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
+  b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
+  b.weight_bytes_per_gpu = weight_bytes(count_parameters_per_gpu(model, tp), model_dtype, quant);
+  b.activation_bytes_per_gpu =
+      estimate_activation_bytes_per_gpu(model, model_dtype, tp, cfg.max_num_batched_tokens, cfg.max_num_seqs);
+  b.non_torch_bytes_per_gpu = kNonTorchBytes;
+  b.requested_bytes_per_gpu =
+      static_cast<int64_t>(std::floor(static_cast<double>(gpu.memory_bytes) * cfg.gpu_memory_utilization));
+
+  // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
+  // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
+  const int64_t heads = kv_heads_per_gpu(model, tp);
+  const int64_t page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads);
+  for (const auto& l : model.layers)
+    KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == page, "unequal KV page sizes");
+  group_layers(model, b);
+  b.page_bytes_per_gpu = page * b.layers_per_block;
+
+  const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
+  if (cfg.kv_cache_memory_bytes) {
+    b.kv_cache_memory_from_flag = true;
+    b.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
+    if (b.weight_bytes_per_gpu + b.kv_cache_bytes_per_gpu > gpu.memory_bytes)
+      throw InputError("--kv-cache-memory-bytes",
+                       "weights per GPU (" + gib(b.weight_bytes_per_gpu) + ") + KV cache (" +
+                           gib(b.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib(gpu.memory_bytes));
+  } else {
+    const int64_t non_kv = b.weight_bytes_per_gpu + b.activation_bytes_per_gpu + b.non_torch_bytes_per_gpu;
+    b.kv_cache_bytes_per_gpu = b.requested_bytes_per_gpu - non_kv;
+    if (b.kv_cache_bytes_per_gpu <= 0)
+      throw InputError(model.name + " on " + gpu.id,
+                       "does not fit: weights per GPU " + gib(b.weight_bytes_per_gpu) + " + activations " +
+                           gib(b.activation_bytes_per_gpu) + " + non-torch " + gib(b.non_torch_bytes_per_gpu) +
+                           " = " + gib(non_kv) + " exceed the usable " + gib(b.requested_bytes_per_gpu) + " (" +
+                           gib(gpu.memory_bytes) + " × gpu_memory_utilization " +
+                           std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
+  }
+  b.num_gpu_blocks = b.kv_cache_bytes_per_gpu / b.page_bytes_per_gpu;
+  b.kv_cache_tokens = b.num_gpu_blocks * b.block_size;
+  if (b.num_gpu_blocks < 1)
+    throw InputError(model.name + " on " + gpu.id, "the " + gib(b.kv_cache_bytes_per_gpu) +
+                                                       " left for the KV cache hold no block of " +
+                                                       std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
+
+  if (cfg.max_model_len > model.max_position_embeddings)
+    throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
+                                            std::to_string(model.max_position_embeddings) + ")");
+  b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
+  b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);
+  if (b.blocks_per_max_len_request > b.num_gpu_blocks) {
+    // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
+    const int64_t est = estimate_max_model_len(b, b.max_model_len, cfg.max_num_batched_tokens);
+    throw InputError("--max-model-len",
+                     "max_model_len " + std::to_string(b.max_model_len) + " needs " +
+                         std::to_string(b.blocks_per_max_len_request) + " blocks (" +
+                         gib(b.blocks_per_max_len_request * b.page_bytes_per_gpu) + ") per request but the KV cache holds " +
+                         std::to_string(b.num_gpu_blocks) + " blocks (" + gib(b.kv_cache_bytes_per_gpu) +
+                         "); the estimated maximum model length is " + std::to_string(est) +
+                         ". Lower --max-model-len or raise --gpu-memory-utilization");
+  }
+  b.max_concurrency = static_cast<double>(b.num_gpu_blocks) / static_cast<double>(b.blocks_per_max_len_request);
+  return b;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,24 @@
+#pragma once
+// Bytes of the weights, from the parameter count, the model dtype and the weight quantization.
+#include <cstdint>
+#include <string>
+
+#include "sim/model/model_spec.hpp"
+#include "sim/model/param_count.hpp"
+
+namespace kvcap {
+
+/// The quantization to serve with: `name` "" keeps what the config declares; "none" serves the
+/// unquantized model; fp8 (8-bit, per-channel scales: negligible); int8 (8-bit, per-channel);
+/// awq / gptq / int4 (4-bit, groups of 128 with fp16 scales; zero points not counted); mxfp4
+/// (4-bit, groups of 32 with 8-bit scales, MoE experts only, as vLLM). Naming the declared method
+/// keeps the declared details (e.g. DeepSeek-V3's 128x128 fp8 blocks). InputError naming
+/// --quantization for anything else.
+WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model);
+
+/// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
+/// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (and,
+/// for experts_only, attention and dense MLPs) in the model dtype.
+int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQuant& quant);
+
+}  // namespace kvcap

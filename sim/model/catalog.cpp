@@ -1,0 +1,760 @@
+// The built-in model catalog: real HuggingFace config.json texts, read by the same
+// model_from_hf_config() as a user's file, so a catalog entry and the published config agree.
+// Each entry names its HuggingFace repository and where the text was taken from. Keys that do not
+// change memory (token ids, rope scaling, ...) are kept as published; they are ignored on reading.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/model/model_catalog.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+
+namespace kvcap {
+
+namespace {
+
+struct CatalogEntry {
+  const char* name;
+  const char* hf_repo;
+  const char* config_json;
+};
+
+// clang-format off
+const CatalogEntry kCatalog[] = {
+    // meta-llama/Meta-Llama-3.1-8B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"llama-3.1-8b", "meta-llama/Meta-Llama-3.1-8B", R"json({
+ "architectures": [
+  "LlamaForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 128000,
+ "eos_token_id": 128001,
+ "hidden_act": "silu",
+ "hidden_size": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 14336,
+ "max_position_embeddings": 131072,
+ "mlp_bias": false,
+ "model_type": "llama",
+ "num_attention_heads": 32,
+ "num_hidden_layers": 32,
+ "num_key_value_heads": 8,
+ "pretraining_tp": 1,
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": {
+  "factor": 8.0,
+  "low_freq_factor": 1.0,
+  "high_freq_factor": 4.0,
+  "original_max_position_embeddings": 8192,
+  "rope_type": "llama3"
+ },
+ "rope_theta": 500000.0,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.43.0.dev0",
+ "use_cache": true,
+ "vocab_size": 128256
+})json"},
+    // meta-llama/Meta-Llama-3.1-70B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"llama-3.1-70b", "meta-llama/Meta-Llama-3.1-70B", R"json({
+ "architectures": [
+  "LlamaForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 128000,
+ "eos_token_id": 128001,
+ "hidden_act": "silu",
+ "hidden_size": 8192,
+ "initializer_range": 0.02,
+ "intermediate_size": 28672,
+ "max_position_embeddings": 131072,
+ "mlp_bias": false,
+ "model_type": "llama",
+ "num_attention_heads": 64,
+ "num_hidden_layers": 80,
+ "num_key_value_heads": 8,
+ "pretraining_tp": 1,
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": {
+  "factor": 8.0,
+  "low_freq_factor": 1.0,
+  "high_freq_factor": 4.0,
+  "original_max_position_embeddings": 8192,
+  "rope_type": "llama3"
+ },
+ "rope_theta": 500000.0,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.43.0.dev0",
+ "use_cache": true,
+ "vocab_size": 128256
+})json"},
+    // meta-llama/Meta-Llama-3.1-405B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"llama-3.1-405b", "meta-llama/Meta-Llama-3.1-405B", R"json({
+ "architectures": [
+  "LlamaForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 128000,
+ "eos_token_id": 128001,
+ "hidden_act": "silu",
+ "hidden_size": 16384,
+ "initializer_range": 0.02,
+ "intermediate_size": 53248,
+ "max_position_embeddings": 131072,
+ "mlp_bias": false,
+ "model_type": "llama",
+ "num_attention_heads": 128,
+ "num_hidden_layers": 126,
+ "num_key_value_heads": 8,
+ "pretraining_tp": 1,
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": {
+  "factor": 8.0,
+  "low_freq_factor": 1.0,
+  "high_freq_factor": 4.0,
+  "original_max_position_embeddings": 8192,
+  "rope_type": "llama3"
+ },
+ "rope_theta": 500000.0,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.42.3",
+ "use_cache": true,
+ "vocab_size": 128256
+})json"},
+    // mistralai/Mistral-7B-v0.1: config.json, as quoted in several repositories citing huggingface.co/mistralai/Mistral-7B-v0.1/resolve/main/config.json.
+    {"mistral-7b", "mistralai/Mistral-7B-v0.1", R"json({
+ "architectures": [
+  "MistralForCausalLM"
+ ],
+ "bos_token_id": 1,
+ "eos_token_id": 2,
+ "hidden_act": "silu",
+ "hidden_size": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 14336,
+ "max_position_embeddings": 32768,
+ "model_type": "mistral",
+ "num_attention_heads": 32,
+ "num_hidden_layers": 32,
+ "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-05,
+ "rope_theta": 10000.0,
+ "sliding_window": 4096,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.34.0.dev0",
+ "use_cache": true,
+ "vocab_size": 32000
+})json"},
+    // mistralai/Mixtral-8x7B-v0.1: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1", R"json({
+ "architectures": [
+  "MixtralForCausalLM"
+ ],
+ "attention_dropout": 0.0,
+ "bos_token_id": 1,
+ "eos_token_id": 2,
+ "hidden_act": "silu",
+ "hidden_size": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 14336,
+ "max_position_embeddings": 32768,
+ "model_type": "mixtral",
+ "num_attention_heads": 32,
+ "num_experts_per_tok": 2,
+ "num_hidden_layers": 32,
+ "num_key_value_heads": 8,
+ "num_local_experts": 8,
+ "output_router_logits": false,
+ "rms_norm_eps": 1e-05,
+ "rope_theta": 1000000.0,
+ "router_aux_loss_coef": 0.02,
+ "sliding_window": null,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.36.0.dev0",
+ "use_cache": true,
+ "vocab_size": 32000
+})json"},
+    // Qwen/Qwen2.5-7B-Instruct: config.json, shape fields cross-checked against mlc-ai/mlc-llm presets and other public copies.
+    {"qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", R"json({
+ "architectures": [
+  "Qwen2ForCausalLM"
+ ],
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "eos_token_id": 151645,
+ "hidden_act": "silu",
+ "hidden_size": 3584,
+ "initializer_range": 0.02,
+ "intermediate_size": 18944,
+ "max_position_embeddings": 32768,
+ "max_window_layers": 28,
+ "model_type": "qwen2",
+ "num_attention_heads": 28,
+ "num_hidden_layers": 28,
+ "num_key_value_heads": 4,
+ "rms_norm_eps": 1e-06,
+ "rope_theta": 1000000.0,
+ "sliding_window": 131072,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.43.1",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 152064
+})json"},
+    // Qwen/Qwen2.5-72B-Instruct: config.json, as quoted in a public test fixture naming Qwen/Qwen2.5-72B-Instruct.
+    {"qwen2.5-72b", "Qwen/Qwen2.5-72B-Instruct", R"json({
+ "architectures": [
+  "Qwen2ForCausalLM"
+ ],
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "eos_token_id": 151645,
+ "hidden_act": "silu",
+ "hidden_size": 8192,
+ "initializer_range": 0.02,
+ "intermediate_size": 29568,
+ "max_position_embeddings": 32768,
+ "max_window_layers": 70,
+ "model_type": "qwen2",
+ "num_attention_heads": 64,
+ "num_hidden_layers": 80,
+ "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-06,
+ "rope_theta": 1000000.0,
+ "sliding_window": 131072,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.43.1",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 152064
+})json"},
+    // Qwen/Qwen3-8B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"qwen3-8b", "Qwen/Qwen3-8B", R"json({
+ "architectures": [
+  "Qwen3ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "eos_token_id": 151645,
+ "head_dim": 128,
+ "hidden_act": "silu",
+ "hidden_size": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 12288,
+ "max_position_embeddings": 40960,
+ "max_window_layers": 36,
+ "model_type": "qwen3",
+ "num_attention_heads": 32,
+ "num_hidden_layers": 36,
+ "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-06,
+ "rope_scaling": null,
+ "rope_theta": 1000000,
+ "sliding_window": null,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.51.0",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 151936
+})json"},
+    // Qwen/Qwen3-32B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"qwen3-32b", "Qwen/Qwen3-32B", R"json({
+ "architectures": [
+  "Qwen3ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "eos_token_id": 151645,
+ "head_dim": 128,
+ "hidden_act": "silu",
+ "hidden_size": 5120,
+ "initializer_range": 0.02,
+ "intermediate_size": 25600,
+ "max_position_embeddings": 40960,
+ "max_window_layers": 64,
+ "model_type": "qwen3",
+ "num_attention_heads": 64,
+ "num_hidden_layers": 64,
+ "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-06,
+ "rope_scaling": null,
+ "rope_theta": 1000000,
+ "sliding_window": null,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.51.0",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 151936
+})json"},
+    // Qwen/Qwen3-30B-A3B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", R"json({
+ "architectures": [
+  "Qwen3MoeForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "decoder_sparse_step": 1,
+ "eos_token_id": 151645,
+ "head_dim": 128,
+ "hidden_act": "silu",
+ "hidden_size": 2048,
+ "initializer_range": 0.02,
+ "intermediate_size": 6144,
+ "max_position_embeddings": 40960,
+ "max_window_layers": 48,
+ "mlp_only_layers": [],
+ "model_type": "qwen3_moe",
+ "moe_intermediate_size": 768,
+ "norm_topk_prob": true,
+ "num_attention_heads": 32,
+ "num_experts": 128,
+ "num_experts_per_tok": 8,
+ "num_hidden_layers": 48,
+ "num_key_value_heads": 4,
+ "output_router_logits": false,
+ "rms_norm_eps": 1e-06,
+ "rope_scaling": null,
+ "rope_theta": 1000000.0,
+ "router_aux_loss_coef": 0.001,
+ "sliding_window": null,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.51.0",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 151936
+})json"},
+    // Qwen/Qwen3-235B-A22B: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B", R"json({
+ "architectures": [
+  "Qwen3MoeForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 151643,
+ "decoder_sparse_step": 1,
+ "eos_token_id": 151645,
+ "head_dim": 128,
+ "hidden_act": "silu",
+ "hidden_size": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 12288,
+ "max_position_embeddings": 40960,
+ "max_window_layers": 94,
+ "mlp_only_layers": [],
+ "model_type": "qwen3_moe",
+ "moe_intermediate_size": 1536,
+ "norm_topk_prob": true,
+ "num_attention_heads": 64,
+ "num_experts": 128,
+ "num_experts_per_tok": 8,
+ "num_hidden_layers": 94,
+ "num_key_value_heads": 4,
+ "output_router_logits": false,
+ "rms_norm_eps": 1e-06,
+ "rope_scaling": null,
+ "rope_theta": 1000000.0,
+ "router_aux_loss_coef": 0.001,
+ "sliding_window": null,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.51.0",
+ "use_cache": true,
+ "use_sliding_window": false,
+ "vocab_size": 151936
+})json"},
+    // deepseek-ai/DeepSeek-V3: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"deepseek-v3", "deepseek-ai/DeepSeek-V3", R"json({
+ "architectures": [
+  "DeepseekV3ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "auto_map": {
+  "AutoConfig": "configuration_deepseek.DeepseekV3Config",
+  "AutoModel": "modeling_deepseek.DeepseekV3Model",
+  "AutoModelForCausalLM": "modeling_deepseek.DeepseekV3ForCausalLM"
+ },
+ "bos_token_id": 0,
+ "eos_token_id": 1,
+ "ep_size": 1,
+ "first_k_dense_replace": 3,
+ "hidden_act": "silu",
+ "hidden_size": 7168,
+ "initializer_range": 0.02,
+ "intermediate_size": 18432,
+ "kv_lora_rank": 512,
+ "max_position_embeddings": 163840,
+ "model_type": "deepseek_v3",
+ "moe_intermediate_size": 2048,
+ "moe_layer_freq": 1,
+ "n_group": 8,
+ "n_routed_experts": 256,
+ "n_shared_experts": 1,
+ "norm_topk_prob": true,
+ "num_attention_heads": 128,
+ "num_experts_per_tok": 8,
+ "num_hidden_layers": 61,
+ "num_key_value_heads": 128,
+ "num_nextn_predict_layers": 1,
+ "q_lora_rank": 1536,
+ "qk_nope_head_dim": 128,
+ "qk_rope_head_dim": 64,
+ "quantization_config": {
+  "activation_scheme": "dynamic",
+  "fmt": "e4m3",
+  "quant_method": "fp8",
+  "weight_block_size": [
+   128,
+   128
+  ]
+ },
+ "rms_norm_eps": 1e-06,
+ "rope_scaling": {
+  "beta_fast": 32,
+  "beta_slow": 1,
+  "factor": 40,
+  "mscale": 1.0,
+  "mscale_all_dim": 1.0,
+  "original_max_position_embeddings": 4096,
+  "type": "yarn"
+ },
+ "rope_theta": 10000,
+ "routed_scaling_factor": 2.5,
+ "scoring_func": "sigmoid",
+ "tie_word_embeddings": false,
+ "topk_group": 4,
+ "topk_method": "noaux_tc",
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.33.1",
+ "use_cache": true,
+ "v_head_dim": 128,
+ "vocab_size": 129280
+})json"},
+    // google/gemma-2-9b: config.json, mlc-ai/mlc-llm model_preset.py (its extra sliding_window_size key dropped).
+    {"gemma-2-9b", "google/gemma-2-9b", R"json({
+ "architectures": [
+  "Gemma2ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "attn_logit_softcapping": 50.0,
+ "bos_token_id": 2,
+ "cache_implementation": "hybrid",
+ "eos_token_id": 1,
+ "final_logit_softcapping": 30.0,
+ "head_dim": 256,
+ "hidden_act": "gelu_pytorch_tanh",
+ "hidden_activation": "gelu_pytorch_tanh",
+ "hidden_size": 3584,
+ "initializer_range": 0.02,
+ "intermediate_size": 14336,
+ "max_position_embeddings": 8192,
+ "model_type": "gemma2",
+ "num_attention_heads": 16,
+ "num_hidden_layers": 42,
+ "num_key_value_heads": 8,
+ "pad_token_id": 0,
+ "query_pre_attn_scalar": 256,
+ "rms_norm_eps": 1e-06,
+ "rope_theta": 10000.0,
+ "sliding_window": 4096,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.42.0.dev0",
+ "use_cache": true,
+ "vocab_size": 256000
+})json"},
+    // google/gemma-2-27b: config.json, mlc-ai/mlc-llm model_preset.py (its extra sliding_window_size/_attn_implementation keys dropped).
+    {"gemma-2-27b", "google/gemma-2-27b", R"json({
+ "architectures": [
+  "Gemma2ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "attn_logit_softcapping": 50.0,
+ "bos_token_id": 2,
+ "cache_implementation": "hybrid",
+ "eos_token_id": 1,
+ "final_logit_softcapping": 30.0,
+ "head_dim": 128,
+ "hidden_act": "gelu_pytorch_tanh",
+ "hidden_activation": "gelu_pytorch_tanh",
+ "hidden_size": 4608,
+ "initializer_range": 0.02,
+ "intermediate_size": 36864,
+ "max_position_embeddings": 8192,
+ "model_type": "gemma2",
+ "num_attention_heads": 32,
+ "num_hidden_layers": 46,
+ "num_key_value_heads": 16,
+ "pad_token_id": 0,
+ "query_pre_attn_scalar": 144,
+ "rms_norm_eps": 1e-06,
+ "rope_theta": 10000.0,
+ "sliding_window": 4096,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.42.0.dev0",
+ "use_cache": true,
+ "vocab_size": 256000
+})json"},
+    // microsoft/Phi-3-mini-4k-instruct: config.json, as embedded in NVIDIA/TensorRT-LLM tests (PHI3_MINI_4K_CONFIG).
+    {"phi-3-mini", "microsoft/Phi-3-mini-4k-instruct", R"json({
+ "architectures": [
+  "Phi3ForCausalLM"
+ ],
+ "attention_bias": false,
+ "attention_dropout": 0.0,
+ "bos_token_id": 1,
+ "embd_pdrop": 0.0,
+ "eos_token_id": 32000,
+ "hidden_act": "silu",
+ "hidden_size": 3072,
+ "initializer_range": 0.02,
+ "intermediate_size": 8192,
+ "max_position_embeddings": 4096,
+ "model_type": "phi3",
+ "num_attention_heads": 32,
+ "num_hidden_layers": 32,
+ "num_key_value_heads": 32,
+ "original_max_position_embeddings": 4096,
+ "pad_token_id": 32000,
+ "resid_pdrop": 0.0,
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": null,
+ "rope_theta": 10000.0,
+ "sliding_window": 2047,
+ "tie_word_embeddings": false,
+ "torch_dtype": "bfloat16",
+ "transformers_version": "4.40.2",
+ "use_cache": true,
+ "vocab_size": 32064
+})json"},
+    // openai/gpt-oss-20b: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"gpt-oss-20b", "openai/gpt-oss-20b", R"json({
+ "architectures": [
+  "GptOssForCausalLM"
+ ],
+ "attention_bias": true,
+ "attention_dropout": 0.0,
+ "eos_token_id": 200002,
+ "experts_per_token": 4,
+ "head_dim": 64,
+ "hidden_act": "silu",
+ "hidden_size": 2880,
+ "initial_context_length": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 2880,
+ "layer_types": [
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention"
+ ],
+ "max_position_embeddings": 131072,
+ "model_type": "gpt_oss",
+ "num_attention_heads": 64,
+ "num_experts_per_tok": 4,
+ "num_hidden_layers": 24,
+ "num_key_value_heads": 8,
+ "num_local_experts": 32,
+ "output_router_logits": false,
+ "pad_token_id": 199999,
+ "quantization_config": {
+  "modules_to_not_convert": [
+   "model.layers.*.self_attn",
+   "model.layers.*.mlp.router",
+   "model.embed_tokens",
+   "lm_head"
+  ],
+  "quant_method": "mxfp4"
+ },
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": {
+  "beta_fast": 32.0,
+  "beta_slow": 1.0,
+  "factor": 32.0,
+  "original_max_position_embeddings": 4096,
+  "rope_type": "yarn",
+  "truncate": false
+ },
+ "rope_theta": 150000,
+ "router_aux_loss_coef": 0.9,
+ "sliding_window": 128,
+ "swiglu_limit": 7.0,
+ "tie_word_embeddings": false,
+ "transformers_version": "4.55.0.dev0",
+ "use_cache": true,
+ "vocab_size": 201088
+})json"},
+    // openai/gpt-oss-120b: config.json, ai-dynamo/aiconfigurator model_configs/ (verbatim copy).
+    {"gpt-oss-120b", "openai/gpt-oss-120b", R"json({
+ "architectures": [
+  "GptOssForCausalLM"
+ ],
+ "attention_bias": true,
+ "attention_dropout": 0.0,
+ "eos_token_id": 200002,
+ "experts_per_token": 4,
+ "head_dim": 64,
+ "hidden_act": "silu",
+ "hidden_size": 2880,
+ "initial_context_length": 4096,
+ "initializer_range": 0.02,
+ "intermediate_size": 2880,
+ "layer_types": [
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention",
+  "sliding_attention",
+  "full_attention"
+ ],
+ "max_position_embeddings": 131072,
+ "model_type": "gpt_oss",
+ "num_attention_heads": 64,
+ "num_experts_per_tok": 4,
+ "num_hidden_layers": 36,
+ "num_key_value_heads": 8,
+ "num_local_experts": 128,
+ "output_router_logits": false,
+ "pad_token_id": 199999,
+ "quantization_config": {
+  "modules_to_not_convert": [
+   "model.layers.*.self_attn",
+   "model.layers.*.mlp.router",
+   "model.embed_tokens",
+   "lm_head"
+  ],
+  "quant_method": "mxfp4"
+ },
+ "rms_norm_eps": 1e-05,
+ "rope_scaling": {
+  "beta_fast": 32.0,
+  "beta_slow": 1.0,
+  "factor": 32.0,
+  "original_max_position_embeddings": 4096,
+  "rope_type": "yarn",
+  "truncate": false
+ },
+ "rope_theta": 150000,
+ "router_aux_loss_coef": 0.9,
+ "sliding_window": 128,
+ "swiglu_limit": 7.0,
+ "tie_word_embeddings": false,
+ "transformers_version": "4.55.0.dev0",
+ "use_cache": true,
+ "vocab_size": 201088
+})json"},
+};
+// clang-format on
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string catalog_list() {
+  std::string s;
+  for (const auto& e : kCatalog) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> model_catalog_names() {
+  std::vector<std::string> names;
+  for (const auto& e : kCatalog) names.emplace_back(e.name);
+  return names;
+}
+
+ModelSpec load_model(const std::string& name_or_path) {
+  if (name_or_path.empty()) throw InputError("--model", "empty model name (catalog: " + catalog_list() + ")");
+  const std::string key = lower(name_or_path);
+  for (const auto& e : kCatalog) {
+    if (key == e.name) {
+      ModelSpec m = model_from_hf_config(parse_json_text(e.config_json, e.hf_repo), e.hf_repo);
+      m.name = e.name;
+      return m;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::path p(name_or_path);
+  if (std::filesystem::is_directory(p, ec)) p /= "config.json";  // a model directory
+  if (std::filesystem::exists(p, ec)) {
+    ModelSpec m = model_from_hf_config(read_json_file(p.string()), p.string());
+    m.name = p.string();
+    return m;
+  }
+  throw InputError("--model", "\"" + name_or_path +
+                                  "\" is neither a catalog model nor an existing config.json (catalog: " +
+                                  catalog_list() + ")");
+}
+
+}  // namespace kvcap

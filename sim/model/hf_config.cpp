@@ -1,0 +1,358 @@
+// Reading a HuggingFace config.json into a ModelSpec. The built-in catalog goes through this same
+// code (sim/model/catalog.cpp embeds real config.json texts), so the two cannot diverge.
+//
+// A config.json carries dozens of keys that do not affect memory (rope scaling, token ids,
+// dropout, ...). They are ignored on purpose: the file is a third-party format, not one of ours.
+// Every key that does change shapes is read strictly: wrong types, non-positive sizes and
+// inconsistent shapes are InputErrors naming the key.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/model/model_catalog.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+
+namespace kvcap {
+
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 40;  // sanity bound on any size in a config
+
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek, gemma2, phi3, gpt_oss };
+
+struct ArchEntry {
+  const char* architecture;
+  const char* model_type;
+  Family family;
+};
+
+// The architectures kvcap can read (HF `architectures[0]`, and `model_type` as a fallback).
+constexpr ArchEntry kArchitectures[] = {
+    {"LlamaForCausalLM", "llama", Family::llama},
+    {"MistralForCausalLM", "mistral", Family::mistral},
+    {"MixtralForCausalLM", "mixtral", Family::mixtral},
+    {"Qwen2ForCausalLM", "qwen2", Family::qwen2},
+    {"Qwen3ForCausalLM", "qwen3", Family::qwen3},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek},
+    {"Gemma2ForCausalLM", "gemma2", Family::gemma2},
+    {"Phi3ForCausalLM", "phi3", Family::phi3},
+    {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
+};
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& a : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(a.architecture);
+  return s;
+}
+
+/// HF configs write "absent" both as a missing key and as null; both mean "use the default".
+bool present(const JsonObjectReader& r, const std::string& key) {
+  return r.has(key) && !r.raw(key).is_null();
+}
+
+int64_t req_int(const JsonObjectReader& r, const std::string& key, int64_t min = 1) {
+  return r.get_int(key, min, kMaxDim);
+}
+
+std::optional<int64_t> opt_int(const JsonObjectReader& r, const std::string& key, int64_t min = 1) {
+  if (!present(r, key)) return std::nullopt;
+  return r.get_int(key, min, kMaxDim);
+}
+
+bool opt_bool(const JsonObjectReader& r, const std::string& key, bool fallback) {
+  return present(r, key) ? r.get_bool(key) : fallback;
+}
+
+DType parse_torch_dtype(const JsonObjectReader& r) {
+  // Newer transformers write `dtype`, older ones `torch_dtype`; absent means bf16 (GPT-OSS ships
+  // without it and is served in bf16).
+  const char* key = present(r, "torch_dtype") ? "torch_dtype" : (present(r, "dtype") ? "dtype" : nullptr);
+  if (!key) return DType::bf16;
+  std::string v = r.get_string(key);
+  if (v == "bfloat16") return DType::bf16;
+  if (v == "float16") return DType::fp16;
+  if (v == "float32") return DType::fp32;
+  throw InputError(r.where(key), "unsupported dtype \"" + v + "\" (expected bfloat16, float16 or float32)");
+}
+
+const ArchEntry& find_architecture(const JsonObjectReader& r) {
+  if (present(r, "architectures")) {
+    const auto& a = r.raw("architectures");
+    if (!a.is_array() || a.empty() || !a[0].is_string())
+      throw InputError(r.where("architectures"), "expected a non-empty array of strings");
+    std::string name = a[0].get<std::string>();
+    for (const auto& e : kArchitectures)
+      if (name == e.architecture) return e;
+    throw InputError(r.where("architectures"),
+                     "architecture \"" + name + "\" is not supported (kvcap reads: " + supported_list() + ")");
+  }
+  if (present(r, "model_type")) {
+    std::string mt = r.get_string("model_type");
+    for (const auto& e : kArchitectures)
+      if (mt == e.model_type) return e;
+    throw InputError(r.where("model_type"),
+                     "model_type \"" + mt + "\" is not supported (kvcap reads: " + supported_list() + ")");
+  }
+  throw InputError(r.where("architectures"), "required field is missing (neither architectures nor model_type given)");
+}
+
+/// Declared weight quantization (`quantization_config`).
+WeightQuant parse_quantization(const JsonObjectReader& root) {
+  WeightQuant q;
+  if (!present(root, "quantization_config")) return q;
+  JsonObjectReader r = root.object("quantization_config");
+  std::string method = r.get_string("quant_method");
+  if (method == "fp8") {
+    q.method = "fp8";
+    q.bits = 8;
+    if (present(r, "weight_block_size")) {
+      // Block-wise fp8 (DeepSeek-V3): one fp32 scale per [rows x cols] block of weights.
+      const auto& b = r.raw("weight_block_size");
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
+          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
+        throw InputError(r.where("weight_block_size"), "expected two positive integers");
+      q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
+      q.scale_bits = 32;
+    } else {
+      q.group_size = 0;  // per-tensor / per-channel scales: negligible
+      q.scale_bits = 32;
+    }
+  } else if (method == "mxfp4") {
+    // OCP microscaling FP4: 4-bit elements, one 8-bit (E8M0) scale per 32 elements. vLLM applies
+    // it to the MoE experts only; attention, routers and embeddings stay in bf16.
+    q.method = "mxfp4";
+    q.bits = 4;
+    q.group_size = 32;
+    q.scale_bits = 8;
+    q.experts_only = true;
+  } else if (method == "awq" || method == "gptq") {
+    q.method = method;
+    q.bits = static_cast<int>(r.get_int(present(r, "bits") ? "bits" : "w_bit", 2, 8));
+    q.group_size = r.get_int(present(r, "group_size") ? "group_size" : "q_group_size", -1, kMaxDim);
+    if (q.group_size < 0) q.group_size = 0;  // -1 = one scale per output channel
+    q.scale_bits = 16;                       // fp16 scales (zero points, 4 bits per group, not counted)
+  } else {
+    throw InputError(r.where("quant_method"),
+                     "quantization method \"" + method +
+                         "\" is not supported (kvcap reads fp8, mxfp4, awq, gptq; or pass --quantization)");
+  }
+  return q;
+}
+
+/// Attention kind of every layer, from `layer_types` or the family's own convention.
+void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
+  if (family == Family::deepseek) {
+    for (auto& l : m.layers) l.attention = AttentionKind::mla;
+    return;
+  }
+  std::optional<int64_t> window = opt_int(r, "sliding_window");
+  if (present(r, "layer_types")) {
+    const auto& lt = r.raw("layer_types");
+    if (!lt.is_array() || static_cast<int64_t>(lt.size()) != m.num_layers)
+      throw InputError(r.where("layer_types"),
+                       "expected an array of num_hidden_layers (" + std::to_string(m.num_layers) + ") strings");
+    for (size_t i = 0; i < lt.size(); ++i) {
+      std::string where = r.where("layer_types") + "/" + std::to_string(i);
+      if (!lt[i].is_string()) throw InputError(where, "expected a string");
+      std::string t = lt[i].get<std::string>();
+      if (t == "full_attention") {
+        m.layers[i].attention = AttentionKind::full;
+      } else if (t == "sliding_attention") {
+        if (!window) throw InputError(r.where("sliding_window"), "required by sliding_attention layers");
+        m.layers[i].attention = AttentionKind::sliding_window;
+        m.layers[i].sliding_window = *window;
+      } else {
+        throw InputError(where, "layer type \"" + t + "\" is not supported (full_attention, sliding_attention)");
+      }
+    }
+    return;
+  }
+  auto set_sliding = [&](size_t i, int64_t w) {
+    m.layers[i].attention = AttentionKind::sliding_window;
+    m.layers[i].sliding_window = w;
+  };
+  switch (family) {
+    case Family::gemma2:
+    case Family::gpt_oss: {
+      // Both alternate, starting with a sliding layer (even 0-based layers slide). Gemma-2's
+      // config default window is 4096 (transformers Gemma2Config); GPT-OSS's is 128.
+      int64_t w = window.value_or(family == Family::gemma2 ? 4096 : 128);
+      for (size_t i = 0; i < m.layers.size(); i += 2) set_sliding(i, w);
+      break;
+    }
+    case Family::qwen2:
+    case Family::qwen3:
+    case Family::qwen3_moe: {
+      // Qwen: `use_sliding_window` switches it on for layers >= max_window_layers (transformers'
+      // Qwen2/Qwen3 config); off in every released checkpoint.
+      if (opt_bool(r, "use_sliding_window", false) && window) {
+        int64_t first = opt_int(r, "max_window_layers", 0).value_or(m.num_layers);
+        for (int64_t i = first; i < m.num_layers; ++i) set_sliding(static_cast<size_t>(i), *window);
+      }
+      break;
+    }
+    case Family::mistral:
+    case Family::mixtral:
+    case Family::phi3:
+      // Every layer slides when a window is given (Mistral-7B-v0.1: 4096, Phi-3-mini-4k: 2047).
+      if (window)
+        for (size_t i = 0; i < m.layers.size(); ++i) set_sliding(i, *window);
+      break;
+    case Family::llama:
+    case Family::deepseek:
+      break;
+  }
+}
+
+void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
+  auto& moe = m.moe;
+  switch (family) {
+    case Family::mixtral:
+    case Family::gpt_oss: {
+      moe.num_experts = req_int(r, "num_local_experts");
+      moe.experts_per_token = present(r, "num_experts_per_tok") ? req_int(r, "num_experts_per_tok")
+                                                                : req_int(r, "experts_per_token");
+      moe.expert_intermediate_size = m.intermediate_size;
+      for (auto& l : m.layers) l.moe = true;
+      if (family == Family::gpt_oss) {
+        m.moe_router_bias = true;
+        m.moe_expert_bias = true;
+      }
+      break;
+    }
+    case Family::qwen3_moe: {
+      moe.num_experts = req_int(r, "num_experts");
+      moe.experts_per_token = req_int(r, "num_experts_per_tok");
+      moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
+      int64_t step = opt_int(r, "decoder_sparse_step").value_or(1);
+      std::vector<int64_t> dense_layers;
+      if (present(r, "mlp_only_layers")) {
+        const auto& a = r.raw("mlp_only_layers");
+        if (!a.is_array()) throw InputError(r.where("mlp_only_layers"), "expected an array of layer indices");
+        for (const auto& v : a) {
+          if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= m.num_layers)
+            throw InputError(r.where("mlp_only_layers"), "expected layer indices in [0, num_hidden_layers)");
+          dense_layers.push_back(v.get<int64_t>());
+        }
+      }
+      for (int64_t i = 0; i < m.num_layers; ++i) {
+        bool dense = std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
+        m.layers[static_cast<size_t>(i)].moe = !dense && (i + 1) % step == 0;
+      }
+      break;
+    }
+    case Family::deepseek: {
+      if (!present(r, "n_routed_experts")) break;  // a dense DeepSeek-V2 variant
+      moe.num_experts = req_int(r, "n_routed_experts");
+      moe.experts_per_token = req_int(r, "num_experts_per_tok");
+      moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
+      moe.num_shared_experts = opt_int(r, "n_shared_experts", 0).value_or(0);
+      moe.shared_expert_intermediate_size = moe.num_shared_experts * moe.expert_intermediate_size;
+      int64_t first_dense = opt_int(r, "first_k_dense_replace", 0).value_or(0);
+      int64_t freq = opt_int(r, "moe_layer_freq").value_or(1);
+      for (int64_t i = 0; i < m.num_layers; ++i)
+        m.layers[static_cast<size_t>(i)].moe = i >= first_dense && i % freq == 0;
+      m.moe_gate_correction_bias = present(r, "topk_method") && r.get_string("topk_method") == "noaux_tc";
+      break;
+    }
+    default:
+      break;
+  }
+  if (m.is_moe() && moe.experts_per_token > moe.num_experts)
+    throw InputError(r.where("num_experts_per_tok"), "more experts per token (" +
+                                                         std::to_string(moe.experts_per_token) +
+                                                         ") than experts (" + std::to_string(moe.num_experts) + ")");
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin) {
+  JsonObjectReader r(config, origin, "");
+  const ArchEntry& arch = find_architecture(r);
+  ModelSpec m;
+  m.name = origin;
+  m.architecture = arch.architecture;
+  m.model_type = present(r, "model_type") ? r.get_string("model_type") : arch.model_type;
+
+  m.num_layers = r.get_int("num_hidden_layers", 1, 100000);
+  m.hidden_size = req_int(r, "hidden_size");
+  m.num_attention_heads = req_int(r, "num_attention_heads");
+  m.vocab_size = req_int(r, "vocab_size");
+  m.intermediate_size = req_int(r, "intermediate_size");
+  m.max_position_embeddings = req_int(r, "max_position_embeddings");
+  m.dtype = parse_torch_dtype(r);
+  m.quant = parse_quantization(r);
+  // transformers' default is tied for Gemma-2 and untied for the others read here.
+  m.tie_word_embeddings = opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2);
+  m.layers.assign(static_cast<size_t>(m.num_layers), LayerSpec{});
+
+  if (arch.family == Family::deepseek) {
+    // MLA: the cache holds one latent (kv_lora_rank) plus the decoupled RoPE key per token and
+    // layer, shared by all heads, so it is modelled as one KV "head".
+    m.mla.kv_lora_rank = req_int(r, "kv_lora_rank");
+    m.mla.qk_rope_head_dim = req_int(r, "qk_rope_head_dim");
+    m.mla.qk_nope_head_dim = req_int(r, "qk_nope_head_dim");
+    m.mla.v_head_dim = req_int(r, "v_head_dim");
+    m.mla.q_lora_rank = opt_int(r, "q_lora_rank").value_or(0);
+    m.num_kv_heads = 1;
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    m.v_head_dim = m.mla.v_head_dim;
+    m.num_mtp_layers = opt_int(r, "num_nextn_predict_layers", 0).value_or(0);
+  } else {
+    // transformers: num_key_value_heads absent = no GQA (as many KV heads as query heads).
+    m.num_kv_heads = opt_int(r, "num_key_value_heads").value_or(m.num_attention_heads);
+    if (present(r, "head_dim")) {
+      m.head_dim = req_int(r, "head_dim");  // explicit head_dim wins (Qwen3, Gemma-2, GPT-OSS)
+    } else {
+      if (m.hidden_size % m.num_attention_heads != 0)
+        throw InputError(r.where("num_attention_heads"),
+                         "hidden_size (" + std::to_string(m.hidden_size) + ") is not divisible by " +
+                             std::to_string(m.num_attention_heads) + " heads and no head_dim is given");
+      m.head_dim = m.hidden_size / m.num_attention_heads;
+    }
+    m.v_head_dim = m.head_dim;
+    if (m.num_kv_heads > m.num_attention_heads || m.num_attention_heads % m.num_kv_heads != 0)
+      throw InputError(r.where("num_key_value_heads"),
+                       "expected a divisor of num_attention_heads (" + std::to_string(m.num_attention_heads) +
+                           "), got " + std::to_string(m.num_kv_heads));
+  }
+
+  switch (arch.family) {
+    case Family::llama:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.mlp_bias = opt_bool(r, "mlp_bias", false);
+      break;
+    case Family::qwen2:
+      m.qkv_bias = true;  // Qwen2 always has q/k/v biases (not a config key)
+      break;
+    case Family::qwen3:
+    case Family::qwen3_moe:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.qk_norm = true;
+      break;
+    case Family::gemma2:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward norms
+      break;
+    case Family::gpt_oss:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", true);
+      m.attention_sinks = true;
+      break;
+    case Family::deepseek:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      break;
+    default:
+      break;
+  }
+  assign_attention(r, arch.family, m);
+  read_moe(r, arch.family, m);
+  return m;
+}
+
+}  // namespace kvcap

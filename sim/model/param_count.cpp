@@ -1,0 +1,103 @@
+// Parameter counts from the shapes alone. One function counts what a tensor-parallel rank holds;
+// the whole model is the tp = 1 case, so the two cannot disagree.
+#include "sim/model/param_count.hpp"
+
+#include <string>
+
+#include "sim/model/tensor_parallel.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+int64_t split(int64_t n, int64_t tp) { return (n + tp - 1) / tp; }
+
+struct AttentionParams {
+  int64_t weights = 0;
+  int64_t biases = 0;
+  int64_t small = 0;  // norms inside attention (MLA latent norms, Qwen3 q/k norms) and sinks
+};
+
+AttentionParams attention_params(const ModelSpec& m, int64_t tp, bool mla) {
+  AttentionParams a;
+  const int64_t H = m.hidden_size;
+  const int64_t heads = split(m.num_attention_heads, tp);
+  if (mla) {
+    const auto& x = m.mla;
+    const int64_t qk_dim = x.qk_nope_head_dim + x.qk_rope_head_dim;
+    if (x.q_lora_rank > 0) {
+      a.weights += H * x.q_lora_rank;                    // q_a_proj (replicated)
+      a.small += x.q_lora_rank;                          // q_a_layernorm
+      a.weights += x.q_lora_rank * heads * qk_dim;       // q_b_proj (split by heads)
+    } else {
+      a.weights += H * heads * qk_dim;                   // q_proj
+    }
+    a.weights += H * (x.kv_lora_rank + x.qk_rope_head_dim);  // kv_a_proj_with_mqa (replicated)
+    a.small += x.kv_lora_rank;                               // kv_a_layernorm
+    a.weights += x.kv_lora_rank * heads * (x.qk_nope_head_dim + x.v_head_dim);  // kv_b_proj
+    a.weights += heads * x.v_head_dim * H;                                      // o_proj
+    return a;
+  }
+  const int64_t kv = kv_heads_per_gpu(m, tp);
+  a.weights = H * heads * m.head_dim + H * kv * m.head_dim + H * kv * m.v_head_dim + heads * m.v_head_dim * H;
+  if (m.qkv_bias) a.biases += heads * m.head_dim + kv * m.head_dim + kv * m.v_head_dim;
+  if (m.o_bias) a.biases += H;
+  if (m.qk_norm) a.small += 2 * m.head_dim;
+  if (m.attention_sinks) a.small += heads;
+  return a;
+}
+
+}  // namespace
+
+ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
+  check_tensor_parallel(m, tp);
+  ParamCount c;
+  const int64_t H = m.hidden_size;
+  c.embedding = split(m.vocab_size, tp) * H;
+  c.lm_head = m.tie_word_embeddings ? 0 : split(m.vocab_size, tp) * H;
+  c.norms = H;  // final norm
+
+  for (const LayerSpec& layer : m.layers) {
+    AttentionParams a = attention_params(m, tp, layer.attention == AttentionKind::mla);
+    c.attention += a.weights;
+    c.biases += a.biases;
+    c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * H;
+
+    if (!layer.moe) {
+      const int64_t inter = split(m.intermediate_size, tp);
+      c.dense_mlp += 3 * H * inter;  // gate, up, down
+      if (m.mlp_bias) c.biases += 2 * inter + H;
+      continue;
+    }
+    const MoeSpec& x = m.moe;
+    const int64_t e_inter = split(x.expert_intermediate_size, tp);
+    const int64_t per_expert = 3 * H * e_inter;
+    const int64_t per_expert_bias = m.moe_expert_bias ? 2 * e_inter + H : 0;
+    int64_t router = H * x.num_experts;  // replicated on every rank
+    if (m.moe_router_bias) router += x.num_experts;
+    if (m.moe_gate_correction_bias) router += x.num_experts;
+    const int64_t shared = 3 * H * split(x.shared_expert_intermediate_size, tp);
+
+    c.moe_router += router;
+    c.moe_experts += x.num_experts * per_expert + shared;
+    c.biases += x.num_experts * per_expert_bias;
+    c.moe_total += router + x.num_experts * (per_expert + per_expert_bias) + shared;
+    c.moe_active += router + x.experts_per_token * (per_expert + per_expert_bias) + shared;
+  }
+  // Biases of the routed experts are counted in both `biases` (for dtype accounting) and
+  // moe_total/moe_active (for the active count); total adds each parameter once.
+  int64_t expert_biases = 0;
+  if (m.moe_expert_bias)
+    for (const LayerSpec& layer : m.layers)
+      if (layer.moe)
+        expert_biases += m.moe.num_experts * (2 * split(m.moe.expert_intermediate_size, tp) + H);
+  const int64_t non_moe = c.embedding + c.lm_head + c.attention + c.dense_mlp + c.norms + c.biases - expert_biases;
+  c.total = non_moe + c.moe_total;
+  c.active = non_moe + c.moe_active;
+  return c;
+}
+
+ParamCount count_parameters(const ModelSpec& model) { return count_parameters_per_gpu(model, 1); }
+
+}  // namespace kvcap
