@@ -2,6 +2,7 @@
 
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "workloads/spec/workload_parsers.hpp"
 
 namespace kvcap {
 
@@ -64,7 +65,11 @@ SourceFactory parse_workload(const nlohmann::json& workload, const WorkloadConte
     auto reqs = std::make_shared<const std::vector<Request>>(parse_inline_requests(w));
     return [reqs] { return std::make_unique<VectorSource>(*reqs); };
   }
-  throw InputError(w.where("kind"), "unknown workload kind '" + kind + "' (expected: inline)");
+  if (kind == "trace") return parse_trace_workload(w, ctx);
+  if (kind == "generate") return parse_generate_workload(w, ctx);
+  if (kind == "mix") return parse_mix_workload(w, ctx);
+  throw InputError(w.where("kind"), "unknown workload kind '" + kind +
+                                        "' (expected: inline, trace, generate or mix)");
 }
 
 }  // namespace kvcap

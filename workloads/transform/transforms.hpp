@@ -1,0 +1,164 @@
+#pragma once
+// Stream transformations applied to a trace (each wraps a RequestSource, holds O(1) state and
+// adds what it drops to counts()). Applied by parse_workload in this order:
+//   reader → window → sample → arrivals (length-only traces) → time scale → length cap → loop
+//   → labels (class/priority).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workloads/generate/arrival_process.hpp"
+#include "workloads/random/rng.hpp"
+#include "workloads/request.hpp"
+
+namespace kvcap {
+
+/// Base for one-inner-source wrappers: forwards counts and closed-loop feedback.
+class WrappingSource : public RequestSource {
+ public:
+  explicit WrappingSource(std::unique_ptr<RequestSource> inner) : inner_(std::move(inner)) {}
+  WorkloadCounts counts() const override {
+    WorkloadCounts c = inner_->counts();
+    c.emitted = 0;  // only the outermost source's emissions count as handed to the simulator
+    c += own_;
+    return c;
+  }
+  void on_completion(const Request& r, double t) override { inner_->on_completion(r, t); }
+  bool waiting_for_completions() const override { return inner_->waiting_for_completions(); }
+
+ protected:
+  std::unique_ptr<RequestSource> inner_;
+  WorkloadCounts own_;
+};
+
+/// Outermost wrapper of a workload: counts what is handed to the simulator (counts().emitted).
+class CountedSource final : public WrappingSource {
+ public:
+  using WrappingSource::WrappingSource;
+  bool next(Request& out) override {
+    if (!inner_->next(out)) return false;
+    ++own_.emitted;
+    return true;
+  }
+};
+
+/// Keeps arrivals in [start_s, end_s) and rebases them to start at 0 (start_s → 0). Rows before
+/// the window count as filtered_out; reading stops at the first arrival >= end_s.
+class WindowSource final : public WrappingSource {
+ public:
+  WindowSource(std::unique_ptr<RequestSource> inner, double start_s, double end_s)
+      : WrappingSource(std::move(inner)), start_s_(start_s), end_s_(end_s) {}
+  bool next(Request& out) override;
+
+ private:
+  double start_s_, end_s_;
+  bool done_ = false;
+};
+
+/// Keeps each request independently with probability `fraction` (seeded Bernoulli).
+class SampleSource final : public WrappingSource {
+ public:
+  SampleSource(std::unique_ptr<RequestSource> inner, double fraction, uint64_t seed)
+      : WrappingSource(std::move(inner)), fraction_(fraction), rng_(seed) {}
+  bool next(Request& out) override;
+
+ private:
+  double fraction_;
+  Rng rng_;
+};
+
+/// Gives each request the next time of an arrival process (length-only traces).
+class ArrivalAssignSource final : public WrappingSource {
+ public:
+  ArrivalAssignSource(std::unique_ptr<RequestSource> inner, const ArrivalSpec& spec, uint64_t seed)
+      : WrappingSource(std::move(inner)), clock_(spec, seed) {}
+  bool next(Request& out) override;
+
+ private:
+  ArrivalClock clock_;
+};
+
+/// Multiplies every arrival time by `factor` (< 1 replays faster). Burst shape is preserved:
+/// all gaps shrink alike, so the inter-arrival CV is unchanged.
+class TimeScaleSource final : public WrappingSource {
+ public:
+  TimeScaleSource(std::unique_ptr<RequestSource> inner, double factor)
+      : WrappingSource(std::move(inner)), factor_(factor) {}
+  bool next(Request& out) override;
+
+ private:
+  double factor_;
+};
+
+enum class LengthCapPolicy { reject, truncate, keep };
+
+/// Requests with prompt + output > max_model_len: rejected (counted in rejected_too_long),
+/// truncated (prompt to at most max_model_len - 1, output to what is left; counted), or kept.
+class LengthCapSource final : public WrappingSource {
+ public:
+  LengthCapSource(std::unique_ptr<RequestSource> inner, LengthCapPolicy policy, int64_t max_model_len)
+      : WrappingSource(std::move(inner)), policy_(policy), max_len_(max_model_len) {}
+  bool next(Request& out) override;
+
+ private:
+  LengthCapPolicy policy_;
+  int64_t max_len_;
+};
+
+/// Overrides class and/or priority of every request (empty class / no priority: unchanged).
+class LabelSource final : public WrappingSource {
+ public:
+  LabelSource(std::unique_ptr<RequestSource> inner, std::string cls, bool set_priority, int priority)
+      : WrappingSource(std::move(inner)), cls_(std::move(cls)), set_priority_(set_priority), priority_(priority) {}
+  bool next(Request& out) override;
+
+ private:
+  std::string cls_;
+  bool set_priority_;
+  int priority_;
+};
+
+/// Replays a stream again and again until arrivals reach `until_s`. Pass k is shifted by
+/// k · period, period = span of pass 0 + its mean gap, so the seam looks like any other gap.
+/// Ids get "#k"; content segment ids are re-keyed per pass (a later pass is fresh traffic with
+/// the same sharing structure, not a replay that hits the cache filled by the first pass).
+class LoopSource final : public RequestSource {
+ public:
+  LoopSource(std::function<std::unique_ptr<RequestSource>()> open, double until_s);
+  bool next(Request& out) override;
+  WorkloadCounts counts() const override;
+
+ private:
+  std::function<std::unique_ptr<RequestSource>()> open_;
+  std::unique_ptr<RequestSource> cur_;
+  double until_s_;
+  int64_t pass_ = 0;
+  double first_ = 0, last_ = 0, period_ = 0;
+  int64_t n_in_pass_ = 0;
+  WorkloadCounts done_passes_;
+  int64_t emitted_ = 0;
+  bool finished_ = false;
+};
+
+/// k-way merge by arrival time; ties go to the lower source index (deterministic). With more
+/// than one source, ids become "<prefix>/<id>". Closed-loop feedback goes to every source (each
+/// recognizes its own requests by id).
+class MergeSource final : public RequestSource {
+ public:
+  MergeSource(std::vector<std::unique_ptr<RequestSource>> sources, std::vector<std::string> prefixes);
+  bool next(Request& out) override;
+  WorkloadCounts counts() const override;
+  void on_completion(const Request& r, double t) override;
+  bool waiting_for_completions() const override;
+
+ private:
+  std::vector<std::unique_ptr<RequestSource>> src_;
+  std::vector<std::string> prefix_;
+  std::vector<Request> head_;
+  std::vector<char> has_head_;
+  int64_t emitted_ = 0;
+};
+
+}  // namespace kvcap
