@@ -5,9 +5,14 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include <filesystem>
+
 #include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
 #include "workloads/readers/trace_reader.hpp"
 #include "workloads/stats/trace_stats.hpp"
+#include "workloads/workload_spec.hpp"
+#include "workloads/writers/trace_writer.hpp"
 
 namespace kvcap::cli {
 
@@ -60,6 +65,75 @@ int run_stats(const StatsOptions& o) {
   return 0;
 }
 
+TraceFormat output_format(const std::string& to, const std::string& out) {
+  if (!to.empty()) return trace_format_from_name(to, "--to");
+  std::string p = out;
+  if (p.size() > 3 && p.compare(p.size() - 3, 3, ".gz") == 0) p.resize(p.size() - 3);
+  if (p.size() > 6 && p.compare(p.size() - 6, 6, ".jsonl") == 0) return TraceFormat::jsonl;
+  if (p.size() > 4 && p.compare(p.size() - 4, 4, ".csv") == 0) return TraceFormat::csv;
+  throw InputError("--to", "cannot tell the output format from '" + out +
+                               "': give --to azure|burstgpt|mooncake|lengths|csv|jsonl");
+}
+
+void report_counts(const WorkloadCounts& c, const std::string& out) {
+  std::cerr << "wrote " << c.emitted << " requests to " << out << " (rows read " << c.rows_read
+            << ", bad rows skipped " << c.bad_rows_skipped << ", failed in trace " << c.failed_in_trace
+            << ", filtered " << c.filtered_out << ", rejected too long " << c.rejected_too_long
+            << ", truncated " << c.truncated << ")\n";
+}
+
+struct ConvertOptions {
+  TraceInputOptions in;
+  std::string out, to;
+};
+
+int run_convert(const ConvertOptions& o) {
+  TraceReadOptions ro = read_options(o.in);
+  TraceFormat to = output_format(o.to, o.out);
+  auto reader = open_trace_reader(ro);
+  if (!reader->has_timestamps() && to != TraceFormat::lengths)
+    throw InputError(o.in.file, "a length-only trace has no arrival times; convert it with --to lengths, "
+                                "or replay it through a workload with an arrival process (trace generate)");
+  TraceWriter w(o.out, to);
+  Request r;
+  while (reader->next(r)) w.write(r);
+  w.close();
+  report_counts(reader->counts(), o.out);
+  return 0;
+}
+
+struct GenerateOptions {
+  std::string file, out, to;
+  uint64_t seed = 1;
+  int64_t max_model_len = 0;
+};
+
+int run_generate(const GenerateOptions& o) {
+  nlohmann::json doc = read_json_file(o.file);
+  WorkloadContext ctx;
+  ctx.file = o.file;
+  ctx.base_dir = std::filesystem::path(o.file).parent_path().string();
+  ctx.seed = o.seed;
+  ctx.max_model_len = o.max_model_len;
+  const nlohmann::json* workload = &doc;
+  if (doc.is_object() && doc.contains("workload")) {
+    workload = &doc["workload"];
+  } else {
+    ctx.pointer = "";
+  }
+  SourceFactory factory = parse_workload(*workload, ctx);
+  auto src = factory();
+  TraceWriter w(o.out, output_format(o.to, o.out));
+  Request r;
+  while (src->next(r)) w.write(r);
+  if (src->waiting_for_completions())
+    throw InputError(o.file, "a closed-loop workload needs the simulator's completions; "
+                             "it cannot be written to a file (use open-loop arrivals)");
+  w.close();
+  report_counts(src->counts(), o.out);
+  return 0;
+}
+
 }  // namespace
 
 void add_trace_command(CLI::App& app, CommandAction& action) {
@@ -72,6 +146,23 @@ void add_trace_command(CLI::App& app, CommandAction& action) {
   add_input_options(s, stats->in);
   s->add_flag("--json", stats->json, "print one JSON object");
   s->callback([stats, &action] { action = [stats] { return run_stats(*stats); }; });
+
+  auto conv = std::make_shared<ConvertOptions>();
+  auto* c = trace->add_subcommand("convert", "Convert a trace between formats (.gz output when OUT ends in .gz)");
+  c->add_option("in", conv->in.file, "input trace")->required();
+  c->add_option("out", conv->out, "output file")->required();
+  add_input_options(c, conv->in);
+  c->add_option("--to", conv->to, "output format (default: from OUT's extension, .csv or .jsonl)");
+  c->callback([conv, &action] { action = [conv] { return run_convert(*conv); }; });
+
+  auto gen = std::make_shared<GenerateOptions>();
+  auto* g = trace->add_subcommand("generate", "Write a scenario's (or a bare workload object's) requests to a trace file");
+  g->add_option("file", gen->file, "scenario JSON with a \"workload\" object, or a workload JSON")->required();
+  g->add_option("out", gen->out, "output file")->required();
+  g->add_option("--to", gen->to, "output format (default: from OUT's extension)");
+  g->add_option("--seed", gen->seed, "workload seed (default 1)");
+  g->add_option("--max-model-len", gen->max_model_len, "apply the workload's length_cap against this length");
+  g->callback([gen, &action] { action = [gen] { return run_generate(*gen); }; });
 }
 
 }  // namespace kvcap::cli
