@@ -1,0 +1,190 @@
+#include "sim/engine/replica.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "sim/kv/block_hash.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAllocator> kv,
+                 std::unique_ptr<Scheduler> scheduler, const CostModel& cost, MetricsCollector& metrics)
+    : index_(index),
+      cfg_(cfg),
+      kv_(std::move(kv)),
+      scheduler_(std::move(scheduler)),
+      cost_(cost),
+      metrics_(metrics),
+      state_(cfg.policy, *kv_) {
+  usage_ = kv_->usage();
+}
+
+int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
+  (void)now_s;
+  const int32_t slot = state_.acquire_slot();
+  SeqState& s = state_.seq(slot);
+  std::swap(s.req, req);
+  s.arrival_seq = arrival_seq;
+  s.uid = request_uid(arrival_seq);
+  s.class_index = metrics_.class_index(s.req.request_class);
+  s.status = SeqStatus::waiting;
+  s.num_computed_tokens = 0;
+  s.num_output_tokens = 0;
+  s.num_preemptions = 0;
+  s.admitted_before = false;
+  s.cached_tokens_first = 0;
+  s.lost_tokens = 0;
+  s.first_scheduled_s = s.first_token_s = s.last_token_s = -1;
+  s.max_itl_s = 0;
+  s.block_hashes.clear();
+  state_.waiting.push_back(slot, ReplicaState::key_of(s));
+  return slot;
+}
+
+void Replica::advance(double now_s) {
+  const double dt = now_s - integrals_.last_s;
+  KVCAP_CHECK(dt >= 0, "replica clock went backwards");
+  if (dt > 0) {
+    integrals_.running += static_cast<double>(state_.running.size()) * dt;
+    integrals_.waiting += static_cast<double>(state_.waiting.size()) * dt;
+    integrals_.stored_tokens += static_cast<double>(usage_.stored_tokens) * dt;
+    integrals_.reserved_tokens += static_cast<double>(usage_.reserved_tokens) * dt;
+    integrals_.used_blocks += static_cast<double>(usage_.used_blocks) * dt;
+    integrals_.cached_free_blocks += static_cast<double>(usage_.cached_free_blocks) * dt;
+    if (usage_.reserved_tokens > 0) {
+      integrals_.nonempty_s += dt;
+      integrals_.efficiency +=
+          static_cast<double>(usage_.stored_tokens) / static_cast<double>(usage_.reserved_tokens) * dt;
+    }
+  }
+  integrals_.last_s = now_s;
+}
+
+double Replica::price_plan(double now_s) {
+  // Account the admissions and preemptions the scheduler made.
+  for (const ScheduledEntry& e : plan_.scheduled) {
+    if (e.kind == ScheduledKind::running) continue;
+    const SeqState& s = state_.seq(e.slot);
+    const int64_t recomputed = e.kind == ScheduledKind::resumed ? std::max<int64_t>(0, s.lost_tokens - e.cached_tokens) : 0;
+    metrics_.on_admission(s.num_tokens(), e.cached_tokens, recomputed);
+  }
+  for (size_t i = 0; i < plan_.preempted.size(); ++i) metrics_.on_preemption();
+  interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
+
+  step_start_s_ = now_s;
+  step_in_progress_ = true;
+  usage_ = kv_->usage();
+  integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
+  integrals_.max_running = std::max(integrals_.max_running, static_cast<int64_t>(state_.running.size()));
+  if (observer_) observer_->on_schedule(*this, step_index_, now_s, plan_);
+  ++step_index_;
+  step_cost_ = StepCost{};
+  step_prefill_tokens_ = 0;
+  if (plan_.empty()) {
+    // Only a preemption of the request being scheduled leaves a step empty; the next step
+    // starts at once (vLLM's engine loop runs an empty step and schedules again).
+    KVCAP_CHECK(!plan_.preempted.empty(), "scheduler made no progress with work pending");
+    return now_s;
+  }
+  prefills_.clear();
+  StepComposition comp;
+  for (const ScheduledEntry& e : plan_.scheduled) {
+    const SeqState& s = state_.seq(e.slot);
+    const bool decode = e.tokens == 1 && s.num_output_tokens > 0 && e.context_before == s.num_tokens() - 1;
+    if (decode) {
+      comp.decode_requests += 1;
+      comp.decode_context_tokens += e.context_before + 1;  // attention reads the new token too
+    } else {
+      prefills_.push_back({e.tokens, e.context_before});
+      step_prefill_tokens_ += e.tokens;
+    }
+  }
+  comp.prefills = prefills_;
+  step_cost_ = cost_.price(comp);
+  KVCAP_CHECK(std::isfinite(step_cost_.time_s) && step_cost_.time_s > 0, "cost model returned a non-positive step time");
+  return now_s + step_cost_.time_s;
+}
+
+double Replica::start_step(double now_s) {
+  KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
+  plan_.clear();
+  scheduler_->schedule(state_, now_s, plan_);
+  return price_plan(now_s);
+}
+
+double Replica::start_plain_decode_step(double now_s) {
+  KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
+  plan_.clear();
+  for (int32_t slot : state_.running) {
+    SeqState& s = state_.seq(slot);
+    const bool ok = kv_->allocate(s, 0, 1);
+    KVCAP_CHECK(ok, "plain decode step could not allocate");
+    plan_.scheduled.push_back({slot, 1, s.num_computed_tokens, 0, ScheduledKind::running});
+    s.num_computed_tokens += 1;
+    plan_.total_tokens += 1;
+  }
+  return price_plan(now_s);
+}
+
+void Replica::finish_step(double now_s) {
+  KVCAP_CHECK(step_in_progress_, "finish_step without a step in progress");
+  step_in_progress_ = false;
+  finished_.clear();
+  for (const ScheduledEntry& e : plan_.scheduled) {
+    SeqState& s = state_.seq(e.slot);
+    if (s.status != SeqStatus::running || s.num_computed_tokens < s.num_tokens()) continue;
+    // The request caught up with its tokens: the step's forward pass sampled one more.
+    s.num_output_tokens += 1;
+    if (s.first_token_s < 0) {
+      s.first_token_s = now_s;
+    } else {
+      const double gap = now_s - s.last_token_s;
+      metrics_.on_itl(s.class_index, gap);
+      s.max_itl_s = std::max(s.max_itl_s, gap);
+    }
+    s.last_token_s = now_s;
+    if (s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len) {
+      s.status = SeqStatus::finished;
+      metrics_.on_finish(s, now_s, index_);
+      kv_->free(s);
+      finished_.push_back(e.slot);
+    }
+  }
+  if (!finished_.empty()) {
+    auto& run = state_.running;
+    run.erase(std::remove_if(run.begin(), run.end(),
+                             [this](int32_t slot) { return state_.seq(slot).status == SeqStatus::finished; }),
+              run.end());
+  }
+  const double t = step_cost_.time_s;
+  integrals_.steps += 1;
+  integrals_.tokens += plan_.total_tokens;
+  integrals_.busy_s += t;
+  integrals_.compute_util += step_cost_.compute_utilization * t;
+  integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
+  interval_.steps += 1;
+  interval_.tokens += plan_.total_tokens;
+  interval_.prefill_tokens += step_prefill_tokens_;
+  interval_.decode_tokens += plan_.total_tokens - step_prefill_tokens_;
+  interval_.finished += static_cast<int64_t>(finished_.size());
+  interval_.busy_s += t;
+  interval_.compute_util += step_cost_.compute_utilization * t;
+  interval_.bandwidth_util += step_cost_.bandwidth_utilization * t;
+  usage_ = kv_->usage();
+  integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
+  if (observer_) observer_->on_step_end(*this, finished_);
+  for (int32_t slot : finished_) state_.release_slot(slot);
+}
+
+IntervalCounters Replica::take_interval() { return std::exchange(interval_, IntervalCounters{}); }
+
+void Replica::report_in_flight() {
+  for (int32_t slot : state_.running) metrics_.on_in_flight(state_.seq(slot), index_);
+  std::vector<int32_t> order;
+  state_.waiting.ordered(order);
+  for (int32_t slot : order) metrics_.on_in_flight(state_.seq(slot), index_);
+}
+
+}  // namespace kvcap

@@ -1,0 +1,88 @@
+#pragma once
+// One inference server instance (one model copy on tensor_parallel_size GPUs), simulated
+// iteration by iteration: the scheduler picks the batch, the cost model prices it, and at the
+// step's end tokens are sampled, requests finish and free their KV. A Cluster holds N of these.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sim/cost/cost_model.hpp"
+#include "sim/engine/replica_stats.hpp"
+#include "sim/engine/step_observer.hpp"
+#include "sim/kv/kv_allocator.hpp"
+#include "sim/metrics/metrics_collector.hpp"
+#include "sim/sched/replica_state.hpp"
+#include "sim/sched/scheduler.hpp"
+
+namespace kvcap {
+
+class Replica {
+ public:
+  Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAllocator> kv,
+          std::unique_ptr<Scheduler> scheduler, const CostModel& cost, MetricsCollector& metrics);
+
+  int32_t index() const { return index_; }
+
+  /// Takes the request (swapped out of `req`, whose buffers come back for reuse) into the
+  /// waiting queue. Returns the slot.
+  int32_t enqueue(Request& req, uint64_t arrival_seq, double now_s);
+
+  bool has_work() const { return !state_.running.empty() || !state_.waiting.empty(); }
+  bool step_in_progress() const { return step_in_progress_; }
+  bool step_start_pending = false;  ///< a StepStart event is queued (owned by the engine)
+
+  /// Integrates the time-weighted state up to now_s (call before any change at now_s).
+  void advance(double now_s);
+  /// Schedules and prices the step starting at now_s; returns its end time, or now_s if the
+  /// scheduler chose nothing (the replica then idles until the next arrival).
+  double start_step(double now_s);
+  /// Same as start_step when scheduler().next_step_is_plain_decode() holds, without the
+  /// scheduler: every running request computes one token.
+  double start_plain_decode_step(double now_s);
+  /// Applies the outputs of the step in progress at its end time now_s.
+  void finish_step(double now_s);
+  bool next_step_is_plain_decode() const { return scheduler_->next_step_is_plain_decode(state_); }
+
+  /// Records every request still here as in flight (at the horizon).
+  void report_in_flight();
+
+  void set_observer(StepObserver* o) { observer_ = o; }
+  const ReplicaState& state() const { return state_; }
+  ReplicaState& state() { return state_; }
+  const KvAllocator& kv() const { return *kv_; }
+  const Scheduler& scheduler() const { return *scheduler_; }
+  const ReplicaIntegrals& integrals() const { return integrals_; }
+  /// Counters since the last call; resets them (timeseries sampling).
+  IntervalCounters take_interval();
+  const StepPlan& last_plan() const { return plan_; }
+  int64_t steps_started() const { return step_index_; }
+  const SchedulerConfig& config() const { return cfg_; }
+
+ private:
+  double price_plan(double now_s);
+
+  int32_t index_;
+  SchedulerConfig cfg_;
+  std::unique_ptr<KvAllocator> kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  const CostModel& cost_;
+  MetricsCollector& metrics_;
+  ReplicaState state_;
+  StepObserver* observer_ = nullptr;
+
+  StepPlan plan_;
+  StepCost step_cost_;
+  double step_start_s_ = 0;
+  bool step_in_progress_ = false;
+  int64_t step_index_ = 0;
+  int64_t step_prefill_tokens_ = 0;
+  std::vector<PrefillChunk> prefills_;
+  std::vector<int32_t> finished_;
+  ReplicaIntegrals integrals_;
+  IntervalCounters interval_;
+  KvUsage usage_;  ///< cached after every change, for integration
+};
+
+}  // namespace kvcap

@@ -1,0 +1,39 @@
+#pragma once
+// Time-weighted and per-interval accumulators of one replica. Values are piecewise constant
+// between events; advance() integrates them up to the given time.
+#include <cstdint>
+
+namespace kvcap {
+
+/// Integrals over time of the replica's state (units: value × seconds).
+struct ReplicaIntegrals {
+  double last_s = 0;
+  double running = 0, waiting = 0;
+  double stored_tokens = 0, reserved_tokens = 0;
+  double used_blocks = 0, cached_free_blocks = 0;
+  double nonempty_s = 0;           ///< time with reserved_tokens > 0
+  double efficiency = 0;           ///< ∫ stored/reserved dt while reserved > 0
+  double busy_s = 0;               ///< time covered by steps
+  double compute_util = 0;         ///< Σ step compute utilization × step time
+  double bandwidth_util = 0;       ///< Σ step bandwidth utilization × step time
+  int64_t steps = 0;
+  int64_t tokens = 0;
+  int64_t max_running = 0;
+  int64_t peak_stored_tokens = 0;
+  int64_t peak_reserved_tokens = 0;
+};
+
+/// Counters since the last timeseries sample.
+struct IntervalCounters {
+  int64_t steps = 0;
+  int64_t tokens = 0;
+  int64_t prefill_tokens = 0;
+  int64_t decode_tokens = 0;
+  int64_t preemptions = 0;
+  int64_t finished = 0;
+  double busy_s = 0;
+  double compute_util = 0;    ///< Σ utilization × step time
+  double bandwidth_util = 0;  ///< Σ utilization × step time
+};
+
+}  // namespace kvcap

@@ -1,0 +1,173 @@
+#include "sim/engine/simulation.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+Simulation::Simulation(const SimulationOptions& opt, std::unique_ptr<RequestSource> source,
+                       std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<Router> router,
+                       MetricsCollector& metrics)
+    : opt_(opt), source_(std::move(source)), replicas_(std::move(replicas)), router_(std::move(router)), metrics_(metrics) {
+  KVCAP_CHECK(!replicas_.empty(), "a simulation needs at least one replica");
+  for (auto& r : replicas_) replica_ptrs_.push_back(r.get());
+}
+
+void Simulation::pull_next_arrival(double now_s) {
+  has_pending_ = source_->next(pending_);
+  if (!has_pending_) return;
+  if (pending_.arrival_s < now_s)
+    throw InputError("workload", "request '" + pending_.id + "' arrives at " + std::to_string(pending_.arrival_s) +
+                                     " s, before the previous one (" + std::to_string(now_s) +
+                                     " s): requests must be in arrival order");
+  queue_.push(pending_.arrival_s, EventKind::arrival);
+}
+
+void Simulation::handle_arrival(double now_s) {
+  KVCAP_CHECK(has_pending_, "arrival event without a pending request");
+  metrics_.on_arrival();
+  const uint64_t seq = arrival_seq_++;
+  // vLLM refuses a prompt that leaves no room for one output token within max_model_len.
+  if (pending_.prompt_tokens >= opt_.max_model_len) {
+    metrics_.on_reject(pending_, now_s, "prompt_exceeds_max_model_len");
+  } else {
+    const int32_t idx = router_->route(pending_, replica_ptrs_);
+    KVCAP_CHECK(idx >= 0 && static_cast<size_t>(idx) < replicas_.size(), "router chose no replica");
+    Replica& r = *replicas_[static_cast<size_t>(idx)];
+    r.advance(now_s);
+    r.enqueue(pending_, seq, now_s);
+    // An idle replica starts a step as soon as work arrives (after every arrival at now_s).
+    if (!r.step_in_progress() && !r.step_start_pending) {
+      r.step_start_pending = true;
+      queue_.push(now_s, EventKind::step_start, idx);
+    }
+  }
+  pull_next_arrival(now_s);
+}
+
+void Simulation::run_step(Replica& r, double now_s) {
+  r.advance(now_s);
+  if (!r.has_work()) return;
+  double end = r.start_step(now_s);
+  if (opt_.check_invariants) check_invariants(now_s);
+  while (true) {
+    // Event skipping: when no other event can come before this step ends, the step's end (and,
+    // for plain decode, the next step's start) is processed here instead of through the queue.
+    // The calls and their order are exactly those the queue would make, so results match.
+    if (!opt_.event_skipping || end > opt_.horizon_s || !(queue_.next_time() > end)) {
+      queue_.push(end, EventKind::step_end, r.index());
+      return;
+    }
+    ++steps_skipped_;
+    last_event_s_ = end;
+    r.advance(end);
+    r.finish_step(end);
+    if (opt_.check_invariants) check_invariants(end);
+    if (!r.has_work()) return;
+    if (!r.next_step_is_plain_decode()) {
+      r.step_start_pending = true;
+      queue_.push(end, EventKind::step_start, r.index());
+      return;
+    }
+    const double start = end;
+    end = r.start_plain_decode_step(start);
+    if (opt_.check_invariants) check_invariants(start);
+  }
+}
+
+void Simulation::handle_step_end(Replica& r, double now_s) {
+  r.advance(now_s);
+  r.finish_step(now_s);
+  if (r.has_work() && !r.step_start_pending) {
+    r.step_start_pending = true;
+    queue_.push(now_s, EventKind::step_start, r.index());
+  }
+}
+
+void Simulation::take_sample(double now_s) {
+  for (Replica* r : replica_ptrs_) {
+    r->advance(now_s);
+    const KvUsage u = r->kv().usage();
+    const IntervalCounters c = r->take_interval();
+    TimeseriesRow row;
+    row.time_s = now_s;
+    row.replica = r->index();
+    row.running = static_cast<int64_t>(r->state().running.size());
+    row.waiting = static_cast<int64_t>(r->state().waiting.size());
+    row.kv_used_blocks = u.used_blocks;
+    row.kv_cached_free_blocks = u.cached_free_blocks;
+    row.kv_free_blocks = u.free_blocks;
+    row.kv_stored_tokens = u.stored_tokens;
+    row.kv_reserved_tokens = u.reserved_tokens;
+    row.steps = c.steps;
+    row.tokens = c.tokens;
+    row.prefill_tokens = c.prefill_tokens;
+    row.decode_tokens = c.decode_tokens;
+    row.preemptions = c.preemptions;
+    row.finished = c.finished;
+    row.compute_utilization = c.compute_util / opt_.sample_interval_s;
+    row.bandwidth_utilization = c.bandwidth_util / opt_.sample_interval_s;
+    timeseries_.push_back(row);
+  }
+}
+
+void Simulation::check_invariants(double now_s) const {
+  int64_t in_flight = 0;
+  for (const Replica* r : replica_ptrs_) {
+    r->kv().check_invariants();
+    KVCAP_CHECK(static_cast<int64_t>(r->state().running.size()) <= r->config().max_num_seqs,
+                "more running requests than max_num_seqs");
+    in_flight += r->state().in_flight();
+  }
+  // Every arrival is somewhere: recorded (finished, rejected, lost) or still in a replica.
+  KVCAP_CHECK(metrics_.arrived() == static_cast<int64_t>(metrics_.records().size()) + in_flight,
+              "a request vanished at t=" + std::to_string(now_s));
+}
+
+void Simulation::run() {
+  pull_next_arrival(0.0);
+  first_arrival_s_ = has_pending_ ? pending_.arrival_s : 0.0;
+  if (opt_.sample_interval_s > 0 && has_pending_) queue_.push(opt_.sample_interval_s, EventKind::sample);
+  bool stopped_at_horizon = false;
+  while (!queue_.empty()) {
+    if (queue_.next_time() > opt_.horizon_s) {
+      stopped_at_horizon = true;
+      break;
+    }
+    const Event e = queue_.pop();
+    KVCAP_CHECK(e.time_s >= last_event_s_ || e.kind == EventKind::sample, "time went backwards");
+    ++events_processed_;
+    switch (e.kind) {
+      case EventKind::arrival:
+        handle_arrival(e.time_s);
+        break;
+      case EventKind::step_start: {
+        Replica& r = *replicas_[static_cast<size_t>(e.replica)];
+        r.step_start_pending = false;
+        run_step(r, e.time_s);
+        break;
+      }
+      case EventKind::step_end:
+        handle_step_end(*replicas_[static_cast<size_t>(e.replica)], e.time_s);
+        break;
+      case EventKind::sample:
+        take_sample(e.time_s);
+        // Keep sampling while anything else is still to happen.
+        if (!queue_.empty()) queue_.push(e.time_s + opt_.sample_interval_s, EventKind::sample);
+        break;
+      case EventKind::restart:
+        break;
+    }
+    if (e.kind != EventKind::sample) last_event_s_ = std::max(last_event_s_, e.time_s);
+    if (opt_.check_invariants) check_invariants(e.time_s);
+  }
+  end_time_s_ = stopped_at_horizon ? opt_.horizon_s : last_event_s_;
+  for (Replica* r : replica_ptrs_) {
+    r->advance(std::max(end_time_s_, r->integrals().last_s));
+    r->report_in_flight();
+  }
+}
+
+}  // namespace kvcap

@@ -1,0 +1,90 @@
+#pragma once
+// The event loop: arrivals streamed from the workload (the next request is pulled only when the
+// clock reaches the previous one, so memory follows the requests in flight), a router that
+// assigns them to replicas, replica steps, periodic samples, and an optional horizon.
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sim/engine/event_queue.hpp"
+#include "sim/engine/replica.hpp"
+#include "sim/engine/router.hpp"
+#include "sim/metrics/metrics_collector.hpp"
+
+namespace kvcap {
+
+#ifdef NDEBUG
+inline constexpr bool kDebugBuild = false;
+#else
+inline constexpr bool kDebugBuild = true;
+#endif
+
+struct SimulationOptions {
+  /// Advance steps without the event queue when nothing else can happen before they end
+  /// (results identical to stepping; see Simulation::run_step).
+  bool event_skipping = true;
+  double horizon_s = std::numeric_limits<double>::infinity();  ///< stop the clock here
+  double sample_interval_s = 1.0;  ///< timeseries period (0 = no samples)
+  bool check_invariants = kDebugBuild;  ///< full audit after every event
+  int64_t max_model_len = 8192;         ///< prompts of at least this many tokens are rejected
+};
+
+/// One timeseries.csv row: a replica's state at time_s and its activity since the last sample.
+struct TimeseriesRow {
+  double time_s = 0;
+  int32_t replica = 0;
+  int64_t running = 0, waiting = 0;
+  int64_t kv_used_blocks = 0, kv_cached_free_blocks = 0, kv_free_blocks = 0;
+  int64_t kv_stored_tokens = 0, kv_reserved_tokens = 0;
+  int64_t steps = 0, tokens = 0, prefill_tokens = 0, decode_tokens = 0;
+  int64_t preemptions = 0, finished = 0;
+  double compute_utilization = 0;    ///< time average over the interval (idle counts as 0)
+  double bandwidth_utilization = 0;  ///< time average over the interval
+};
+
+class Simulation {
+ public:
+  Simulation(const SimulationOptions& opt, std::unique_ptr<RequestSource> source,
+             std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<Router> router,
+             MetricsCollector& metrics);
+
+  /// Runs until no event is left or the horizon; requests still present are reported in flight.
+  void run();
+
+  double first_arrival_s() const { return first_arrival_s_; }
+  double end_time_s() const { return end_time_s_; }
+  const std::vector<TimeseriesRow>& timeseries() const { return timeseries_; }
+  std::span<Replica* const> replicas() const { return replica_ptrs_; }
+  int64_t steps_skipped() const { return steps_skipped_; }
+  int64_t events_processed() const { return events_processed_; }
+  const SimulationOptions& options() const { return opt_; }
+
+ private:
+  void handle_arrival(double now_s);
+  void pull_next_arrival(double now_s);
+  void run_step(Replica& r, double now_s);
+  void handle_step_end(Replica& r, double now_s);
+  void take_sample(double now_s);
+  void check_invariants(double now_s) const;
+
+  SimulationOptions opt_;
+  std::unique_ptr<RequestSource> source_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<Replica*> replica_ptrs_;
+  std::unique_ptr<Router> router_;
+  MetricsCollector& metrics_;
+  EventQueue queue_;
+  Request pending_;  ///< the next request, pulled ahead by one
+  bool has_pending_ = false;
+  uint64_t arrival_seq_ = 0;
+  double first_arrival_s_ = 0;
+  double end_time_s_ = 0;
+  double last_event_s_ = 0;
+  int64_t steps_skipped_ = 0;
+  int64_t events_processed_ = 0;
+  std::vector<TimeseriesRow> timeseries_;
+};
+
+}  // namespace kvcap

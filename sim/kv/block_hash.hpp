@@ -1,0 +1,20 @@
+#pragma once
+// Content identity of KV blocks for prefix caching. vLLM hashes block i as
+// H(hash of block i-1, token ids of block i); kvcap has no token ids, so a token is identified by
+// where it comes from: (content segment id, offset in the segment) for prompt tokens covered by
+// Request.content, and (request uid, position) for everything else (unshared prompt tail and
+// generated tokens). Two requests therefore share a block hash exactly when their segment ids
+// line up from the start through the end of that block.
+#include <cstdint>
+
+#include "sim/engine/sequence.hpp"
+
+namespace kvcap {
+
+/// Extends seq.block_hashes to cover every full block of seq.num_tokens() tokens.
+void extend_block_hashes(SeqState& seq, int64_t block_size);
+
+/// Hash identifying a request's own tokens; distinct for distinct arrival_seq.
+uint64_t request_uid(uint64_t arrival_seq);
+
+}  // namespace kvcap

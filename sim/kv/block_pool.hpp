@@ -1,0 +1,81 @@
+#pragma once
+// The pool of KV-cache blocks of one replica, with vLLM V1 BlockPool semantics:
+//  - block 0 is the reserved "null block", so num_gpu_blocks - 1 blocks are usable;
+//  - free blocks sit in one queue, least recently freed at the head; allocation pops the head;
+//  - a full block may carry a content hash (prefix cache); a freed hashed block stays findable
+//    until it is popped for reuse (lazy eviction from the head);
+//  - a hit on a free hashed block ("touch") takes it out of the queue; shared blocks are ref-counted.
+// Fixed-size arrays only: nothing here allocates after construction.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kvcap {
+
+/// How freed blocks re-enter the free queue (vLLM changed this in late 2025).
+enum class FreeOrder {
+  append_all,      ///< legacy/upstream: every freed block goes to the tail (LRU order)
+  prepend_fresh,   ///< newest: unhashed ("fresh") blocks go to the head, hashed ones to the tail
+};
+
+class BlockPool {
+ public:
+  static constexpr int32_t kNone = -1;
+  static constexpr uint64_t kNoHash = 0;  ///< block hashes are never 0 (see block_hash.hpp)
+
+  BlockPool(int64_t num_gpu_blocks, FreeOrder order);
+
+  int64_t num_blocks() const { return static_cast<int64_t>(ref_.size()); }
+  int64_t usable_blocks() const { return num_blocks() - 1; }
+  /// Blocks in the free queue, cached (hashed) ones included: what an allocation may take.
+  int64_t num_free() const { return num_free_; }
+  /// Free blocks that still carry a hash (evictable prefix-cache entries).
+  int64_t num_cached_free() const { return num_cached_free_; }
+  /// Blocks with ref_cnt > 0.
+  int64_t num_used() const { return usable_blocks() - num_free_; }
+
+  /// Pops `n` blocks from the head of the free queue into `out` (appended), evicting hashes.
+  /// Precondition: n <= num_free().
+  void pop_free(int64_t n, std::vector<int32_t>& out);
+  /// ref_cnt + 1; a block at ref 0 leaves the free queue (prefix-cache hit on a free block).
+  void touch(int32_t block);
+  /// ref_cnt - 1 for each block in the given order; blocks reaching 0 re-enter the free queue.
+  void free_blocks_in_order(std::span<const int32_t> blocks);
+  /// Marks a full block as cached under `hash` (no-op if it already has a hash).
+  void cache(int32_t block, uint64_t hash);
+  /// First cached block with this hash, or kNone.
+  int32_t lookup(uint64_t hash) const;
+
+  int32_t ref_count(int32_t block) const { return ref_[static_cast<size_t>(block)]; }
+  uint64_t hash_of(int32_t block) const { return hash_[static_cast<size_t>(block)]; }
+  bool is_free(int32_t block) const { return in_queue_[static_cast<size_t>(block)] != 0; }
+  /// Free-queue order from head to tail (tests; allocates).
+  std::vector<int32_t> free_queue_order() const;
+
+  /// Full O(blocks) audit: queue links, counts, ref counts, hash table. Throws InternalError.
+  void check_invariants() const;
+
+ private:
+  void queue_remove(int32_t b);
+  void queue_push_back(int32_t b);
+  void queue_push_front(int32_t b);
+  void map_insert(uint64_t hash, int32_t block);
+  void map_erase(uint64_t hash, int32_t block);
+  size_t map_find_slot(uint64_t hash) const;  ///< slot holding hash, or an empty slot
+
+  std::vector<int32_t> ref_;
+  std::vector<uint64_t> hash_;
+  std::vector<int32_t> prev_, next_;   ///< free-queue links; index n = sentinel
+  std::vector<uint8_t> in_queue_;
+  std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order)
+  int64_t num_free_ = 0;
+  int64_t num_cached_free_ = 0;
+  FreeOrder order_;
+  // Open-addressing table hash -> first block with that hash. Capacity is a power of two at
+  // least twice the block count, so it never fills (at most one entry per block).
+  std::vector<uint64_t> map_keys_;
+  std::vector<int32_t> map_vals_;
+  size_t map_mask_ = 0;
+};
+
+}  // namespace kvcap

@@ -1,0 +1,53 @@
+#pragma once
+// Extension point: how a replica's KV memory is handed to requests. The core provides the paged
+// allocator with vLLM V1 semantics (paged_allocator.hpp); others (contiguous reservation, a CPU
+// swap tier) implement the same interface and are chosen by `engine.allocator`.
+#include <cstdint>
+
+#include "sim/engine/sequence.hpp"
+
+namespace kvcap {
+
+/// A snapshot of KV memory for metrics. Tokens are KV entries (one per token per replica).
+struct KvUsage {
+  int64_t block_size = 0;
+  int64_t usable_blocks = 0;       ///< blocks that can hold KV (vLLM: num_gpu_blocks - 1)
+  int64_t used_blocks = 0;         ///< held by at least one request
+  int64_t free_blocks = 0;         ///< allocatable now (includes cached_free_blocks)
+  int64_t cached_free_blocks = 0;  ///< free but still holding prefix-cache content
+  int64_t capacity_tokens = 0;     ///< usable_blocks × block_size
+  int64_t stored_tokens = 0;       ///< distinct tokens whose KV is held (shared blocks count once)
+  int64_t reserved_tokens = 0;     ///< token slots allocated or reserved (used_blocks × block_size)
+};
+
+class KvAllocator {
+ public:
+  virtual ~KvAllocator() = default;
+
+  /// Prefix-cache lookup for a request being admitted (num_computed_tokens == 0). Returns the
+  /// hit in tokens (block aligned, at most num_tokens - 1); the hit blocks are remembered for
+  /// the allocate() call that follows for the same request. Touches nothing.
+  virtual int64_t find_prefix_hit(SeqState& seq) = 0;
+
+  /// All-or-nothing: room for num_computed_tokens + hit_tokens + num_new_tokens tokens (capped at
+  /// max_model_len). `hit_tokens` comes from the find_prefix_hit() just before (0 otherwise).
+  /// Returns false and changes nothing when the blocks are not available.
+  virtual bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) = 0;
+
+  /// True when allocate(seq, 0, num_new_tokens) would change no allocator state (no new block,
+  /// no newly cached block), so a step of plain decode can be skipped over.
+  virtual bool allocation_is_noop(const SeqState& seq, int64_t num_new_tokens) const = 0;
+
+  /// Releases everything the request holds (finish or preemption).
+  virtual void free(SeqState& seq) = 0;
+
+  /// Blocks an allocation may take now (vLLM get_num_free_blocks).
+  virtual int64_t num_free_blocks() const = 0;
+  virtual KvUsage usage() const = 0;
+
+  /// Full audit of the allocator's bookkeeping (conservation, no double allocation).
+  /// Throws InternalError. Costly: called at every event in debug builds.
+  virtual void check_invariants() const = 0;
+};
+
+}  // namespace kvcap

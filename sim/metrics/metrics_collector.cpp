@@ -1,0 +1,85 @@
+#include "sim/metrics/metrics_collector.hpp"
+
+namespace kvcap {
+
+const char* outcome_name(RequestOutcome o) {
+  switch (o) {
+    case RequestOutcome::finished: return "finished";
+    case RequestOutcome::rejected: return "rejected";
+    case RequestOutcome::lost: return "lost";
+    case RequestOutcome::in_flight: return "in_flight";
+  }
+  return "?";
+}
+
+int32_t MetricsCollector::class_index(const std::string& request_class) {
+  if (request_class.empty()) return -1;
+  for (size_t i = 0; i < classes_.size(); ++i)
+    if (classes_[i] == request_class) return static_cast<int32_t>(i);
+  classes_.push_back(request_class);
+  itl_.emplace_back();
+  return static_cast<int32_t>(classes_.size() - 1);
+}
+
+RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, RequestOutcome o) {
+  RequestRecord& r = records_.emplace_back();
+  r.id = s.req.id;
+  r.request_class = s.req.request_class;
+  r.priority = s.req.priority;
+  r.replica = replica;
+  r.outcome = o;
+  r.arrival_s = s.req.arrival_s;
+  r.prompt_tokens = s.req.prompt_tokens;
+  r.output_tokens = s.num_output_tokens;
+  r.cached_tokens = s.cached_tokens_first;
+  r.preemptions = s.num_preemptions;
+  r.first_scheduled_s = s.first_scheduled_s;
+  r.first_token_s = s.first_token_s;
+  r.max_itl_s = s.max_itl_s;
+  return r;
+}
+
+void MetricsCollector::on_reject(const Request& req, double now_s, std::string_view reason) {
+  RequestRecord& r = records_.emplace_back();
+  r.id = req.id;
+  r.request_class = req.request_class;
+  r.priority = req.priority;
+  r.outcome = RequestOutcome::rejected;
+  r.reason = reason;
+  r.arrival_s = req.arrival_s;
+  r.prompt_tokens = req.prompt_tokens;
+  r.finish_s = now_s;
+  for (auto& [name, n] : rejected_)
+    if (name == reason) {
+      ++n;
+      return;
+    }
+  rejected_.emplace_back(std::string(reason), 1);
+}
+
+void MetricsCollector::on_finish(const SeqState& s, double now_s, int32_t replica) {
+  new_record(s, replica, RequestOutcome::finished).finish_s = now_s;
+}
+
+void MetricsCollector::on_lost(const SeqState& s, double now_s, int32_t replica, std::string_view reason) {
+  RequestRecord& r = new_record(s, replica, RequestOutcome::lost);
+  r.finish_s = now_s;
+  r.reason = reason;
+}
+
+void MetricsCollector::on_in_flight(const SeqState& s, int32_t replica) {
+  new_record(s, replica, RequestOutcome::in_flight);
+}
+
+void MetricsCollector::on_itl(int32_t class_index, double gap_s) {
+  itl_[0].add(gap_s);
+  if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+}
+
+void MetricsCollector::on_admission(int64_t query_tokens, int64_t hit_tokens, int64_t recomputed_tokens) {
+  prefix_queries_ += query_tokens;
+  prefix_hits_ += hit_tokens;
+  recomputed_tokens_ += recomputed_tokens;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,82 @@
+#pragma once
+// Request-level metrics, defined as vLLM's benchmark tool (benchmarks/serve) defines them:
+//   TTFT = first token time - arrival;  E2E = last token time - arrival;
+//   TPOT = (E2E - TTFT) / (output tokens - 1), only for requests with more than one output;
+//   ITL  = every gap between successive output tokens of a request (pooled over requests);
+//   queue = first scheduled - arrival (vLLM's request_queue_time).
+// Engine counters (preemptions, recomputed tokens, prefix-cache queries/hits) are also kept here.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/sequence.hpp"
+#include "sim/metrics/percentile.hpp"
+
+namespace kvcap {
+
+enum class RequestOutcome : uint8_t { finished, rejected, lost, in_flight };
+const char* outcome_name(RequestOutcome o);
+
+/// One row of requests.csv.
+struct RequestRecord {
+  std::string id;
+  std::string request_class;
+  int priority = 0;
+  int32_t replica = -1;
+  RequestOutcome outcome = RequestOutcome::in_flight;
+  std::string reason;  ///< why rejected or lost ("" otherwise)
+  double arrival_s = 0;
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;  ///< generated so far
+  int64_t cached_tokens = 0;  ///< prefix-cache hit at first admission
+  int preemptions = 0;
+  double first_scheduled_s = -1, first_token_s = -1, finish_s = -1;
+  double max_itl_s = 0;
+};
+
+struct SloConfig {
+  double ttft_s = 0;  ///< per-request TTFT bound (0 = none)
+  double tpot_s = 0;  ///< per-request TPOT bound (0 = none)
+  double e2e_s = 0;   ///< per-request end-to-end bound (0 = none)
+  bool any() const { return ttft_s > 0 || tpot_s > 0 || e2e_s > 0; }
+};
+
+class MetricsCollector {
+ public:
+  /// Index of a traffic class (registered on first sight; -1 for "").
+  int32_t class_index(const std::string& request_class);
+  const std::vector<std::string>& classes() const { return classes_; }
+
+  void on_arrival() { ++arrived_; }
+  void on_reject(const Request& req, double now_s, std::string_view reason);
+  void on_finish(const SeqState& s, double now_s, int32_t replica);
+  void on_lost(const SeqState& s, double now_s, int32_t replica, std::string_view reason);
+  void on_in_flight(const SeqState& s, int32_t replica);  ///< at the horizon
+  void on_itl(int32_t class_index, double gap_s);
+  void on_preemption() { ++preemptions_; }
+  void on_admission(int64_t query_tokens, int64_t hit_tokens, int64_t recomputed_tokens);
+
+  int64_t arrived() const { return arrived_; }
+  int64_t preemptions() const { return preemptions_; }
+  int64_t recomputed_tokens() const { return recomputed_tokens_; }
+  int64_t prefix_queries() const { return prefix_queries_; }
+  int64_t prefix_hits() const { return prefix_hits_; }
+  const std::vector<RequestRecord>& records() const { return records_; }
+  /// ITL samples per class index + 1 (entry 0 pools every request).
+  const std::vector<RunLengthSamples>& itl() const { return itl_; }
+  /// Rejections by reason, in first-seen order.
+  const std::vector<std::pair<std::string, int64_t>>& rejected_by_reason() const { return rejected_; }
+
+ private:
+  RequestRecord& new_record(const SeqState& s, int32_t replica, RequestOutcome o);
+
+  std::vector<std::string> classes_;
+  std::vector<RequestRecord> records_;
+  std::vector<RunLengthSamples> itl_{1};
+  std::vector<std::pair<std::string, int64_t>> rejected_;
+  int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;
+  int64_t prefix_queries_ = 0, prefix_hits_ = 0;
+};
+
+}  // namespace kvcap

@@ -1,0 +1,297 @@
+#include "sim/metrics/results.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+double round9(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return std::strtod(buf, nullptr);
+}
+
+ojson num(double v) { return std::isfinite(v) ? ojson(round9(v)) : ojson(nullptr); }
+
+ojson summary_json(const Summary& s) {
+  if (s.count == 0) return ojson{{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"count", 0}};
+  return ojson{{"mean", num(s.mean)}, {"p50", num(s.p50)}, {"p90", num(s.p90)}, {"p99", num(s.p99)}, {"count", s.count}};
+}
+
+bool has_tpot(const RequestRecord& r) { return r.output_tokens > 1; }
+double ttft(const RequestRecord& r) { return r.first_token_s - r.arrival_s; }
+double e2e(const RequestRecord& r) { return r.finish_s - r.arrival_s; }
+double tpot(const RequestRecord& r) {
+  return has_tpot(r) ? (e2e(r) - ttft(r)) / static_cast<double>(r.output_tokens - 1) : 0.0;
+}
+
+bool meets_slo(const RequestRecord& r, const SloConfig& slo) {
+  if (slo.ttft_s > 0 && !(ttft(r) <= slo.ttft_s)) return false;
+  if (slo.tpot_s > 0 && !(tpot(r) <= slo.tpot_s)) return false;  // vLLM: TPOT of a 1-token output is 0
+  if (slo.e2e_s > 0 && !(e2e(r) <= slo.e2e_s)) return false;
+  return true;
+}
+
+/// Request-level block for every request (cls == nullptr) or one class.
+ojson request_block(const MetricsCollector& m, const std::string* cls, const RunLengthSamples& itl, double duration,
+                    const SloConfig& slo, bool include_rejections) {
+  int64_t finished = 0, rejected = 0, lost = 0, in_flight = 0, good = 0;
+  int64_t in_tokens = 0, out_tokens = 0;
+  std::vector<double> v_ttft, v_tpot, v_e2e, v_queue;
+  for (const RequestRecord& r : m.records()) {
+    if (cls && r.request_class != *cls) continue;
+    switch (r.outcome) {
+      case RequestOutcome::finished: ++finished; break;
+      case RequestOutcome::rejected: ++rejected; break;
+      case RequestOutcome::lost: ++lost; break;
+      case RequestOutcome::in_flight: ++in_flight; break;
+    }
+    if (r.outcome != RequestOutcome::finished) continue;
+    in_tokens += r.prompt_tokens;
+    out_tokens += r.output_tokens;
+    v_ttft.push_back(ttft(r));
+    v_e2e.push_back(e2e(r));
+    v_queue.push_back(r.first_scheduled_s - r.arrival_s);
+    if (has_tpot(r)) v_tpot.push_back(tpot(r));
+    if (meets_slo(r, slo)) ++good;
+  }
+  const double d = duration > 0 ? duration : 0;
+  auto rate = [d](double x) { return d > 0 ? x / d : 0.0; };
+  ojson requests{{"arrived", finished + rejected + lost + in_flight},
+                 {"finished", finished},
+                 {"rejected", rejected},
+                 {"lost", lost},
+                 {"in_flight", in_flight}};
+  if (include_rejections) {
+    ojson by_reason = ojson::object();
+    for (const auto& [reason, n] : m.rejected_by_reason()) by_reason[reason] = n;
+    requests["rejected_by_reason"] = by_reason;
+  }
+  ojson out;
+  out["requests"] = requests;
+  out["latency_s"] = ojson{{"ttft", summary_json(summarize(v_ttft))},
+                           {"tpot", summary_json(summarize(v_tpot))},
+                           {"itl", summary_json(itl.summarize())},
+                           {"e2e", summary_json(summarize(v_e2e))},
+                           {"queue", summary_json(summarize(v_queue))}};
+  out["throughput"] = ojson{{"requests_per_s", num(rate(static_cast<double>(finished)))},
+                            {"input_tokens_per_s", num(rate(static_cast<double>(in_tokens)))},
+                            {"output_tokens_per_s", num(rate(static_cast<double>(out_tokens)))}};
+  out["goodput_requests_per_s"] = num(rate(static_cast<double>(good)));
+  out["slo_attainment"] = finished > 0 ? num(static_cast<double>(good) / static_cast<double>(finished)) : ojson(nullptr);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string opt_time(double v) { return v >= 0 ? format_number(v) : std::string(); }
+
+}  // namespace
+
+std::string format_number(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo) {
+  const double duration = sim.end_time_s() - sim.first_arrival_s();
+  ojson out;
+  out["scenario"] = ojson{{"name", h.scenario},
+                          {"model", h.model},
+                          {"gpu", h.gpu},
+                          {"replicas", h.replicas},
+                          {"tensor_parallel_size", h.tensor_parallel_size},
+                          {"scheduler", h.scheduler},
+                          {"cost_model", h.cost_model},
+                          {"cost_model_measured", h.cost_model_measured},
+                          {"num_gpu_blocks", h.num_gpu_blocks},
+                          {"block_size", h.block_size},
+                          {"max_model_len", h.max_model_len},
+                          {"kv_cache_dtype", h.kv_cache_dtype},
+                          {"kv_bytes_per_token", h.kv_bytes_per_token},
+                          {"kv_accounting", h.kv_accounting},
+                          {"seed", h.seed}};
+  ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true);
+  for (auto& [k, v] : all.items()) out[k] = v;
+  out["duration_s"] = num(duration);
+
+  double capacity = 0, stored = 0, reserved = 0, eff = 0, nonempty = 0, running = 0, waiting = 0;
+  double compute = 0, bandwidth = 0, cached_free = 0;
+  int64_t peak = 0, max_running = 0, steps = 0, tokens = 0;
+  for (const Replica* r : sim.replicas()) {
+    const ReplicaIntegrals& in = r->integrals();
+    capacity += static_cast<double>(r->kv().usage().capacity_tokens);
+    stored += in.stored_tokens;
+    reserved += in.reserved_tokens;
+    eff += in.efficiency;
+    nonempty += in.nonempty_s;
+    running += in.running;
+    waiting += in.waiting;
+    cached_free += in.cached_free_blocks;
+    compute += in.compute_util;
+    bandwidth += in.bandwidth_util;
+    peak += in.peak_stored_tokens;
+    max_running = std::max(max_running, in.max_running);
+    steps += in.steps;
+    tokens += in.tokens;
+  }
+  const auto n_rep = static_cast<double>(sim.replicas().size());
+  const double d = duration > 0 ? duration : 0;
+  auto over_time = [d](double integral) { return d > 0 ? integral / d : 0.0; };
+  out["kv"] = ojson{{"capacity_tokens", static_cast<int64_t>(capacity)},
+                    {"peak_used_tokens", peak},
+                    {"mean_used_fraction", num(capacity > 0 ? over_time(stored) / capacity : 0.0)},
+                    {"mean_reserved_fraction", num(capacity > 0 ? over_time(reserved) / capacity : 0.0)},
+                    {"efficiency", nonempty > 0 ? num(eff / nonempty) : ojson(nullptr)},
+                    {"mean_cached_free_blocks", num(over_time(cached_free))}};
+  out["running"] = ojson{{"mean", num(over_time(running))}, {"max", max_running}};
+  out["waiting"] = ojson{{"mean", num(over_time(waiting))}};
+  out["preemptions"] = m.preemptions();
+  out["recomputed_tokens"] = m.recomputed_tokens();
+  out["prefix_cache_hit_rate"] =
+      num(m.prefix_queries() > 0 ? static_cast<double>(m.prefix_hits()) / static_cast<double>(m.prefix_queries()) : 0.0);
+  out["utilization"] = ojson{{"compute_mean", num(over_time(compute) / n_rep)},
+                             {"memory_bandwidth_mean", num(over_time(bandwidth) / n_rep)}};
+  out["steps"] = steps;
+  out["scheduled_tokens"] = tokens;
+  if (slo.any())
+    out["slo"] = ojson{{"ttft_p99_s", slo.ttft_s > 0 ? num(slo.ttft_s) : ojson(nullptr)},
+                       {"tpot_p99_s", slo.tpot_s > 0 ? num(slo.tpot_s) : ojson(nullptr)},
+                       {"e2e_p99_s", slo.e2e_s > 0 ? num(slo.e2e_s) : ojson(nullptr)}};
+  // by_class, in sorted class order (independent of arrival order).
+  std::vector<std::pair<std::string, size_t>> classes;
+  for (size_t i = 0; i < m.classes().size(); ++i) classes.emplace_back(m.classes()[i], i);
+  std::sort(classes.begin(), classes.end());
+  if (!classes.empty()) {
+    ojson by = ojson::object();
+    for (const auto& [name, idx] : classes) by[name] = request_block(m, &name, m.itl()[idx + 1], duration, slo, false);
+    out["by_class"] = by;
+  }
+  return out;
+}
+
+void write_requests_csv(std::ostream& os, const MetricsCollector& m) {
+  os << "id,class,priority,replica,outcome,reason,arrival_s,prompt_tokens,output_tokens,cached_tokens,preemptions,"
+        "queue_s,ttft_s,tpot_s,e2e_s,max_itl_s,finish_s\n";
+  for (const RequestRecord& r : m.records()) {
+    const bool done = r.outcome == RequestOutcome::finished;
+    os << csv_field(r.id) << ',' << csv_field(r.request_class) << ',' << r.priority << ','
+       << (r.replica >= 0 ? std::to_string(r.replica) : std::string()) << ',' << outcome_name(r.outcome) << ','
+       << csv_field(r.reason) << ',' << format_number(r.arrival_s) << ',' << r.prompt_tokens << ',' << r.output_tokens
+       << ',' << r.cached_tokens << ',' << r.preemptions << ','
+       << (r.first_scheduled_s >= 0 ? format_number(r.first_scheduled_s - r.arrival_s) : std::string()) << ','
+       << (r.first_token_s >= 0 ? format_number(ttft(r)) : std::string()) << ','
+       << (done && has_tpot(r) ? format_number(tpot(r)) : std::string()) << ','
+       << (done ? format_number(e2e(r)) : std::string()) << ',' << (r.output_tokens > 1 ? format_number(r.max_itl_s) : "")
+       << ',' << opt_time(r.finish_s) << '\n';
+  }
+}
+
+void write_timeseries_csv(std::ostream& os, const Simulation& sim) {
+  os << "time_s,replica,running,waiting,kv_used_blocks,kv_cached_free_blocks,kv_free_blocks,kv_stored_tokens,"
+        "kv_reserved_tokens,steps,tokens,tokens_per_step,prefill_tokens,decode_tokens,preemptions,finished,"
+        "compute_utilization,bandwidth_utilization\n";
+  for (const TimeseriesRow& r : sim.timeseries()) {
+    const double per_step = r.steps > 0 ? static_cast<double>(r.tokens) / static_cast<double>(r.steps) : 0.0;
+    os << format_number(r.time_s) << ',' << r.replica << ',' << r.running << ',' << r.waiting << ',' << r.kv_used_blocks
+       << ',' << r.kv_cached_free_blocks << ',' << r.kv_free_blocks << ',' << r.kv_stored_tokens << ','
+       << r.kv_reserved_tokens << ',' << r.steps << ',' << r.tokens << ',' << format_number(per_step) << ','
+       << r.prefill_tokens << ',' << r.decode_tokens << ',' << r.preemptions << ',' << r.finished << ','
+       << format_number(r.compute_utilization) << ',' << format_number(r.bandwidth_utilization) << '\n';
+  }
+}
+
+void print_summary(std::ostream& os, const ojson& res) {
+  auto s = [](const ojson& v) -> std::string {
+    if (v.is_null()) return "-";
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+    if (v.is_number()) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+      return buf;
+    }
+    return v.dump();
+  };
+  const auto& sc = res["scenario"];
+  os << "scenario " << sc["name"].get<std::string>() << ": " << sc["model"].get<std::string>() << " on "
+     << sc["gpu"].get<std::string>() << " x" << s(sc["tensor_parallel_size"]) << " (TP), " << s(sc["replicas"])
+     << " replica(s), " << sc["scheduler"].get<std::string>() << ", " << s(sc["num_gpu_blocks"]) << " blocks of "
+     << s(sc["block_size"]) << " tokens\n";
+  os << "cost model: " << sc["cost_model"].get<std::string>() << "\n\n";
+  const auto& rq = res["requests"];
+  os << "requests   arrived " << s(rq["arrived"]) << "  finished " << s(rq["finished"]) << "  rejected "
+     << s(rq["rejected"]) << "  lost " << s(rq["lost"]) << "  in flight " << s(rq["in_flight"]) << "\n";
+  os << "duration   " << s(res["duration_s"]) << " s\n\n";
+  char line[200];
+  std::snprintf(line, sizeof line, "%-12s %10s %10s %10s %10s\n", "latency (s)", "mean", "p50", "p90", "p99");
+  os << line;
+  for (const char* k : {"ttft", "tpot", "itl", "e2e", "queue"}) {
+    const auto& l = res["latency_s"][k];
+    std::snprintf(line, sizeof line, "%-12s %10s %10s %10s %10s\n", k, s(l["mean"]).c_str(), s(l["p50"]).c_str(),
+                  s(l["p90"]).c_str(), s(l["p99"]).c_str());
+    os << line;
+  }
+  const auto& tp = res["throughput"];
+  os << "\nthroughput " << s(tp["requests_per_s"]) << " req/s, " << s(tp["input_tokens_per_s"]) << " input tok/s, "
+     << s(tp["output_tokens_per_s"]) << " output tok/s; goodput " << s(res["goodput_requests_per_s"]) << " req/s\n";
+  const auto& kv = res["kv"];
+  os << "kv         capacity " << s(kv["capacity_tokens"]) << " tokens, peak used " << s(kv["peak_used_tokens"])
+     << ", mean used " << s(kv["mean_used_fraction"]) << ", mean reserved " << s(kv["mean_reserved_fraction"])
+     << ", efficiency " << s(kv["efficiency"]) << "\n";
+  os << "running    mean " << s(res["running"]["mean"]) << ", max " << s(res["running"]["max"]) << "; preemptions "
+     << s(res["preemptions"]) << ", recomputed tokens " << s(res["recomputed_tokens"]) << ", prefix-cache hit rate "
+     << s(res["prefix_cache_hit_rate"]) << "\n";
+  os << "utilization compute " << s(res["utilization"]["compute_mean"]) << ", memory bandwidth "
+     << s(res["utilization"]["memory_bandwidth_mean"]) << "\n";
+  if (res.contains("by_class")) {
+    os << "\nby class:\n";
+    for (const auto& [name, c] : res["by_class"].items())
+      os << "  " << name << ": finished " << s(c["requests"]["finished"]) << ", ttft p99 "
+         << s(c["latency_s"]["ttft"]["p99"]) << " s, tpot p99 " << s(c["latency_s"]["tpot"]["p99"])
+         << " s, slo attainment " << s(c["slo_attainment"]) << "\n";
+  }
+}
+
+void write_run_outputs(const std::string& dir, const ojson& results, const Simulation& sim, const MetricsCollector& m) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
+  auto open = [&dir](const char* name) {
+    std::ofstream f(std::filesystem::path(dir) / name);
+    if (!f) throw InputError(dir + "/" + name, "cannot write");
+    return f;
+  };
+  {
+    auto f = open("results.json");
+    f << results.dump(2) << "\n";
+  }
+  {
+    auto f = open("requests.csv");
+    write_requests_csv(f, m);
+  }
+  {
+    auto f = open("timeseries.csv");
+    write_timeseries_csv(f, sim);
+  }
+}
+
+}  // namespace kvcap

@@ -1,0 +1,147 @@
+#include "sim/scenario/build_run.hpp"
+
+#include "sim/cost/cost_model_factory.hpp"
+#include "sim/engine/router.hpp"
+#include "sim/kv/paged_allocator.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "sim/sched/vllm_v1_scheduler.hpp"
+#include "sim/util/error.hpp"
+#include "workloads/workload_spec.hpp"
+
+namespace kvcap {
+
+namespace {
+
+std::string field(const ScenarioSettings& s, const std::string& ptr) { return s.file + ": " + ptr; }
+
+MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const GpuSpec& gpu) {
+  const EngineSettings& e = s.engine;
+  EngineMemoryConfig m;
+  m.tensor_parallel_size = e.tensor_parallel_size;
+  m.kv_cache_dtype = e.kv_cache_dtype;
+  m.dtype = e.dtype;
+  m.quantization = e.quantization;
+  m.gpu_memory_utilization = e.gpu_memory_utilization;
+  m.max_model_len = e.max_model_len;
+  m.block_size = e.block_size;
+  m.max_num_batched_tokens = e.max_num_batched_tokens;
+  m.max_num_seqs = e.max_num_seqs;
+  m.kv_cache_memory_bytes = e.kv_cache_memory_bytes;
+  if (!e.num_gpu_blocks) return compute_memory_budget(model, gpu, m);
+  // The block count is overridden (vLLM num_gpu_blocks_override): take the budget's shapes
+  // (bytes per token and per page) from a run with ample KV memory, then impose the count. The
+  // "one max_model_len request must fit" check is made against the override by the caller.
+  m.kv_cache_memory_bytes = int64_t{1} << 50;
+  MemoryBudget b = compute_memory_budget(model, gpu, m);
+  b.num_gpu_blocks = *e.num_gpu_blocks;
+  b.kv_cache_tokens = b.num_gpu_blocks * b.block_size;
+  b.kv_cache_bytes_per_gpu = b.page_bytes_per_gpu * b.num_gpu_blocks;
+  return b;
+}
+
+}  // namespace
+
+std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
+  auto run = std::make_unique<BuiltRun>();
+  run->settings = s;
+  const EngineSettings& e = s.engine;
+  try {
+    run->model = load_model(s.model);
+  } catch (const InputError& err) {
+    throw InputError(field(s, "/model"), err.what());
+  }
+  try {
+    run->gpu = load_gpu(s.gpu);
+  } catch (const InputError& err) {
+    throw InputError(field(s, "/gpu"), err.what());
+  }
+  try {
+    run->budget = budget_for(s, run->model, run->gpu);
+  } catch (const InputError& err) {
+    throw InputError(field(s, "/engine"), err.what());
+  }
+  const MemoryBudget& b = run->budget;
+  const int64_t max_model_len = b.max_model_len;
+  if (!e.enable_chunked_prefill && e.max_num_batched_tokens < max_model_len)
+    throw InputError(field(s, "/engine/max_num_batched_tokens"),
+                     "with enable_chunked_prefill false, max_num_batched_tokens (" +
+                         std::to_string(e.max_num_batched_tokens) + ") must be at least max_model_len (" +
+                         std::to_string(max_model_len) + "), as vLLM requires");
+
+  // Hybrid models: vLLM's pool holds per-group pages and a request takes one page per group per
+  // block_size tokens. kvcap allocates whole-model blocks, so the pool is divided by the group
+  // count; sliding-window groups are charged like full attention (their window cap is not
+  // modelled), which understates capacity for those models.
+  const int64_t groups = b.full_groups + b.swa_groups;
+  int64_t pool_blocks = e.num_gpu_blocks ? *e.num_gpu_blocks : b.num_gpu_blocks;
+  std::string accounting = "full attention: one block per block_size tokens per request";
+  if (groups > 1) {
+    pool_blocks /= groups;
+    accounting = "hybrid model with " + std::to_string(groups) +
+                 " KV groups: pool divided by the group count; sliding-window layers charged as full attention "
+                 "(window cap not modelled, capacity understated)";
+  }
+  const int64_t blocks_for_max_len = (max_model_len + e.block_size - 1) / e.block_size;
+  if (pool_blocks - 1 < blocks_for_max_len)
+    throw InputError(field(s, e.num_gpu_blocks ? "/engine/num_gpu_blocks" : "/engine/max_model_len"),
+                     std::to_string(pool_blocks - 1) + " usable KV blocks of " + std::to_string(e.block_size) +
+                         " tokens cannot hold one request of max_model_len " + std::to_string(max_model_len) +
+                         " tokens (vLLM refuses to start); lower engine.max_model_len");
+
+  CostModelContext cctx{run->model, run->gpu, run->budget, e.tensor_parallel_size, s.base_dir};
+  run->cost = make_cost_model(s.cost_model, s.file, "/cost_model", cctx);
+
+  WorkloadContext wctx;
+  wctx.file = s.file;
+  wctx.base_dir = s.base_dir;
+  wctx.max_model_len = max_model_len;
+  wctx.seed = s.seed;
+  SourceFactory factory = parse_workload(s.workload, wctx);
+
+  SchedulerConfig sc;
+  sc.max_num_seqs = e.max_num_seqs;
+  sc.max_num_batched_tokens = e.max_num_batched_tokens;
+  sc.max_model_len = max_model_len;
+  sc.long_prefill_token_threshold = e.long_prefill_token_threshold;
+  sc.enable_chunked_prefill = e.enable_chunked_prefill;
+  sc.policy = e.scheduling_policy;
+
+  std::vector<std::unique_ptr<Replica>> replicas;
+  for (int64_t i = 0; i < s.deployment.replicas; ++i) {
+    PagedAllocatorConfig pc;
+    pc.num_gpu_blocks = pool_blocks;
+    pc.block_size = e.block_size;
+    pc.max_model_len = max_model_len;
+    pc.enable_prefix_caching = e.enable_prefix_caching;
+    pc.free_order = e.free_order;
+    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, std::make_unique<PagedKvAllocator>(pc),
+                                                 std::make_unique<VllmV1Scheduler>(sc), *run->cost, run->metrics));
+  }
+  SimulationOptions opt;
+  opt.event_skipping = e.event_skipping;
+  opt.horizon_s = s.horizon_s;
+  opt.sample_interval_s = s.sample_interval_s;
+  opt.max_model_len = max_model_len;
+  run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), std::make_unique<RoundRobinRouter>(),
+                                          run->metrics);
+
+  RunHeader& h = run->header;
+  h.scenario = s.name;
+  h.model = run->model.name;
+  h.gpu = run->gpu.id;
+  h.scheduler = e.scheduler;
+  h.cost_model = run->cost->describe();
+  h.cost_model_measured = run->cost->measured();
+  h.replicas = s.deployment.replicas;
+  h.tensor_parallel_size = e.tensor_parallel_size;
+  h.num_gpu_blocks = pool_blocks;
+  h.block_size = e.block_size;
+  h.max_model_len = max_model_len;
+  h.kv_bytes_per_token = b.kv_bytes_per_token;
+  h.kv_cache_dtype = dtype_name(b.kv_dtype);
+  h.kv_accounting = accounting;
+  h.seed = s.seed;
+  return run;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,52 @@
+#pragma once
+// Builds a runnable simulation from parsed scenario settings: model and GPU from their catalogs,
+// the memory budget (vLLM startup accounting) unless engine.num_gpu_blocks overrides the block
+// count, the cost model, the workload stream, and one replica per deployment.replicas.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/cost/cost_model.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/metrics/metrics_collector.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace kvcap {
+
+/// What results.json says about the setup.
+struct RunHeader {
+  std::string scenario;
+  std::string model;
+  std::string gpu;
+  std::string scheduler;
+  std::string cost_model;
+  bool cost_model_measured = false;
+  int64_t replicas = 1;
+  int64_t tensor_parallel_size = 1;
+  int64_t num_gpu_blocks = 0;   ///< per replica, as vLLM logs it (one is reserved)
+  int64_t block_size = 16;
+  int64_t max_model_len = 0;
+  int64_t kv_bytes_per_token = 0;
+  std::string kv_cache_dtype;
+  std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)
+  uint64_t seed = 1;
+};
+
+struct BuiltRun {
+  ScenarioSettings settings;
+  ModelSpec model;
+  GpuSpec gpu;
+  MemoryBudget budget;
+  std::unique_ptr<CostModel> cost;
+  MetricsCollector metrics;
+  std::unique_ptr<Simulation> sim;
+  RunHeader header;
+};
+
+/// InputError (naming the scenario field) for anything that cannot be built.
+std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& settings);
+
+}  // namespace kvcap

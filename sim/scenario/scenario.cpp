@@ -1,0 +1,156 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <filesystem>
+
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+
+namespace kvcap {
+
+namespace {
+
+constexpr int64_t kMaxInt = int64_t{1} << 40;
+
+std::string choice(const JsonObjectReader& r, const std::string& key, const std::string& fallback,
+                   std::initializer_list<const char*> allowed) {
+  const std::string v = r.get_string(key, fallback);
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return v;
+    list += list.empty() ? std::string("'") + a + "'" : std::string(", '") + a + "'";
+  }
+  throw InputError(r.where(key), "unknown value '" + v + "' (expected one of " + list + ")");
+}
+
+EngineSettings parse_engine(const JsonObjectReader& r) {
+  r.reject_unknown({"scheduler", "allocator", "tensor_parallel_size", "block_size", "num_gpu_blocks",
+                    "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
+                    "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
+                    "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
+                    "free_block_order", "event_skipping"});
+  EngineSettings e;
+  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1"});
+  e.allocator = choice(r, "allocator", e.allocator, {"paged"});
+  e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
+  e.block_size = r.get_int("block_size", 1, 65536, e.block_size);
+  if (r.has("num_gpu_blocks")) e.num_gpu_blocks = r.get_int("num_gpu_blocks", 2, kMaxInt);
+  e.gpu_memory_utilization = r.get_number_in("gpu_memory_utilization", 1e-6, 1.0, e.gpu_memory_utilization);
+  if (r.has("kv_cache_memory_bytes")) e.kv_cache_memory_bytes = r.get_int("kv_cache_memory_bytes", 1, int64_t{1} << 60);
+  e.max_num_seqs = r.get_int("max_num_seqs", 1, 1 << 24, e.max_num_seqs);
+  e.max_num_batched_tokens = r.get_int("max_num_batched_tokens", 1, kMaxInt, e.max_num_batched_tokens);
+  e.max_model_len = r.get_int("max_model_len", 2, kMaxInt, 0);
+  e.enable_chunked_prefill = r.get_bool("enable_chunked_prefill", e.enable_chunked_prefill);
+  e.long_prefill_token_threshold = r.get_int("long_prefill_token_threshold", 0, kMaxInt, 0);
+  e.enable_prefix_caching = r.get_bool("enable_prefix_caching", e.enable_prefix_caching);
+  e.scheduling_policy = choice(r, "scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority"
+                            ? SchedulingPolicy::priority
+                            : SchedulingPolicy::fcfs;
+  e.kv_cache_dtype = r.get_string("kv_cache_dtype", e.kv_cache_dtype);
+  e.dtype = r.get_string("dtype", e.dtype);
+  e.quantization = r.get_string("quantization", e.quantization);
+  e.free_order = choice(r, "free_block_order", "append", {"append", "prepend_fresh"}) == "prepend_fresh"
+                     ? FreeOrder::prepend_fresh
+                     : FreeOrder::append_all;
+  e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
+  return e;
+}
+
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  // Catalog names have no path separator and no .json suffix; anything else is a path.
+  const bool looks_like_path = p.find('/') != std::string::npos || p.ends_with(".json");
+  if (!looks_like_path || p.empty() || p[0] == '/' || base_dir.empty()) return p;
+  return base_dir + "/" + p;
+}
+
+}  // namespace
+
+const char* free_order_name(FreeOrder o) { return o == FreeOrder::prepend_fresh ? "prepend_fresh" : "append"; }
+const char* policy_name(SchedulingPolicy p) { return p == SchedulingPolicy::priority ? "priority" : "fcfs"; }
+
+void apply_override(nlohmann::json& doc, const std::string& assignment) {
+  const std::string where = "--set " + assignment;
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) throw InputError(where, "expected PATH=VALUE (e.g. engine.block_size=32)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    value = text;  // not JSON: a plain string such as fcfs or llama-3.1-8b
+  }
+  nlohmann::json* node = &doc;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (key.empty()) throw InputError(where, "empty component in path '" + path + "'");
+    const bool last = dot == std::string::npos;
+    if (node->is_array()) {
+      size_t idx = 0;
+      try {
+        size_t used = 0;
+        idx = std::stoul(key, &used);
+        if (used != key.size()) throw std::invalid_argument(key);
+      } catch (const std::exception&) {
+        throw InputError(where, "'" + key + "' is not an index into the array at '" + path.substr(0, start) + "'");
+      }
+      if (idx >= node->size()) throw InputError(where, "index " + key + " is past the end of the array");
+      node = &(*node)[idx];
+    } else if (node->is_object() || node->is_null()) {
+      if (node->is_null()) *node = nlohmann::json::object();
+      node = &(*node)[key];
+    } else {
+      throw InputError(where, "'" + path.substr(0, start - 1) + "' is not an object");
+    }
+    if (last) break;
+    start = dot + 1;
+  }
+  *node = value;
+}
+
+ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& file) {
+  JsonObjectReader r(doc, file, "");
+  r.reject_unknown({"name", "description", "model", "gpu", "engine", "deployment", "cost_model", "workload", "slo",
+                    "seed", "metrics", "horizon_s"});
+  ScenarioSettings s;
+  s.file = file;
+  const auto parent = std::filesystem::path(file).parent_path().string();
+  s.base_dir = parent.empty() ? "." : parent;
+  s.name = r.get_string("name", std::filesystem::path(file).stem().string());
+  if (r.has("description")) (void)r.get_string("description");
+  s.model = resolve(s.base_dir, r.get_string("model"));
+  s.gpu = resolve(s.base_dir, r.get_string("gpu"));
+  if (r.has("engine")) s.engine = parse_engine(r.object("engine"));
+  if (r.has("deployment")) {
+    JsonObjectReader d = r.object("deployment");
+    d.reject_unknown({"replicas", "router"});
+    s.deployment.replicas = d.get_int("replicas", 1, 4096, 1);
+    s.deployment.router = choice(d, "router", "round_robin", {"round_robin"});
+  }
+  s.cost_model = r.has("cost_model") ? r.raw("cost_model") : nlohmann::json{{"kind", "roofline"}};
+  s.workload = r.raw("workload");
+  if (r.has("slo")) {
+    JsonObjectReader o = r.object("slo");
+    o.reject_unknown({"ttft_p99_s", "tpot_p99_s", "e2e_p99_s"});
+    s.slo.ttft_s = o.get_number_in("ttft_p99_s", 1e-9, 1e9, 0.0);
+    s.slo.tpot_s = o.get_number_in("tpot_p99_s", 1e-9, 1e9, 0.0);
+    s.slo.e2e_s = o.get_number_in("e2e_p99_s", 1e-9, 1e9, 0.0);
+  }
+  s.seed = static_cast<uint64_t>(r.get_int("seed", 0, int64_t{1} << 62, 1));
+  if (r.has("metrics")) {
+    JsonObjectReader m = r.object("metrics");
+    m.reject_unknown({"sample_interval_s"});
+    s.sample_interval_s = m.get_number_in("sample_interval_s", 1e-6, 1e9, 1.0);
+  }
+  if (r.has("horizon_s")) s.horizon_s = r.get_number_in("horizon_s", 0.0, 1e12);
+  return s;
+}
+
+ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  nlohmann::json doc = read_json_file(path);
+  for (const auto& o : overrides) apply_override(doc, o);
+  return parse_scenario(doc, path);
+}
+
+}  // namespace kvcap

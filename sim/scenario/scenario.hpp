@@ -1,0 +1,81 @@
+#pragma once
+// The scenario file (JSON) turned into plain settings, strictly: unknown keys, wrong types and
+// out-of-range values are InputErrors naming the file and the field. Engine fields follow vLLM's
+// names and defaults. JSON stays here; the simulator core receives plain structs.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/kv/block_pool.hpp"
+#include "sim/metrics/metrics_collector.hpp"
+#include "sim/sched/waiting_queue.hpp"
+
+namespace kvcap {
+
+/// `engine` object. Defaults are vLLM's (V1) where vLLM has a fixed one; max_num_seqs and
+/// max_num_batched_tokens vary by vLLM version and GPU, so 256 / 8192 are kvcap's documented
+/// defaults (set them from your server's startup log).
+struct EngineSettings {
+  std::string scheduler = "vllm-v1";
+  std::string allocator = "paged";
+  int64_t tensor_parallel_size = 1;
+  int64_t block_size = 16;
+  std::optional<int64_t> num_gpu_blocks;  ///< overrides the memory model (vLLM num_gpu_blocks_override)
+  double gpu_memory_utilization = 0.9;
+  std::optional<int64_t> kv_cache_memory_bytes;
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 8192;
+  int64_t max_model_len = 0;  ///< 0 = the model's max_position_embeddings (vLLM default)
+  bool enable_chunked_prefill = true;
+  int64_t long_prefill_token_threshold = 0;
+  bool enable_prefix_caching = true;  ///< on by default in vLLM V1
+  SchedulingPolicy scheduling_policy = SchedulingPolicy::fcfs;
+  std::string kv_cache_dtype = "auto";
+  std::string dtype = "auto";
+  std::string quantization;
+  /// How freed blocks re-enter the free queue: "append" (vLLM until late 2025) or
+  /// "prepend_fresh" (newest vLLM block_pool.py).
+  FreeOrder free_order = FreeOrder::append_all;
+  bool event_skipping = true;  ///< kvcap switch: identical results either way, faster with it
+};
+
+struct DeploymentSettings {
+  int64_t replicas = 1;
+  std::string router = "round_robin";
+};
+
+struct ScenarioSettings {
+  std::string file;       ///< as given on the command line
+  std::string base_dir;   ///< folder of the file; relative paths resolve against it
+  std::string name;
+  std::string model;      ///< catalog name or config path (resolved against base_dir)
+  std::string gpu;
+  EngineSettings engine;
+  DeploymentSettings deployment;
+  nlohmann::json cost_model;  ///< validated by make_cost_model
+  nlohmann::json workload;    ///< validated by parse_workload
+  SloConfig slo;
+  uint64_t seed = 1;
+  double sample_interval_s = 1.0;
+  double horizon_s = std::numeric_limits<double>::infinity();
+};
+
+/// Applies one "--set a.b.c=value" to the document: value is JSON when it parses as JSON, a
+/// string otherwise. Array elements are addressed by index. The strict parse that follows
+/// rejects paths the scenario format does not know.
+void apply_override(nlohmann::json& doc, const std::string& assignment);
+
+/// Parses a scenario document (after overrides).
+ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& file);
+
+/// Reads the file, applies the overrides in order, parses.
+ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+
+const char* free_order_name(FreeOrder o);
+const char* policy_name(SchedulingPolicy p);
+
+}  // namespace kvcap

@@ -1,0 +1,54 @@
+#pragma once
+// The mutable state of one replica that schedulers work on: the request slots, the running list
+// (admission order), the waiting queue, and the KV allocator. The engine owns it.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/engine/sequence.hpp"
+#include "sim/kv/kv_allocator.hpp"
+#include "sim/sched/waiting_queue.hpp"
+
+namespace kvcap {
+
+/// Engine limits a scheduler obeys (vLLM names; defaults are vLLM's where it has a fixed one).
+struct SchedulerConfig {
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 8192;
+  int64_t max_model_len = 8192;
+  int64_t long_prefill_token_threshold = 0;  ///< 0 = off
+  bool enable_chunked_prefill = true;
+  SchedulingPolicy policy = SchedulingPolicy::fcfs;
+};
+
+class ReplicaState {
+ public:
+  ReplicaState(SchedulingPolicy policy, KvAllocator& kv) : waiting(policy), kv(&kv) {}
+
+  SeqState& seq(int32_t slot) { return *slots_[static_cast<size_t>(slot)]; }
+  const SeqState& seq(int32_t slot) const { return *slots_[static_cast<size_t>(slot)]; }
+
+  /// A fresh slot (recycled when possible, so its vectors keep their capacity).
+  int32_t acquire_slot();
+  void release_slot(int32_t slot);
+  int64_t in_flight() const { return static_cast<int64_t>(slots_.size() - free_slots_.size()); }
+
+  static WaitingQueue::Key key_of(const SeqState& s) {
+    return {s.req.priority, s.req.arrival_s, s.arrival_seq};
+  }
+
+  /// Recompute preemption (vLLM V1): free all KV, forget computed tokens, keep the generated
+  /// ones (they are re-prefilled), and put the request back at the front of the waiting queue.
+  /// The caller has already removed it from `running`.
+  void preempt(int32_t slot);
+
+  std::vector<int32_t> running;  ///< slots in admission order
+  WaitingQueue waiting;
+  KvAllocator* kv;
+
+ private:
+  std::vector<std::unique_ptr<SeqState>> slots_;
+  std::vector<int32_t> free_slots_;
+};
+
+}  // namespace kvcap

@@ -1,0 +1,38 @@
+#pragma once
+// What a scheduler decided for one step: which requests compute how many tokens, in the order
+// chosen, and which requests were preempted. Buffers are reused from step to step.
+#include <cstdint>
+#include <vector>
+
+namespace kvcap {
+
+enum class ScheduledKind : uint8_t {
+  new_request,  ///< admitted from the waiting queue for the first time ("new")
+  running,      ///< already running ("running")
+  resumed,      ///< admitted again after a preemption ("resumed")
+};
+
+const char* scheduled_kind_name(ScheduledKind k);
+
+struct ScheduledEntry {
+  int32_t slot = -1;
+  int64_t tokens = 0;          ///< tokens computed for this request in the step
+  int64_t context_before = 0;  ///< tokens already in KV before the step (prefix hits included)
+  int64_t cached_tokens = 0;   ///< prefix-cache hit at this admission (0 for running)
+  ScheduledKind kind = ScheduledKind::running;
+};
+
+struct StepPlan {
+  std::vector<ScheduledEntry> scheduled;
+  std::vector<int32_t> preempted;  ///< slots, in preemption order
+  int64_t total_tokens = 0;
+
+  void clear() {
+    scheduled.clear();
+    preempted.clear();
+    total_tokens = 0;
+  }
+  bool empty() const { return scheduled.empty(); }
+};
+
+}  // namespace kvcap

@@ -1,0 +1,120 @@
+#include "sim/sched/vllm_v1_scheduler.hpp"
+
+#include <algorithm>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+size_t VllmV1Scheduler::pick_victim(const ReplicaState& st) const {
+  if (cfg_.policy == SchedulingPolicy::fcfs) return st.running.size() - 1;
+  // The least important running request: largest (priority, arrival time); on a tie the first
+  // in running order, as Python's max() returns the first maximum.
+  size_t best = 0;
+  for (size_t i = 1; i < st.running.size(); ++i) {
+    const SeqState& a = st.seq(st.running[i]);
+    const SeqState& b = st.seq(st.running[best]);
+    if (a.req.priority > b.req.priority ||
+        (a.req.priority == b.req.priority && a.req.arrival_s > b.req.arrival_s))
+      best = i;
+  }
+  return best;
+}
+
+void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& budget) {
+  size_t i = 0;
+  while (i < st.running.size() && budget > 0) {
+    const int32_t slot = st.running[i];
+    SeqState& s = st.seq(slot);
+    int64_t n = s.num_tokens() - s.num_computed_tokens;
+    if (cfg_.long_prefill_token_threshold > 0 && n > cfg_.long_prefill_token_threshold)
+      n = cfg_.long_prefill_token_threshold;
+    n = std::min(n, budget);
+    n = std::min(n, cfg_.max_model_len - 1 - s.num_computed_tokens);
+    if (n <= 0) {  // nothing to do for this one; later ones may still run
+      ++i;
+      continue;
+    }
+    bool allocated = false;
+    while (true) {
+      if (st.kv->allocate(s, 0, n)) {
+        allocated = true;
+        break;
+      }
+      const size_t v = pick_victim(st);
+      const int32_t victim = st.running[v];
+      if (v < i) {  // already scheduled in this step: give its tokens back
+        auto it = std::find_if(plan.scheduled.begin(), plan.scheduled.end(),
+                               [victim](const ScheduledEntry& e) { return e.slot == victim; });
+        KVCAP_CHECK(it != plan.scheduled.end(), "preempted request scheduled but not in the plan");
+        budget += it->tokens;
+        plan.total_tokens -= it->tokens;
+        plan.scheduled.erase(it);
+        --i;
+      }
+      st.running.erase(st.running.begin() + static_cast<std::ptrdiff_t>(v));
+      st.preempt(victim);
+      plan.preempted.push_back(victim);
+      if (victim == slot) break;
+    }
+    if (!allocated) break;
+    plan.scheduled.push_back({slot, n, s.num_computed_tokens, 0, ScheduledKind::running});
+    plan.total_tokens += n;
+    s.num_computed_tokens += n;
+    budget -= n;
+    ++i;
+  }
+}
+
+void VllmV1Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& plan, int64_t& budget) {
+  while (!st.waiting.empty() && budget > 0) {
+    if (static_cast<int64_t>(st.running.size()) >= cfg_.max_num_seqs) break;
+    const int32_t slot = st.waiting.front();
+    SeqState& s = st.seq(slot);
+    const int64_t hit = st.kv->find_prefix_hit(s);
+    // num_tokens, not the prompt: a resumed request re-prefills the outputs it produced.
+    int64_t n = s.num_tokens() - hit;
+    if (cfg_.long_prefill_token_threshold > 0 && n > cfg_.long_prefill_token_threshold)
+      n = cfg_.long_prefill_token_threshold;
+    if (!cfg_.enable_chunked_prefill && n > budget) break;  // no skipping ahead
+    n = std::min(n, budget);
+    if (!st.kv->allocate(s, hit, n)) break;  // the head of the line blocks the rest
+    st.waiting.pop_front();
+    st.running.push_back(slot);
+    const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;
+    if (!s.admitted_before) {
+      s.admitted_before = true;
+      s.first_scheduled_s = now_s;
+      s.cached_tokens_first = hit;
+    }
+    s.status = SeqStatus::running;
+    plan.scheduled.push_back({slot, n, hit, hit, kind});
+    plan.total_tokens += n;
+    s.num_computed_tokens = hit + n;
+    budget -= n;
+  }
+}
+
+void VllmV1Scheduler::schedule(ReplicaState& st, double now_s, StepPlan& plan) {
+  int64_t budget = cfg_.max_num_batched_tokens;
+  running_pass(st, plan, budget);
+  if (plan.preempted.empty()) waiting_pass(st, now_s, plan, budget);
+  KVCAP_DCHECK(plan.total_tokens <= cfg_.max_num_batched_tokens, "step exceeds the token budget");
+  KVCAP_DCHECK(static_cast<int64_t>(st.running.size()) <= cfg_.max_num_seqs, "too many running requests");
+}
+
+bool VllmV1Scheduler::next_step_is_plain_decode(const ReplicaState& st) const {
+  const auto n = static_cast<int64_t>(st.running.size());
+  if (n == 0 || n > cfg_.max_num_batched_tokens) return false;
+  // The waiting pass would run (and might admit) unless the batch is full or the budget spent.
+  if (!st.waiting.empty() && n < cfg_.max_num_seqs && n < cfg_.max_num_batched_tokens) return false;
+  for (int32_t slot : st.running) {
+    const SeqState& s = st.seq(slot);
+    if (s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return false;
+    if (cfg_.max_model_len - 1 - s.num_computed_tokens < 1) return false;
+    if (!st.kv->allocation_is_noop(s, 1)) return false;
+  }
+  return true;
+}
+
+}  // namespace kvcap
