@@ -1,8 +1,214 @@
+// `kvcap memory`: the per-GPU memory budget a vLLM server would compute at startup, for a model
+// on a GPU, and optionally whether a given load (context length × concurrency) fits.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "sim/cli/commands.hpp"
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/kv_format.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/memory/weight_bytes.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "sim/model/param_count.hpp"
+#include "sim/util/error.hpp"
 
 namespace kvcap::cli {
 
-// Placeholder until this command's issue lands: registers nothing.
-void add_memory_command(CLI::App&, CommandAction&) {}
+namespace {
+
+struct MemoryOptions {
+  std::string model;
+  std::string gpu;
+  EngineMemoryConfig engine;
+  std::optional<double> kv_cache_memory_bytes;
+  std::optional<double> gpu_memory_bytes;
+  std::optional<double> price_per_gpu_hour;
+  std::optional<int64_t> context_len;
+  std::optional<int64_t> concurrency;
+  bool json = false;
+};
+
+/// Byte counts arrive as doubles so that 8e9 is accepted; they must still be whole and positive.
+int64_t whole_bytes(double v, const char* flag) {
+  if (!std::isfinite(v) || v < 1 || v > 9.0e18 || std::floor(v) != v)
+    throw InputError(flag, "expected a positive whole number of bytes, got " + std::to_string(v));
+  return static_cast<int64_t>(v);
+}
+
+std::string gib(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::string attention_summary(const ModelSpec& m) {
+  int64_t sliding = 0, full = 0, mla = 0, window = 0;
+  for (const auto& l : m.layers) {
+    if (l.attention == AttentionKind::sliding_window) {
+      ++sliding;
+      window = l.sliding_window;
+    } else if (l.attention == AttentionKind::mla) {
+      ++mla;
+    } else {
+      ++full;
+    }
+  }
+  std::string s;
+  if (full) s += std::to_string(full) + " full";
+  if (sliding) s += (s.empty() ? "" : " + ") + std::to_string(sliding) + " sliding(" + std::to_string(window) + ")";
+  if (mla) s += (s.empty() ? "" : " + ") + std::to_string(mla) + " MLA";
+  return s;
+}
+
+int run_memory(const MemoryOptions& o) {
+  ModelSpec model = load_model(o.model);
+  GpuSpec gpu = load_gpu(o.gpu);
+  if (o.gpu_memory_bytes) gpu.memory_bytes = whole_bytes(*o.gpu_memory_bytes, "--gpu-memory-bytes");
+  if (o.price_per_gpu_hour) {
+    if (!std::isfinite(*o.price_per_gpu_hour) || *o.price_per_gpu_hour < 0)
+      throw InputError("--price-per-gpu-hour", "expected a non-negative number");
+    gpu.price_per_gpu_hour_usd = *o.price_per_gpu_hour;
+  }
+  validate_gpu(gpu, "--gpu " + o.gpu);
+
+  EngineMemoryConfig engine = o.engine;
+  if (o.kv_cache_memory_bytes) engine.kv_cache_memory_bytes = whole_bytes(*o.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
+  if (o.context_len.has_value() != o.concurrency.has_value())
+    throw InputError(o.context_len ? "--concurrency" : "--context-len",
+                     "--context-len and --concurrency go together (tokens per request, requests at once)");
+  if (o.context_len && *o.context_len < 1)
+    throw InputError("--context-len", "expected a positive number of tokens, got " + std::to_string(*o.context_len));
+  if (o.concurrency && *o.concurrency < 1)
+    throw InputError("--concurrency", "expected a positive number of requests, got " + std::to_string(*o.concurrency));
+
+  const MemoryBudget b = compute_memory_budget(model, gpu, engine);
+  const ParamCount params = count_parameters(model);
+
+  // Load check: each request holds blocks_for_tokens(context) blocks; vLLM keeps block 0 as its
+  // null block, so num_gpu_blocks - 1 are usable.
+  int64_t load_blocks = 0, usable_blocks = b.num_gpu_blocks - 1;
+  if (o.context_len) load_blocks = *o.concurrency * b.blocks_for_tokens(*o.context_len);
+  const bool fits = load_blocks <= usable_blocks;
+
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["model"] = model.name;
+    j["architecture"] = model.architecture;
+    j["gpu"] = gpu.id;
+    j["gpu_memory_bytes"] = gpu.memory_bytes;
+    j["tensor_parallel_size"] = engine.tensor_parallel_size;
+    j["dtype"] = dtype_name(parse_model_dtype(engine.dtype, model.dtype));
+    j["kv_cache_dtype"] = dtype_name(b.kv_dtype);
+    const WeightQuant quant = resolve_weight_quant(engine.quantization, model);
+    j["weight_quantization"] = quant.method.empty() ? "none" : quant.method;
+    j["params_total"] = params.total;
+    j["params_active"] = params.active;
+    j["kv_bytes_per_token"] = b.kv_bytes_per_token;
+    j["kv_bytes_per_token_per_gpu"] = b.kv_bytes_per_token_per_gpu;
+    j["weight_bytes"] = b.weight_bytes;
+    j["weight_bytes_per_gpu"] = b.weight_bytes_per_gpu;
+    j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
+    j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
+    j["non_torch_bytes_per_gpu"] = b.non_torch_bytes_per_gpu;
+    j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
+    j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
+    j["block_size"] = b.block_size;
+    j["layers_per_block"] = b.layers_per_block;
+    j["page_bytes_per_gpu"] = b.page_bytes_per_gpu;
+    j["num_gpu_blocks"] = b.num_gpu_blocks;
+    j["kv_cache_tokens"] = b.kv_cache_tokens;
+    j["max_model_len"] = b.max_model_len;
+    j["blocks_per_max_len_request"] = b.blocks_per_max_len_request;
+    j["max_concurrency"] = b.max_concurrency;
+    j["full_attention_groups"] = b.full_groups;
+    j["sliding_window_groups"] = b.swa_groups;
+    j["sliding_window_tokens"] = b.swa_window_tokens;
+    if (o.context_len) {
+      nlohmann::ordered_json l;
+      l["context_len_tokens"] = *o.context_len;
+      l["concurrency"] = *o.concurrency;
+      l["blocks_needed"] = load_blocks;
+      l["usable_blocks"] = usable_blocks;
+      l["kv_bytes_needed_per_gpu"] = load_blocks * b.page_bytes_per_gpu;
+      l["fits"] = fits;
+      j["load"] = l;
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+
+  auto row = [](const std::string& k, const std::string& v) { std::printf("  %-34s %s\n", k.c_str(), v.c_str()); };
+  auto num = [](int64_t v) { return std::to_string(v); };
+  std::printf("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
+              static_cast<long long>(engine.tensor_parallel_size));
+  std::printf("model\n");
+  row("architecture", model.architecture);
+  row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
+  row("parameters total / active", num(params.total) + " / " + num(params.active));
+  std::printf("KV cache format\n");
+  row("kv cache dtype", dtype_name(b.kv_dtype));
+  row("KV bytes per token (all GPUs)", num(b.kv_bytes_per_token));
+  row("KV bytes per token per GPU", num(b.kv_bytes_per_token_per_gpu));
+  std::printf("per-GPU memory\n");
+  row("total", gib(gpu.memory_bytes));
+  row("usable (x gpu_memory_utilization)", gib(b.requested_bytes_per_gpu));
+  row("weights", gib(b.weight_bytes_per_gpu) + "  (whole model " + gib(b.weight_bytes) + ")");
+  row("activation peak (estimate)", gib(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
+  row("non-torch overhead (estimate)", gib(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
+  row("KV cache", gib(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
+  std::printf("blocks\n");
+  row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.layers_per_block) + " layers");
+  row("bytes per block", num(b.page_bytes_per_gpu));
+  if (b.swa_groups > 0)
+    row("groups (full / sliding)", num(b.full_groups) + " / " + num(b.swa_groups) + " (window " +
+                                        num(b.swa_window_tokens) + " tokens)");
+  row("num_gpu_blocks", num(b.num_gpu_blocks));
+  row("KV cache capacity", num(b.kv_cache_tokens) + " tokens");
+  char conc[64];
+  std::snprintf(conc, sizeof conc, "%.2fx", b.max_concurrency);
+  row("max concurrency at " + num(b.max_model_len) + " tokens", conc);
+  if (o.context_len) {
+    std::printf("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
+                static_cast<long long>(*o.context_len));
+    row("blocks needed / usable", num(load_blocks) + " / " + num(usable_blocks));
+    row("KV memory needed per GPU", gib(load_blocks * b.page_bytes_per_gpu));
+    row("fits", fits ? "yes" : "no");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_memory_command(CLI::App& app, CommandAction& action) {
+  auto o = std::make_shared<MemoryOptions>();
+  CLI::App* cmd = app.add_subcommand("memory", "Per-GPU memory budget and KV-cache capacity, as vLLM computes it at startup");
+  cmd->add_option("--model", o->model, "catalog name (see `kvcap models`) or path to a HuggingFace config.json")->required();
+  cmd->add_option("--gpu", o->gpu, "catalog id (see `kvcap gpus`) or path to a GPU JSON file")->required();
+  cmd->add_option("--tensor-parallel-size,--tp", o->engine.tensor_parallel_size, "GPUs one replica is split over");
+  cmd->add_option("--kv-cache-dtype", o->engine.kv_cache_dtype, "auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4");
+  cmd->add_option("--kv-quant-group-size", o->engine.kv_quant_group_size,
+                  "int8/int4 KV: elements per fp16 scale (default 64)");
+  cmd->add_option("--dtype", o->engine.dtype, "model dtype: auto|bfloat16|float16|float32");
+  cmd->add_option("--quantization", o->engine.quantization,
+                  "weight quantization: none|fp8|int8|awq|gptq|int4|mxfp4 (default: as the config declares)");
+  cmd->add_option("--gpu-memory-utilization", o->engine.gpu_memory_utilization, "fraction of GPU memory vLLM may use (0.9)");
+  cmd->add_option("--max-model-len", o->engine.max_model_len, "tokens per request (default: max_position_embeddings)");
+  cmd->add_option("--block-size", o->engine.block_size, "tokens per KV block (16)");
+  cmd->add_option("--max-num-batched-tokens", o->engine.max_num_batched_tokens, "tokens per forward pass (8192)");
+  cmd->add_option("--max-num-seqs", o->engine.max_num_seqs, "sequences per batch (256)");
+  cmd->add_option("--kv-cache-memory-bytes", o->kv_cache_memory_bytes, "KV cache size per GPU; skips the profiling estimate");
+  cmd->add_option("--gpu-memory-bytes", o->gpu_memory_bytes, "override the GPU's memory size");
+  cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour, "override the GPU's price (USD per GPU-hour)");
+  cmd->add_option("--context-len", o->context_len, "tokens per request of a load to check (with --concurrency)");
+  cmd->add_option("--concurrency", o->concurrency, "requests at once of a load to check (with --context-len)");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->callback([o, &action] { action = [o] { return run_memory(*o); }; });
+}
 
 }  // namespace kvcap::cli

@@ -1,0 +1,126 @@
+// `kvcap memory`, `kvcap models`, `kvcap gpus` end to end through the binary.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_helpers.hpp"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run run(const std::string& args) {
+  Run r;
+  std::string cmd = std::string(KVCAP_BIN) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("kvcap memory --json prints one object with the contract's keys") {
+  Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --kv-cache-memory-bytes 1e10 "
+              "--context-len 4000 --concurrency 10 --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "weight_bytes", "weight_bytes_per_gpu",
+                          "activation_bytes_per_gpu", "kv_cache_bytes_per_gpu", "num_gpu_blocks", "kv_cache_tokens",
+                          "max_concurrency", "load"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(j["kv_bytes_per_token"] == 131072);
+  CHECK(j["num_gpu_blocks"] == 4768);  // worked in test_memory_budget.cpp
+  // 10 requests x ceil(4000/16) = 250 blocks = 2,500 of the 4,767 usable (block 0 is vLLM's null block).
+  CHECK(j["load"]["blocks_needed"] == 2500);
+  CHECK(j["load"]["usable_blocks"] == 4767);
+  CHECK(j["load"]["fits"] == true);
+  r = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --kv-cache-memory-bytes 1e10 "
+          "--context-len 8000 --concurrency 10 --json");
+  CHECK(nlohmann::json::parse(r.out)["load"]["fits"] == false);  // 5,000 > 4,767
+}
+
+TEST_CASE("kvcap memory prints a readable table; output is deterministic") {
+  Run a = run("memory --model deepseek-v3 --gpu h200 --tp 8 --max-model-len 32768");
+  CHECK(a.code == 0);
+  CHECK(kvcap::test::contains(a.out, "num_gpu_blocks"));
+  CHECK(kvcap::test::contains(a.out, "70272"));
+  CHECK(run("memory --model deepseek-v3 --gpu h200 --tp 8 --max-model-len 32768").out == a.out);
+}
+
+TEST_CASE("kvcap memory: bad input exits 2 with the field named") {
+  auto bad = [](const std::string& args, const std::string& expect) {
+    Run r = run(args);
+    CAPTURE(args);
+    CAPTURE(r.out);
+    CHECK(r.code == 2);
+    CHECK(kvcap::test::contains(r.out, expect));
+  };
+  bad("memory --model no-such-model --gpu h100-sxm", "no-such-model");
+  bad("memory --model llama-3.1-8b --gpu h900", "h900");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size 0", "--block-size");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size -16", "--block-size");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 0", "--gpu-memory-utilization");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes -5", "--kv-cache-memory-bytes");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-bytes 0", "--gpu-memory-bytes");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --tensor-parallel-size 3", "--tensor-parallel-size");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --context-len 100", "--concurrency");
+  bad("memory --model llama-3.1-405b --gpu l4", "does not fit");
+  bad("memory --model llama-3.1-8b --gpu l4", "estimated maximum model length");
+  bad("memory --gpu h100-sxm", "--model");
+
+  auto malformed = kvcap::test::write_temp("cli_bad.json", "{\"architectures\": [\"LlamaForCausalLM\"], }");
+  bad("memory --model " + malformed + " --gpu h100-sxm", malformed + ":1:");
+  auto missing = kvcap::test::write_temp(
+      "cli_missing.json", R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 2})");
+  bad("memory --model " + missing + " --gpu h100-sxm", "/num_attention_heads: required field is missing");
+  auto zero = kvcap::test::write_temp("cli_zero.json", R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 0,
+      "intermediate_size": 1, "num_hidden_layers": 2, "num_attention_heads": 1, "vocab_size": 10,
+      "max_position_embeddings": 16})");
+  bad("memory --model " + zero + " --gpu h100-sxm", "/hidden_size");
+  auto arch = kvcap::test::write_temp("cli_arch.json", R"({"architectures": ["FalconForCausalLM"]})");
+  bad("memory --model " + arch + " --gpu h100-sxm", "FalconForCausalLM");
+  for (const auto& p : {malformed, missing, zero, arch}) std::filesystem::remove(p);
+}
+
+TEST_CASE("kvcap memory accepts GPU overrides and a GPU JSON file") {
+  Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-bytes 50e9 --max-model-len 8192 --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["gpu_memory_bytes"] == 50000000000LL);
+  auto path = kvcap::test::write_temp("cli_gpu.json", R"({"base": "a100-80gb", "memory_bytes": 60000000000})");
+  r = run("memory --model llama-3.1-8b --gpu " + path + " --max-model-len 8192 --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["gpu_memory_bytes"] == 60000000000LL);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
+  Run r = run("models --json");
+  REQUIRE(r.code == 0);
+  auto models = nlohmann::json::parse(r.out);
+  CHECK(models.size() == 17);
+  CHECK(models[0]["name"] == "llama-3.1-8b");
+  CHECK(models[0]["kv_bytes_per_token"] == 131072);
+  r = run("gpus --json");
+  REQUIRE(r.code == 0);
+  auto gpus = nlohmann::json::parse(r.out);
+  CHECK(gpus.size() == 10);
+  CHECK(gpus[9]["id"] == "mi300x");
+  CHECK(run("models").code == 0);
+  CHECK(kvcap::test::contains(run("gpus").out, "h200"));
+}

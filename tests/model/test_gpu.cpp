@@ -1,0 +1,70 @@
+// The GPU catalog and GPU JSON files.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "test_helpers.hpp"
+
+using namespace kvcap;
+
+TEST_CASE("the ten catalog GPUs, case-insensitive, with sane figures") {
+  const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",
+                       "b200",      "l40s",      "l4",       "rtx-4090",  "mi300x"};
+  CHECK(gpu_catalog().size() == 10);
+  for (const char* id : ids) {
+    CAPTURE(id);
+    const GpuSpec g = load_gpu(id);
+    CHECK(g.id == id);
+    CHECK(g.memory_bytes > (int64_t{20} << 30));
+    CHECK(g.hbm_bandwidth_bytes_per_s > 2e11);
+    CHECK(g.bf16_flops > 1e14);
+    CHECK(g.price_per_gpu_hour_usd > 0);
+    CHECK_NOTHROW(validate_gpu(g, id));
+  }
+  CHECK(load_gpu("H100-SXM").memory_bytes == int64_t{81559} << 20);  // nvidia-smi 81559MiB
+  CHECK(load_gpu("MI300X").memory_bytes == 205822885888);           // rocm-smi bytes
+  CHECK(load_gpu("a100-40gb").fp8_flops == 0);                       // no FP8 tensor cores
+}
+
+TEST_CASE("an unknown GPU is refused, listing the catalog") {
+  const auto e = test::input_error_of([] { load_gpu("h300"); });
+  CHECK(test::contains(e, "--gpu"));
+  CHECK(test::contains(e, "h100-sxm"));
+}
+
+TEST_CASE("a GPU JSON file: a base with overrides, or every figure") {
+  auto path = test::write_temp("gpu_base.json", R"({"base": "h100-sxm", "memory_bytes": 85000000000,
+      "price_per_gpu_hour_usd": 2.0})");
+  GpuSpec g = load_gpu(path);
+  CHECK(g.memory_bytes == 85000000000);
+  CHECK(g.price_per_gpu_hour_usd == 2.0);
+  CHECK(g.bf16_flops == load_gpu("h100-sxm").bf16_flops);
+  std::filesystem::remove(path);
+
+  path = test::write_temp("gpu_full.json", R"({"id": "x1", "memory_bytes": 1000000000, "hbm_bandwidth_bytes_per_s": 1e12,
+      "bf16_flops": 1e14, "fp8_flops": 0, "int8_ops": 0, "host_link_bytes_per_s": 3e10,
+      "interconnect_bytes_per_s": 3e10, "price_per_gpu_hour_usd": 1})");
+  g = load_gpu(path);
+  CHECK(g.id == "x1");
+  CHECK(g.memory_bytes == 1000000000);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("bad GPU files: unknown keys, missing figures, non-positive sizes, unknown base") {
+  auto err = [](const char* name, const char* text) {
+    auto path = test::write_temp(name, text);
+    auto e = test::input_error_of([&] { load_gpu(path); });
+    std::filesystem::remove(path);
+    return e;
+  };
+  CHECK(test::contains(err("g1.json", R"({"base": "h200", "memory_gb": 5})"), "/memory_gb: unknown key"));
+  CHECK(test::contains(err("g2.json", R"({"id": "x", "memory_bytes": 1000})"), "/hbm_bandwidth_bytes_per_s"));
+  CHECK(test::contains(err("g3.json", R"({"base": "h200", "memory_bytes": 0})"), "/memory_bytes"));
+  CHECK(test::contains(err("g4.json", R"({"base": "h200", "bf16_flops": -1})"), "/bf16_flops"));
+  CHECK(test::contains(err("g5.json", R"({"base": "h900"})"), "/base"));
+  CHECK(test::contains(err("g6.json", R"({"base": "h200",)"), "g6.json:1:"));
+  GpuSpec g = load_gpu("l4");
+  g.memory_bytes = -1;
+  CHECK(test::contains(test::input_error_of([&] { validate_gpu(g, "--gpu l4"); }), "memory_bytes"));
+}

@@ -1,0 +1,147 @@
+// vLLM's startup accounting, worked by hand.
+#include <doctest/doctest.h>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "test_helpers.hpp"
+
+using namespace kvcap;
+
+TEST_CASE("num_gpu_blocks with --kv-cache-memory-bytes: exact arithmetic") {
+  // Llama-3.1-8B, bf16 KV, block 16: one layer's page = 16 tokens x 2 x 8 heads x 128 x 2 B =
+  // 65,536 B; a block spans 32 layers: 2,097,152 B. 10,000,000,000 B / 2,097,152 = 4,768.37 ->
+  // 4,768 blocks = 76,288 tokens. max_model_len 8,192 = 512 blocks: concurrency 4,768/512 = 9.3125.
+  EngineMemoryConfig cfg;
+  cfg.kv_cache_memory_bytes = 10000000000;
+  cfg.max_model_len = 8192;
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.page_bytes_per_gpu == 2097152);
+  CHECK(b.layers_per_block == 32);
+  CHECK(b.num_gpu_blocks == 4768);
+  CHECK(b.kv_cache_tokens == 76288);
+  CHECK(b.blocks_per_max_len_request == 512);
+  CHECK(b.max_concurrency == doctest::Approx(9.3125));
+  CHECK(b.kv_cache_memory_from_flag);
+  CHECK(b.blocks_for_tokens(17) == 2);
+  CHECK(b.blocks_for_tokens(0) == 0);
+}
+
+TEST_CASE("the profiled path: usable = total x utilization - weights - activations - non-torch") {
+  // H100 SXM: 81,559 MiB = 85,520,809,984 B; x 0.9 = 76,968,728,985 (floored).
+  // weights 16,060,522,496; activations (T = 8,192): residual 2 x 8192 x 4096 x 2 = 134,217,728
+  // + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800 (the sampler's 2 x 256 x 128,256 x 4
+  // + 67,108,864 = 329,777,152 is smaller); non-torch 214,748,365.
+  // KV = 76,968,728,985 - 16,060,522,496 - 838,860,800 - 214,748,365 = 59,854,597,324 B
+  // -> floor(/ 2,097,152) = 28,540 blocks = 456,640 tokens.
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 32768;
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.requested_bytes_per_gpu == 76968728985);
+  CHECK(b.weight_bytes_per_gpu == 16060522496);
+  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.non_torch_bytes_per_gpu == 214748365);
+  CHECK(b.kv_cache_bytes_per_gpu == 59854597324);
+  CHECK(b.num_gpu_blocks == 28540);
+  CHECK(b.kv_cache_tokens == 456640);
+  CHECK(b.max_concurrency == doctest::Approx(28540.0 / 2048));
+}
+
+TEST_CASE("tensor parallelism: weights and KV heads split per GPU") {
+  EngineMemoryConfig cfg;
+  cfg.tensor_parallel_size = 4;
+  cfg.max_model_len = 8192;
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-70b"), load_gpu("h100-sxm"), cfg);
+  // 80 layers x 2 x (8/4 = 2 heads) x 128 x 2 B = 81,920 per GPU; 327,680 for the replica.
+  CHECK(b.kv_bytes_per_token == 327680);
+  CHECK(b.kv_bytes_per_token_per_gpu == 81920);
+  CHECK(b.weight_bytes_per_gpu < b.weight_bytes / 4 + b.weight_bytes / 1000);  // only norms replicated
+  CHECK(b.weight_bytes_per_gpu > b.weight_bytes / 4);
+  CHECK(b.page_bytes_per_gpu == 16 * 81920);
+}
+
+TEST_CASE("hybrid sliding-window model: vLLM's grouped accounting (Gemma-2-9B)") {
+  // 21 sliding + 21 full layers -> group size 21: one full group and one sliding group; a block
+  // spans 21 layers: 21 x 16 x (2 x 8 x 256 x 2 = 8,192 B/token/layer) = 2,752,512 B.
+  EngineMemoryConfig cfg;
+  cfg.kv_cache_memory_bytes = 2752512LL * 3000;
+  const MemoryBudget b = compute_memory_budget(load_model("gemma-2-9b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.layers_per_block == 21);
+  CHECK(b.page_bytes_per_gpu == 2752512);
+  CHECK(b.num_gpu_blocks == 3000);
+  CHECK(b.full_groups == 1);
+  CHECK(b.swa_groups == 1);
+  // Sliding group holds at most ceil((4096 - 1) / 16) + 1 = 257 blocks.
+  CHECK(b.swa_blocks_cap == 257);
+  CHECK(b.blocks_for_tokens(1000) == 63 + 63);    // both groups grow below the window
+  CHECK(b.blocks_for_tokens(8192) == 512 + 257);  // the sliding group stops at its cap
+  // Startup worst case at max_model_len 8,192 with 8,192 batched tokens: full 512, sliding
+  // ceil(min(4095 + 8192, 8192) / 16) + 1 = 513 -> 1,025 blocks; concurrency 3000 / 1025.
+  CHECK(b.blocks_per_max_len_request == 1025);
+  CHECK(b.max_concurrency == doctest::Approx(3000.0 / 1025));
+}
+
+TEST_CASE("GPT-OSS: 12 sliding (128) + 12 full layers, and uniform sliding-window Mistral") {
+  EngineMemoryConfig cfg;
+  cfg.kv_cache_memory_bytes = int64_t{1} << 33;
+  cfg.max_model_len = 8192;
+  MemoryBudget b = compute_memory_budget(load_model("gpt-oss-20b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.layers_per_block == 12);
+  CHECK(b.swa_blocks_cap == 9);                   // ceil(127/16) + 1
+  CHECK(b.blocks_for_tokens(4096) == 256 + 9);
+  // Mistral-7B-v0.1: every layer slides (4,096): one group of all 32 layers, no full group.
+  b = compute_memory_budget(load_model("mistral-7b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.layers_per_block == 32);
+  CHECK(b.full_groups == 0);
+  CHECK(b.swa_groups == 1);
+  CHECK(b.blocks_for_tokens(1600) == 100);
+  CHECK(b.blocks_for_tokens(20000) == 257);
+}
+
+TEST_CASE("a model too large for the GPU is refused with the numbers") {
+  EngineMemoryConfig cfg;
+  const auto e = test::input_error_of(
+      [&] { compute_memory_budget(load_model("llama-3.1-405b"), load_gpu("l4"), cfg); });
+  CHECK(test::contains(e, "does not fit"));
+  CHECK(test::contains(e, "weights per GPU 755.96 GiB"));  // 405,853,388,800 x 2 B
+  CHECK(test::contains(e, "usable 20.24 GiB"));             // 23,034 MiB x 0.9
+}
+
+TEST_CASE("max_model_len that does not fit names the estimated maximum, as vLLM") {
+  // Llama-3.1-8B on an L4 with 1 GiB of KV: 512 blocks of 2 MiB = 8,192 tokens; the default
+  // max_model_len (131,072) needs 8,192 blocks.
+  EngineMemoryConfig cfg;
+  cfg.kv_cache_memory_bytes = int64_t{1} << 30;
+  const auto e = test::input_error_of(
+      [&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("l4"), cfg); });
+  CHECK(test::contains(e, "--max-model-len"));
+  CHECK(test::contains(e, "estimated maximum model length is 8192"));
+  cfg.max_model_len = 8192;
+  CHECK(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("l4"), cfg).max_concurrency == doctest::Approx(1.0));
+  cfg.max_model_len = 200000;  // beyond max_position_embeddings
+  CHECK(test::contains(test::input_error_of([&] {
+                         compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("l4"), cfg);
+                       }),
+                       "max_position_embeddings"));
+}
+
+TEST_CASE("zero, negative and out-of-range engine settings are refused, naming the flag") {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const GpuSpec g = load_gpu("h100-sxm");
+  auto err = [&](auto tweak) {
+    EngineMemoryConfig cfg;
+    cfg.max_model_len = 8192;
+    tweak(cfg);
+    return test::input_error_of([&] { compute_memory_budget(m, g, cfg); });
+  };
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.gpu_memory_utilization = 0; }), "--gpu-memory-utilization"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.gpu_memory_utilization = 1.5; }), "--gpu-memory-utilization"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.block_size = 0; }), "--block-size"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.max_num_batched_tokens = -1; }), "--max-num-batched-tokens"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.kv_cache_memory_bytes = 0; }), "--kv-cache-memory-bytes"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.kv_cache_memory_bytes = int64_t{1} << 40; }),
+                       "--kv-cache-memory-bytes"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.tensor_parallel_size = -2; }), "--tensor-parallel-size"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.kv_cache_dtype = "fp6"; }), "--kv-cache-dtype"));
+  CHECK(err([](EngineMemoryConfig&) {}).empty());
+}

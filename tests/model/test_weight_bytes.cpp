@@ -1,0 +1,63 @@
+// Weight bytes for each weight format, worked by hand or checked against published sizes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/memory/weight_bytes.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "test_helpers.hpp"
+
+using namespace kvcap;
+
+namespace {
+int64_t bytes_of(const char* name, const std::string& quant = "", DType dt = DType::bf16) {
+  const ModelSpec m = load_model(name);
+  return weight_bytes(count_parameters(m), dt, resolve_weight_quant(quant, m));
+}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+TEST_CASE("bf16 and fp32 weights: 2 and 4 bytes per parameter") {
+  // 8,030,261,248 x 2 = 16,060,522,496 B = 14.96 GiB: vLLM PR #10511 logs "model weights take
+  // 14.96GiB" for Llama-3-8B, which has the same shapes.
+  CHECK(bytes_of("llama-3.1-8b") == 16060522496);
+  CHECK(bytes_of("llama-3.1-8b", "", DType::fp32) == 2 * int64_t{16060522496});
+}
+
+TEST_CASE("fp8 weights: linear layers 1 byte, embeddings and norms stay bf16") {
+  // embed + LM head: 2 x 525,336,576 x 2 B = 2,101,346,304; norms 32 x 8,192 + 4,096 = 266,240
+  // params x 2 B = 532,480; linear layers 32 x (41,943,040 + 176,160,768) = 6,979,321,856 x 1 B.
+  // Total 9,081,200,640.
+  CHECK(bytes_of("llama-3.1-8b", "fp8") == 9081200640);
+  CHECK(bytes_of("llama-3.1-8b", "int8") == 9081200640);
+}
+
+TEST_CASE("int4 (awq/gptq) weights: half a byte plus one fp16 scale per 128 weights") {
+  // linear 6,979,321,856 params: x 0.5 B = 3,489,660,928, scales 6,979,321,856 / 128 = 54,525,952
+  // groups x 2 B = 109,051,904; plus the bf16 2,101,346,304 + 532,480 as above = 5,700,591,616.
+  CHECK(bytes_of("llama-3.1-8b", "awq") == 5700591616);
+  CHECK(bytes_of("llama-3.1-8b", "gptq") == 5700591616);
+}
+
+TEST_CASE("declared quantization is honoured, and `none` serves the unquantized model") {
+  // GPT-OSS declares mxfp4 experts (4 bits + one 8-bit scale per 32 = 4.25 bits), all else bf16.
+  // OpenAI's gpt-oss model card gives checkpoint sizes of 60.8 GiB (120b) and 12.8 GiB (20b).
+  CHECK(std::fabs(bytes_of("gpt-oss-120b") / kGiB - 60.8) < 0.05);
+  CHECK(std::fabs(bytes_of("gpt-oss-20b") / kGiB - 12.8) < 0.05);
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  CHECK(bytes_of("gpt-oss-20b", "none") == count_parameters(oss).total * 2);
+  // DeepSeek-V3 declares fp8 with 128x128 blocks: 1 byte per linear weight plus one fp32 scale
+  // per 16,384 weights; the rest bf16.
+  const ModelSpec ds = load_model("deepseek-v3");
+  const ParamCount p = count_parameters(ds);
+  const int64_t linear = p.attention + p.dense_mlp + p.moe_experts;
+  const int64_t plain = p.total - linear;
+  CHECK(bytes_of("deepseek-v3") == plain * 2 + linear + (linear + 16383) / 16384 * 4);
+  CHECK(bytes_of("deepseek-v3", "none") == p.total * 2);
+}
+
+TEST_CASE("unknown or inapplicable quantization is refused") {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("int3", m); }), "--quantization"));
+  CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("mxfp4", m); }), "MoE"));
+}
