@@ -110,7 +110,7 @@ void TraceWriter::write(const Request& r) {
   line_.clear();
   switch (format_) {
     case TraceFormat::jsonl: {
-      nlohmann::json j;
+      nlohmann::ordered_json j;
       j["id"] = r.id;
       j["arrival_s"] = r.arrival_s;
       j["prompt_tokens"] = r.prompt_tokens;
@@ -135,7 +135,7 @@ void TraceWriter::write(const Request& r) {
               "," + (r.session_id >= 0 ? std::to_string(r.turn) : "") + "\n";
       break;
     case TraceFormat::mooncake: {
-      nlohmann::json j;
+      nlohmann::ordered_json j;  // the Mooncake release's key order
       j["timestamp"] = std::llround(r.arrival_s * 1000.0);
       j["input_length"] = r.prompt_tokens;
       j["output_length"] = r.output_tokens;

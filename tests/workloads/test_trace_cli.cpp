@@ -1,0 +1,119 @@
+// kvcap trace stats / convert / generate through the binary: exit codes, JSON shape, and the
+// round trips between formats.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "wl_test_util.hpp"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+// The binary under test: KVCAP_BIN from the build, unless the environment names another one.
+std::string binary() {
+  const char* env = std::getenv("KVCAP_TEST_BIN");
+  return env && *env ? env : KVCAP_BIN;
+}
+
+Run run_cli(const std::string& args) {
+  Run r;
+  std::string cmd = binary() + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+const std::string kShipped = std::string(KVCAP_SOURCE_DIR) + "/scenarios/traces/";
+
+}  // namespace
+
+TEST_CASE("trace stats --json on a shipped gzipped trace has the documented fields") {
+  Run r = run_cli("trace stats --json " + kShipped + "mooncake_synthetic_trace.jsonl.gz");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["format"] == "mooncake");  // detected from the first line, through gzip
+  CHECK(j["requests"] == 3993);      // SOURCES.md
+  CHECK(j["duration_s"].get<double>() == doctest::Approx(1022.025));  // last timestamp 1,022,025 ms
+  CHECK(j["mean_rate_per_s"].get<double>() == doctest::Approx(3992.0 / 1022.025));
+  CHECK(j["input_tokens"]["max"] == 191378);
+  CHECK(std::abs(j["prefix_reuse_fraction"].get<double>() - 0.640) < 0.0005);
+  for (const char* k : {"interarrival_cv", "peak_rate_1s_per_s", "peak_rate_60s_per_s"}) CHECK(j.contains(k));
+  for (const char* k : {"mean", "p50", "p90", "p99", "max"}) CHECK(j["output_tokens"].contains(k));
+}
+
+TEST_CASE("trace stats: bad input exits 2 and names file:line") {
+  auto p = wltest::write_file("cli_bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,1,x\n");
+  CHECK(run_cli("trace stats " + p).code == 2);
+  std::string cmd = binary() + " trace stats " + p + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  std::array<char, 1024> buf{};
+  std::string err;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
+  pclose(f);
+  CHECK(err.find("cli_bad.csv:2: column 'GeneratedTokens'") != std::string::npos);
+  CHECK(run_cli("trace stats --format nope " + p).code == 2);
+  CHECK(run_cli("trace stats /no/such/file.csv").code == 2);
+  // skip policy: the row is counted, not fatal.
+  Run s = run_cli("trace stats --json --on-bad-row skip " + p);
+  REQUIRE(s.code == 0);
+  CHECK(nlohmann::json::parse(s.out)["bad_rows_skipped"] == 1);
+}
+
+TEST_CASE("trace convert round-trips: mooncake -> jsonl -> mooncake keeps every figure") {
+  const std::string src = kShipped + "mooncake_conversation_trace.jsonl.gz";
+  const std::string mid = wltest::temp_dir() + "/conv.jsonl.gz";
+  const std::string back = wltest::temp_dir() + "/conv_back.jsonl";
+  REQUIRE(run_cli("trace convert " + src + " " + mid).code == 0);
+  REQUIRE(run_cli("trace convert " + mid + " " + back + " --to mooncake").code == 0);
+  auto a = nlohmann::json::parse(run_cli("trace stats --json " + src).out);
+  auto b = nlohmann::json::parse(run_cli("trace stats --json " + back).out);
+  for (const char* k : {"requests", "duration_s", "input_tokens", "output_tokens", "prefix_reuse_fraction"})
+    CHECK(a[k] == b[k]);
+  // Azure -> azure: arrival offsets are exact to the 100 ns the format keeps.
+  const std::string az = wltest::temp_dir() + "/az.csv";
+  REQUIRE(run_cli("trace convert " + kShipped + "AzureLLMInferenceTrace_code.csv.gz " + az + " --to azure").code == 0);
+  auto c = nlohmann::json::parse(run_cli("trace stats --json " + kShipped + "AzureLLMInferenceTrace_code.csv.gz").out);
+  auto d = nlohmann::json::parse(run_cli("trace stats --json " + az).out);
+  CHECK(c["duration_s"] == d["duration_s"]);
+  CHECK(c["input_tokens"] == d["input_tokens"]);
+  // A length-only trace cannot become a timed one without an arrival process.
+  CHECK(run_cli("trace convert " + kShipped + "sarathi_sharegpt_8k_filtered_stats_llama2_tokenizer.csv.gz " +
+              wltest::temp_dir() + "/x.csv").code == 2);
+}
+
+TEST_CASE("trace generate writes a workload deterministically") {
+  auto w = wltest::write_file("gen_w.json", R"({"workload": {"kind": "generate", "duration_s": 120,
+    "sources": [{"name": "chat", "arrival": {"process": "gamma", "rate_per_s": 3, "cv": 2},
+                 "prompt_tokens": {"dist": "lognormal", "mean": 800, "cv": 1},
+                 "output_tokens": 100, "shared_prefix": {"id": "sys", "tokens": 256},
+                 "sessions": {"turns": {"dist": "uniform", "min": 1, "max": 4}, "think_time_s": 5}}]}})");
+  const std::string o1 = wltest::temp_dir() + "/g1.jsonl", o2 = wltest::temp_dir() + "/g2.jsonl";
+  REQUIRE(run_cli("trace generate " + w + " " + o1 + " --seed 9").code == 0);
+  REQUIRE(run_cli("trace generate " + w + " " + o2 + " --seed 9").code == 0);
+  std::ifstream f1(o1), f2(o2);
+  std::string t1((std::istreambuf_iterator<char>(f1)), {}), t2((std::istreambuf_iterator<char>(f2)), {});
+  CHECK(!t1.empty());
+  CHECK(t1 == t2);  // byte-identical
+  auto s = nlohmann::json::parse(run_cli("trace stats --json " + o1).out);
+  CHECK(s["requests"].get<int>() > 100);
+  CHECK(s["prefix_reuse_fraction"].get<double>() > 0.1);  // shared system prompt + session history
+  auto bad = wltest::write_file("gen_bad.json", R"({"kind": "generate", "duration_s": 10, "sources": [{"arrival": {"process": "poisson"}}]})");
+  CHECK(run_cli("trace generate " + bad + " " + o1).code == 2);
+}
