@@ -27,15 +27,14 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   m.max_num_batched_tokens = e.max_num_batched_tokens;
   m.max_num_seqs = e.max_num_seqs;
   m.kv_cache_memory_bytes = e.kv_cache_memory_bytes;
-  if (!e.num_gpu_blocks) return compute_memory_budget(model, gpu, m);
-  // The block count is overridden (vLLM num_gpu_blocks_override): take the budget's shapes
-  // (bytes per token and per page) from a run with ample KV memory, then impose the count. The
-  // "one max_model_len request must fit" check is made against the override by the caller.
-  m.kv_cache_memory_bytes = int64_t{1} << 50;
   MemoryBudget b = compute_memory_budget(model, gpu, m);
-  b.num_gpu_blocks = *e.num_gpu_blocks;
-  b.kv_cache_tokens = b.num_gpu_blocks * b.block_size;
-  b.kv_cache_bytes_per_gpu = b.page_bytes_per_gpu * b.num_gpu_blocks;
+  if (e.num_gpu_blocks) {
+    // vLLM's num_gpu_blocks_override: the memory model still supplies the shapes (bytes per
+    // token and per page); the caller checks that one max_model_len request fits the override.
+    b.num_gpu_blocks = *e.num_gpu_blocks;
+    b.kv_cache_tokens = b.num_gpu_blocks * b.block_size;
+    b.kv_cache_bytes_per_gpu = b.page_bytes_per_gpu * b.num_gpu_blocks;
+  }
   return b;
 }
 

@@ -1,0 +1,198 @@
+// Paged KV allocator: vLLM V1 BlockPool / KVCacheManager behaviours with hand-worked numbers.
+#include <doctest/doctest.h>
+
+#include "sim/kv/block_hash.hpp"
+#include "sim/kv/paged_allocator.hpp"
+
+using namespace kvcap;
+
+namespace {
+
+SeqState make_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
+  SeqState s;
+  s.slot = slot;
+  s.req.prompt_tokens = prompt;
+  s.req.output_tokens = 10;
+  s.req.content = std::move(content);
+  s.arrival_seq = arrival;
+  s.uid = request_uid(arrival);
+  return s;
+}
+
+PagedAllocatorConfig cfg(int64_t blocks, bool caching, FreeOrder order = FreeOrder::append_all) {
+  PagedAllocatorConfig c;
+  c.num_gpu_blocks = blocks;
+  c.block_size = 16;
+  c.max_model_len = 1024;
+  c.enable_prefix_caching = caching;
+  c.free_order = order;
+  return c;
+}
+
+// Admit like the scheduler's waiting pass: lookup, then allocate the rest of the prompt.
+bool admit(PagedKvAllocator& a, SeqState& s) {
+  const int64_t hit = a.find_prefix_hit(s);
+  if (!a.allocate(s, hit, s.num_tokens() - hit)) return false;
+  s.num_computed_tokens = s.num_tokens();
+  s.cached_tokens_first = hit;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("block pool: one block is reserved, so 11 blocks give 10 usable (vLLM null block)") {
+  PagedKvAllocator a(cfg(11, false));
+  CHECK(a.usage().usable_blocks == 10);
+  CHECK(a.num_free_blocks() == 10);
+  CHECK(a.usage().capacity_tokens == 160);
+  // 160 tokens = exactly 10 blocks fit; 161 would need 11.
+  SeqState big = make_seq(0, 161);
+  CHECK_FALSE(a.allocate(big, 0, 161));
+  CHECK(a.num_free_blocks() == 10);  // all-or-nothing: nothing was taken
+  SeqState fits = make_seq(0, 160);
+  CHECK(a.allocate(fits, 0, 160));
+  CHECK(a.num_free_blocks() == 0);
+  a.check_invariants();
+}
+
+TEST_CASE("allocation: ceil((computed + new) / block_size) blocks, grown only across block boundaries") {
+  PagedKvAllocator a(cfg(11, false));
+  SeqState s = make_seq(0, 20);
+  // 20 tokens -> ceil(20/16) = 2 blocks
+  REQUIRE(a.allocate(s, 0, 20));
+  s.num_computed_tokens = 20;
+  CHECK(a.blocks_of(0).size() == 2);
+  // decode tokens 21..32 stay in block 2; token 33 needs a third block
+  for (int i = 0; i < 12; ++i) {
+    CHECK(a.allocation_is_noop(s, 1));
+    REQUIRE(a.allocate(s, 0, 1));
+    s.num_computed_tokens += 1;
+  }
+  CHECK(s.num_computed_tokens == 32);
+  CHECK(a.blocks_of(0).size() == 2);
+  CHECK_FALSE(a.allocation_is_noop(s, 1));
+  REQUIRE(a.allocate(s, 0, 1));
+  CHECK(a.blocks_of(0).size() == 3);
+  // 33 stored tokens in 3 blocks (48 slots): efficiency 33/48
+  CHECK(a.usage().stored_tokens == 33);
+  CHECK(a.usage().reserved_tokens == 48);
+  a.check_invariants();
+}
+
+TEST_CASE("free: blocks return tail first to the end of the LRU queue; allocation pops the head") {
+  PagedKvAllocator a(cfg(11, false));
+  SeqState s = make_seq(0, 64);
+  REQUIRE(a.allocate(s, 0, 64));
+  // The queue started as 1..10; the head four went to the request.
+  CHECK(std::vector<int32_t>(a.blocks_of(0).begin(), a.blocks_of(0).end()) == std::vector<int32_t>{1, 2, 3, 4});
+  a.free(s);
+  // Freed in reverse order 4,3,2,1, appended after 5..10.
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  a.check_invariants();
+}
+
+TEST_CASE("free order switch: newest vLLM prepends unhashed blocks, appends hashed ones") {
+  // 70 tokens: 4 full (hashed with caching on) blocks 1..4 and a partial block 5 (unhashed).
+  PagedKvAllocator legacy(cfg(11, true, FreeOrder::append_all));
+  PagedKvAllocator newest(cfg(11, true, FreeOrder::prepend_fresh));
+  for (PagedKvAllocator* a : {&legacy, &newest}) {
+    SeqState s = make_seq(0, 70);
+    REQUIRE(admit(*a, s));
+    a->free(s);
+    a->check_invariants();
+  }
+  // legacy: 6..10 then 5,4,3,2,1 (reverse order at the tail)
+  CHECK(legacy.pool().free_queue_order() == std::vector<int32_t>{6, 7, 8, 9, 10, 5, 4, 3, 2, 1});
+  // newest: fresh block 5 reused first, the hashed 4,3,2,1 kept longest
+  CHECK(newest.pool().free_queue_order() == std::vector<int32_t>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  CHECK(legacy.usage().cached_free_blocks == 4);
+}
+
+TEST_CASE("prefix cache: block-aligned hits of at most prompt-1 tokens; a 48-token prompt hits 2 blocks") {
+  PagedKvAllocator a(cfg(11, true));
+  const uint64_t sys = content_id_hash("sys");
+  SeqState first = make_seq(0, 48, {{sys, 48}}, 0);
+  REQUIRE(admit(a, first));
+  CHECK(first.cached_tokens_first == 0);
+  CHECK(a.pool().num_cached_free() == 0);
+  // Same 48 tokens: 3 full blocks are cached, but the last token must be recomputed, so the hit
+  // is floor((48-1)/16) = 2 blocks = 32 tokens.
+  SeqState second = make_seq(1, 48, {{sys, 48}}, 1);
+  REQUIRE(admit(a, second));
+  CHECK(second.cached_tokens_first == 32);
+  // Shared blocks are referenced twice and count once in stored tokens: 48 + 48 - 32.
+  CHECK(a.usage().used_blocks == 4);
+  CHECK(a.usage().stored_tokens == 64);
+  // A 60-token prompt sharing 48 tokens: 59/16 = 3 blocks allowed, all 3 cached -> 48 tokens.
+  SeqState third = make_seq(2, 60, {{sys, 48}}, 2);
+  REQUIRE(admit(a, third));
+  CHECK(third.cached_tokens_first == 48);
+  // A prompt sharing only 40 tokens matches block 0 and 1 (32 tokens), block 2 differs.
+  SeqState fourth = make_seq(3, 60, {{sys, 40}}, 3);
+  CHECK(a.find_prefix_hit(fourth) == 32);
+  a.check_invariants();
+}
+
+TEST_CASE("prefix cache: a hit on a free cached block leaves the queue and counts against free capacity") {
+  PagedKvAllocator a(cfg(6, true));  // 5 usable
+  const uint64_t doc = content_id_hash("doc");
+  SeqState s0 = make_seq(0, 64, {{doc, 64}}, 0);
+  REQUIRE(admit(a, s0));  // blocks 1..4, all full and cached
+  a.free(s0);             // queue: 5, 4, 3, 2, 1 (all but 5 cached)
+  CHECK(a.pool().num_cached_free() == 4);
+  CHECK(a.num_free_blocks() == 5);
+  // 80 tokens sharing the 64: hit 4 blocks (79/16 = 4), needs 5 blocks in total: 1 new + 4
+  // touched free ones = 5 <= 5 free: fits exactly.
+  SeqState s1 = make_seq(1, 80, {{doc, 64}}, 1);
+  REQUIRE(admit(a, s1));
+  CHECK(s1.cached_tokens_first == 64);
+  CHECK(a.num_free_blocks() == 0);
+  a.free(s1);
+  // 96 tokens sharing 64: 4 hit blocks (free, evictable) + 2 new = 6 > 5 free: refused, and
+  // the refusal touches nothing.
+  SeqState s2 = make_seq(2, 96, {{doc, 64}}, 2);
+  const auto before = a.pool().free_queue_order();
+  CHECK(a.find_prefix_hit(s2) == 64);
+  CHECK_FALSE(a.allocate(s2, 64, 32));
+  CHECK(a.pool().free_queue_order() == before);
+  a.check_invariants();
+}
+
+TEST_CASE("prefix cache eviction: LRU from the queue head, a request's tail blocks first") {
+  PagedKvAllocator a(cfg(11, true));
+  const uint64_t doc = content_id_hash("doc");
+  SeqState s0 = make_seq(0, 64, {{doc, 64}}, 0);
+  REQUIRE(admit(a, s0));  // blocks 1,2,3,4 hashed
+  a.free(s0);             // queue 5..10, 4, 3, 2, 1
+  // A 112-token unrelated request takes 7 blocks: 5..10 and then block 4, evicting the last
+  // block of the document (freed first, so least recently used).
+  SeqState other = make_seq(1, 112, {}, 1);
+  REQUIRE(admit(a, other));
+  CHECK(a.blocks_of(1).back() == 4);
+  CHECK(a.pool().num_cached_free() == 3);
+  // The document again, with 16 more tokens: it could hit 79/16 = 4 blocks, but block 4 was
+  // evicted, so the chain stops after 3 blocks = 48 tokens.
+  SeqState again = make_seq(2, 80, {{doc, 64}}, 2);
+  CHECK(a.find_prefix_hit(again) == 48);
+  a.check_invariants();
+}
+
+TEST_CASE("content identity: unshared tokens never match across requests; own blocks match after preemption") {
+  SeqState a = make_seq(0, 64, {}, 0);
+  SeqState b = make_seq(1, 64, {}, 1);
+  extend_block_hashes(a, 16);
+  extend_block_hashes(b, 16);
+  REQUIRE(a.block_hashes.size() == 4);
+  for (size_t i = 0; i < 4; ++i) CHECK(a.block_hashes[i] != b.block_hashes[i]);
+  // Generated tokens extend the chain (so a preempted request can hit its own blocks).
+  a.num_output_tokens = 16;
+  extend_block_hashes(a, 16);
+  CHECK(a.block_hashes.size() == 5);
+  // Segments that line up give equal hashes up to the first differing block.
+  SeqState c = make_seq(2, 64, {{7, 20}, {8, 44}}, 2);
+  SeqState d = make_seq(3, 64, {{7, 20}, {9, 44}}, 3);
+  extend_block_hashes(c, 16);
+  extend_block_hashes(d, 16);
+  CHECK(c.block_hashes[0] == d.block_hashes[0]);  // tokens 0..15 all from segment 7
+  CHECK(c.block_hashes[1] != d.block_hashes[1]);  // tokens 16..31 include segment 8 vs 9
+}
