@@ -24,7 +24,7 @@ enum class KvStorage : int32_t {
   kINT4 = 4,     ///< two per byte (low nibble first), q in [−7, 7], float scale per group
 };
 
-KVCAP_HD int kv_storage_bits(KvStorage s) {
+KVCAP_HD constexpr int kv_storage_bits(KvStorage s) {
   switch (s) {
     case KvStorage::kBF16:
     case KvStorage::kFP16: return 16;
@@ -34,7 +34,7 @@ KVCAP_HD int kv_storage_bits(KvStorage s) {
   }
   return 0;
 }
-KVCAP_HD bool kv_storage_scaled(KvStorage s) {
+KVCAP_HD constexpr bool kv_storage_scaled(KvStorage s) {
   return s == KvStorage::kFP8E4M3 || s == KvStorage::kINT8 || s == KvStorage::kINT4;
 }
 const char* kv_storage_name(KvStorage s);

@@ -1,0 +1,86 @@
+#pragma once
+// What kvcap-gpu-calibrate measured, as plain structs (the CUDA harness fills them; nvcc never
+// sees JSON) and their JSON form ("kvcap-raw", documented in kernels/NOTES.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvcap {
+
+struct RawProvenance {
+  std::string gpu_id;          ///< kvcap catalog id given on the command line ("h200")
+  std::string gpu_name;        ///< as the driver names it
+  int64_t gpu_memory_bytes = 0;
+  int64_t sm_count = 0;
+  int64_t l2_bytes = 0;
+  std::string driver_version;  ///< cudaDriverGetVersion, e.g. "13000"
+  std::string cuda_runtime_version;
+  std::string clocks;          ///< as seen (nvidia-smi line passed by tools/gpu-check), free text
+  std::string date_utc;        ///< ISO 8601
+  std::string git_commit;
+  std::string command;
+  uint64_t check_seed = 0;     ///< seed of the fresh random inputs of the checks
+};
+
+/// One kernel-vs-reference check.
+struct RawCheck {
+  std::string kernel;   ///< "paged_decode", "paged_decode_split", "quantize_append"
+  std::string kv_dtype;
+  std::string qo_dtype;
+  int64_t head_dim = 0, page_size = 0, gqa = 0, num_kv_heads = 0;
+  std::string layout;
+  double rel_error = 0;     ///< ‖gpu − ref‖₂ / ‖ref‖₂ (decode); mismatching bytes / bytes (append)
+  double bound = 0;
+  bool all_written = false; ///< no poisoned output element survived
+  bool finite = false;      ///< no NaN/inf in the output
+  bool passed = false;
+};
+
+struct RawCopy {
+  int64_t bytes = 0;  ///< read + written
+  double time_s = 0;
+};
+
+struct RawGemm {
+  std::string name;   ///< "qkv", "o", "gate_up", "down", "lm_head", "square"
+  std::string dtype;  ///< "bf16" | "fp8_e4m3"
+  int64_t m = 0, n = 0, k = 0;
+  double flops = 0;   ///< 2 m n k
+  double bytes = 0;   ///< operands read once + output written once
+  double time_s = 0;
+};
+
+struct RawDecode {
+  std::string kv_dtype;
+  int64_t batch = 0, context = 0, page_size = 0, head_dim = 0, num_q_heads = 0, num_kv_heads = 0;
+  int64_t splits = 1;
+  double kv_bytes = 0;     ///< K/V data + scales read (one layer)
+  double total_bytes = 0;  ///< + queries, outputs, block table, split workspace
+  double time_s = 0;
+  int64_t allocated_bytes_per_token = 0;  ///< pool bytes per cached token (data + scales, K and V)
+};
+
+struct RawAppend {
+  std::string kv_dtype;
+  int64_t tokens = 0, head_dim = 0, num_kv_heads = 0;
+  double bytes = 0;  ///< inputs read + stored bytes and scales written
+  double time_s = 0;
+};
+
+struct RawRun {
+  RawProvenance provenance;
+  std::vector<RawCheck> checks;
+  std::vector<RawCopy> copy;
+  std::vector<RawGemm> gemm;
+  std::vector<RawDecode> decode;
+  std::vector<RawAppend> append;
+  bool checks_passed() const;
+};
+
+// No JSON types here: the CUDA harness includes this header and nvcc never parses nlohmann/json
+// (raw_json.hpp has the JSON form).
+void write_raw_file(const RawRun& r, const std::string& path);
+/// Strict read; InputError naming the file and the field for anything malformed.
+RawRun read_raw_file(const std::string& path);
+
+}  // namespace kvcap

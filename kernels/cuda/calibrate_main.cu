@@ -1,0 +1,176 @@
+// kvcap-gpu-calibrate: checks the KV kernels against the CPU reference, then times them, the
+// model's GEMMs and the HBM copy ceiling, and writes the RAW measurements JSON (kvcap-raw) that
+// `kvcap calibrate --fit-only` turns into a profile.
+//   kvcap-gpu-calibrate --gpu-id h200 --out raw.json [--quick] [--check-only] [--sweep-budget-s 300]
+//       [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT] [--git-commit SHA]
+// Exit: 0 ok; 1 a check failed (raw file still written, marked by its checks); 2 bad arguments;
+// 3 CUDA error or no GPU.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "kernels/cuda/harness.cuh"
+
+namespace kvcap::kern {
+
+namespace {
+const auto g_start = std::chrono::steady_clock::now();
+}
+
+double harness_elapsed_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
+}
+
+namespace {
+
+int usage(const std::string& why) {
+  std::fprintf(stderr,
+               "kvcap-gpu-calibrate: %s\nusage: kvcap-gpu-calibrate --gpu-id ID --out RAW.json [--quick] [--check-only]\n"
+               "  [--sweep-budget-s S] [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT]\n"
+               "  [--git-commit SHA]\n",
+               why.c_str());
+  return 2;
+}
+
+bool parse_shape(const std::string& text, SweepShape& s) {
+  int64_t v[6];
+  std::stringstream in(text);
+  std::string part;
+  for (int i = 0; i < 6; ++i) {
+    if (!std::getline(in, part, ',')) return false;
+    char* end = nullptr;
+    v[i] = std::strtoll(part.c_str(), &end, 10);
+    if (*end != '\0' || v[i] <= 0) return false;
+  }
+  s = {v[0], v[1], v[2], v[3], v[4], v[5]};
+  return s.q_heads % s.kv_heads == 0 && (s.head_dim == 64 || s.head_dim == 128 || s.head_dim == 256);
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void print_summary(const RawRun& run) {
+  const double copy = run.copy.empty() ? 0 : static_cast<double>(run.copy[0].bytes) / run.copy[0].time_s;
+  std::printf("\n%-16s %-9s %12s %14s %12s\n", "kernel", "dtype", "GB/s", "frac of copy", "max err");
+  for (const char* dt : {"bf16", "fp16", "fp8_e4m3", "int8", "int4"}) {
+    double err = 0;
+    for (const auto& c : run.checks)
+      if (c.kv_dtype == dt && c.kernel.rfind("paged_decode", 0) == 0) err = std::fmax(err, c.rel_error);
+    const RawDecode* best = nullptr;
+    for (const auto& d : run.decode)
+      if (d.kv_dtype == dt && d.page_size == 16 && (!best || d.kv_bytes > best->kv_bytes)) best = &d;
+    if (best) {
+      const double bw = best->kv_bytes / best->time_s;
+      std::printf("%-16s %-9s %12.1f %14.3f %12.2e\n", "paged_decode", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0, err);
+    }
+    const RawAppend* app = nullptr;
+    for (const auto& a : run.append)
+      if (a.kv_dtype == dt && (!app || a.tokens > app->tokens)) app = &a;
+    if (app) {
+      const double bw = app->bytes / app->time_s;
+      std::printf("%-16s %-9s %12.1f %14.3f %12s\n", "quantize_append", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0,
+                  "exact?");
+    }
+  }
+  std::printf("copy ceiling: %.1f GB/s; checks %s\n", copy * 1e-9, run.checks_passed() ? "all passed" : "FAILED");
+}
+
+int run_main(int argc, char** argv) {
+  HarnessOptions opt;
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) return false;
+      dst = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--out") { if (!value(opt.out)) return usage("--out needs a file"); }
+    else if (a == "--gpu-id") { if (!value(opt.gpu_id)) return usage("--gpu-id needs an id"); }
+    else if (a == "--clocks") { if (!value(opt.clocks)) return usage("--clocks needs text"); }
+    else if (a == "--git-commit") { if (!value(opt.git_commit)) return usage("--git-commit needs a sha"); }
+    else if (a == "--quick") opt.quick = true;
+    else if (a == "--check-only") opt.check_only = true;
+    else if (a == "--sweep-budget-s") {
+      if (!value(v)) return usage("--sweep-budget-s needs seconds");
+      char* end = nullptr;
+      opt.sweep_budget_s = std::strtod(v.c_str(), &end);
+      if (*end != '\0' || !(opt.sweep_budget_s > 0 && opt.sweep_budget_s < 3600)) return usage("--sweep-budget-s: expected 0 < S < 3600");
+    } else if (a == "--shape") {
+      if (!value(v) || !parse_shape(v, opt.shape))
+        return usage("--shape: expected six positive integers hidden,intermediate,q_heads,kv_heads,head_dim,vocab "
+                     "(head_dim 64/128/256, q_heads a multiple of kv_heads)");
+    } else return usage("unknown argument '" + a + "'");
+  }
+  if (opt.out.empty() || opt.gpu_id.empty()) return usage("--out and --gpu-id are required");
+
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "kvcap-gpu-calibrate: no CUDA GPU visible\n");
+    return 3;
+  }
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0, runtime = 0, clock_khz = 0, mem_clock_khz = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0));
+
+  RawRun run;
+  auto& p = run.provenance;
+  p.gpu_id = opt.gpu_id;
+  p.gpu_name = prop.name;
+  p.gpu_memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  p.sm_count = prop.multiProcessorCount;
+  p.l2_bytes = prop.l2CacheSize;
+  p.driver_version = std::to_string(driver);
+  p.cuda_runtime_version = std::to_string(runtime);
+  p.clocks = "peak SM " + std::to_string(clock_khz / 1000) + " MHz, peak memory " + std::to_string(mem_clock_khz / 1000) +
+             " MHz" + (opt.clocks.empty() ? "" : "; seen: " + opt.clocks);
+  p.date_utc = utc_now();
+  p.git_commit = opt.git_commit;
+  p.command = command;
+  p.check_seed = std::random_device{}();  // fresh inputs every run; recorded to reproduce a failure
+  std::printf("%s, %d SMs, %.1f GiB, L2 %d MiB, driver %d, runtime %d; check seed %llu\n", prop.name,
+              prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.l2CacheSize >> 20,
+              driver, runtime, static_cast<unsigned long long>(p.check_seed));
+
+  run_checks(p.check_seed, run);
+  const bool ok = run.checks_passed();
+  if (ok && !opt.check_only) {
+    const double deadline = harness_elapsed_s() + opt.sweep_budget_s;
+    run_copy_bench(run);
+    run_gemm_bench(opt, deadline - opt.sweep_budget_s * 0.5, run);  // GEMMs get at most half the budget
+    run_kernel_sweep(opt, prop.multiProcessorCount, prop.l2CacheSize, deadline, run);
+  }
+  write_raw_file(run, opt.out);
+  print_summary(run);
+  std::printf("raw measurements: %s (%.0f s)\n", opt.out.c_str(), harness_elapsed_s());
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kvcap::kern
+
+int main(int argc, char** argv) {
+  try {
+    return kvcap::kern::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvcap-gpu-calibrate: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,142 @@
+// Linear-layer cost: cuBLASLt GEMMs at the model's shapes (QKV, O, MLP gate/up and down,
+// lm_head) for the token counts a step can have, bf16 and fp8 e4m3 (where cuBLASLt has an
+// algorithm), and the HBM copy ceiling. Weights rotate over copies so each launch streams them
+// from HBM, as a forward pass does.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/harness.cuh"
+#include "kernels/cuda/kernels.cuh"
+
+namespace kvcap::kern {
+
+namespace {
+
+struct GemmShape {
+  const char* name;
+  int64_t n, k;  ///< output features, input features
+};
+
+class LtGemm {
+ public:
+  LtGemm() {
+    CUBLAS_CHECK(cublasLtCreate(&handle_));
+    workspace_ = DeviceBuffer(kWorkspace);
+  }
+  ~LtGemm() { cublasLtDestroy(handle_); }
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+
+  /// Prepare D[m×n] = A[m×k] · W[n×k]ᵀ (row-major), i.e. column-major Dᵀ = W · Aᵀ with W
+  /// transposed ("TN", the layout cuBLASLt requires for fp8). False when no algorithm exists.
+  bool plan(int64_t m, int64_t n, int64_t k, bool fp8) {
+    release();
+    const cudaDataType_t in = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, in, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, in, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d_, CUDA_R_16BF, static_cast<uint64_t>(n), static_cast<uint64_t>(m), n));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const uint64_t ws = kWorkspace;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    int found = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref, 1, &heuristic_, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    return st == CUBLAS_STATUS_SUCCESS && found > 0;
+  }
+
+  void run(const void* w, const void* a, void* d) {
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_CHECK(cublasLtMatmul(handle_, op_, &alpha, w, a_, a, b_, &beta, d, d_, d, d_, &heuristic_.algo,
+                                workspace_.get(), kWorkspace, nullptr));
+  }
+
+ private:
+  void release() {
+    if (op_) cublasLtMatmulDescDestroy(op_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (d_) cublasLtMatrixLayoutDestroy(d_);
+    op_ = nullptr;
+    a_ = b_ = d_ = nullptr;
+  }
+  static constexpr size_t kWorkspace = size_t{64} << 20;
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+  DeviceBuffer workspace_;
+};
+
+}  // namespace
+
+void run_copy_bench(RawRun& run) {
+  const size_t bytes = size_t{2} << 30;  // 2 GiB each way: ~35 × a 60 MB L2
+  DeviceBuffer src(bytes), dst(bytes);
+  launch_fill_random(src.get<uint8_t>(), static_cast<int64_t>(bytes), KvStorage::kINT8, 3, nullptr);
+  auto launch = [&](int) { CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice)); };
+  const double t = time_median_s(launch, 2, 10, 1);
+  run.copy.push_back({static_cast<int64_t>(2 * bytes), t});
+  std::printf("copy   %lld MiB  %9.2f us  %7.1f GB/s (read + write)\n", static_cast<long long>(bytes >> 20), t * 1e6,
+              2.0 * static_cast<double>(bytes) / t * 1e-9);
+}
+
+void run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run) {
+  const SweepShape& s = opt.shape;
+  const int64_t qkv = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+  const std::vector<GemmShape> shapes = {{"qkv", qkv, s.hidden},
+                                         {"o", s.hidden, s.q_heads * s.head_dim},
+                                         {"gate_up", 2 * s.intermediate, s.hidden},
+                                         {"down", s.hidden, s.intermediate},
+                                         {"lm_head", s.vocab, s.hidden}};
+  const std::vector<int64_t> tokens = opt.quick ? std::vector<int64_t>{1, 256, 4096}
+                                                : std::vector<int64_t>{1, 8, 32, 128, 512, 2048, 8192};
+  const size_t weight_arena = size_t{3} << 30, act_arena = size_t{512} << 20, out_arena = size_t{1} << 30;
+  DeviceBuffer w(weight_arena), a(act_arena), d(out_arena);
+  LtGemm gemm;
+  for (bool fp8 : {false, true}) {
+    const int64_t elem = fp8 ? 1 : 2;
+    launch_fill_random(w.get<uint8_t>(), static_cast<int64_t>(weight_arena), fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 21, nullptr);
+    launch_fill_random(a.get<uint8_t>(), static_cast<int64_t>(act_arena), fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 22, nullptr);
+    for (const GemmShape& g : shapes) {
+      for (int64_t m : tokens) {
+        if (harness_elapsed_s() > deadline_s) return;
+        const int64_t w_bytes = g.n * g.k * elem, a_bytes = m * g.k * elem, d_bytes = m * g.n * 2;
+        if (w_bytes > static_cast<int64_t>(weight_arena) || a_bytes > static_cast<int64_t>(act_arena) ||
+            d_bytes > static_cast<int64_t>(out_arena))
+          continue;
+        if (!gemm.plan(m, g.n, g.k, fp8)) {
+          std::printf("gemm   %-8s %-8s m=%lld: no cuBLASLt algorithm, skipped\n", g.name, fp8 ? "fp8_e4m3" : "bf16",
+                      static_cast<long long>(m));
+          continue;
+        }
+        // Rotate weight copies (16-byte aligned offsets) so the set exceeds L2.
+        const int64_t stride = (w_bytes + 255) / 256 * 256;
+        const int64_t copies = std::max<int64_t>(1, std::min<int64_t>(8, static_cast<int64_t>(weight_arena) / stride));
+        auto launch = [&](int i) { gemm.run(w.get<uint8_t>() + (i % copies) * stride, a.get(), d.get()); };
+        const double t = time_median_s(launch, 3, 10, static_cast<int>(std::max<int64_t>(copies, 2)));
+        RawGemm r;
+        r.name = g.name;
+        r.dtype = fp8 ? "fp8_e4m3" : "bf16";
+        r.m = m;
+        r.n = g.n;
+        r.k = g.k;
+        r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+        r.bytes = static_cast<double>(w_bytes + a_bytes + d_bytes);
+        r.time_s = t;
+        run.gemm.push_back(r);
+        std::printf("gemm   %-8s %-8s m=%5lld n=%6lld k=%5lld  %9.2f us  %7.1f TFLOP/s  %7.1f GB/s\n", g.name,
+                    r.dtype.c_str(), static_cast<long long>(m), static_cast<long long>(g.n), static_cast<long long>(g.k),
+                    t * 1e6, r.flops / t * 1e-12, r.bytes / t * 1e-9);
+      }
+    }
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace kvcap::kern

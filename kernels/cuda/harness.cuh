@@ -1,0 +1,107 @@
+#pragma once
+// Pieces of kvcap-gpu-calibrate shared by its .cu files: owned device buffers, event timing
+// (warm-up, then the median of repeats), and the stages' entry points.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/calibrate/raw_measurements.hpp"
+#include "kernels/cuda/cuda_check.cuh"
+
+namespace kvcap::kern {
+
+/// cudaMalloc'd bytes, freed on scope exit (plain allocations: never managed memory).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    if (bytes) CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  template <typename T = void>
+  T* get() const { return static_cast<T*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+template <typename T>
+DeviceBuffer to_device(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  if (!v.empty()) CUDA_CHECK(cudaMemcpy(b.get(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
+  return b;
+}
+template <typename T>
+void to_host(const DeviceBuffer& b, std::vector<T>& v) {
+  if (!v.empty()) CUDA_CHECK(cudaMemcpy(v.data(), b.get(), v.size() * sizeof(T), cudaMemcpyDeviceToHost));
+}
+
+/// Median seconds per call of `launch(i)`: `warmup` untimed calls, then `repeats` rounds of
+/// `per_round` calls each between two events (a round amortises event resolution over short kernels).
+template <typename F>
+double time_median_s(F&& launch, int warmup, int repeats, int per_round) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    CUDA_CHECK(cudaEventRecord(a));
+    for (int i = 0; i < per_round; ++i) launch(r * per_round + i);
+    CUDA_CHECK(cudaEventRecord(b));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(static_cast<double>(ms) * 1e-3 / per_round);
+  }
+  CUDA_CHECK(cudaEventDestroy(a));
+  CUDA_CHECK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Model shapes the sweep uses (defaults: Llama-3.1-8B's published config.json).
+struct SweepShape {
+  int64_t hidden = 4096, intermediate = 14336, q_heads = 32, kv_heads = 8, head_dim = 128, vocab = 128256;
+};
+
+struct HarnessOptions {
+  std::string out;
+  std::string gpu_id;
+  std::string clocks;
+  std::string git_commit;
+  bool quick = false;       ///< fewer sweep points (smoke test)
+  bool check_only = false;  ///< stop after the checks
+  double sweep_budget_s = 300;
+  SweepShape shape;
+};
+
+/// Kernel-vs-CPU-reference checks on fresh random inputs; appends one RawCheck per check.
+void run_checks(uint64_t seed, RawRun& run);
+/// HBM copy ceiling.
+void run_copy_bench(RawRun& run);
+/// cuBLASLt GEMMs at the model's shapes, bf16 and fp8.
+void run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run);
+/// Paged decode and quantize-append timing sweep.
+void run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run);
+
+/// Seconds since the harness started (steady clock), for the sweep's time budget.
+double harness_elapsed_s();
+
+}  // namespace kvcap::kern

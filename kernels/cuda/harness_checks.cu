@@ -1,0 +1,183 @@
+// Checks every kernel against the CPU reference on fresh random inputs before anything is timed:
+//  - quantize-append must write exactly the reference's bytes and scales (same encoding code);
+//  - paged decode (one pass, and split-KV + merge) must match the float64 reference within the
+//    q/o dtype's rounding: bf16 keeps 8 significant bits, so rounding the output costs up to 2^-8
+//    relative per element (3.9e-3); fp16 keeps 11 (4.9e-4). fp32 accumulation adds ~1e-6. Bounds:
+//    5e-3 (bf16), 1e-3 (fp16). Outputs are poisoned with NaN before each launch; any NaN fails.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/harness.cuh"
+#include "kernels/cuda/kernels.cuh"
+#include "kernels/reference/paged_kv_pool.hpp"
+#include "kernels/reference/reference.hpp"
+
+namespace kvcap::kern {
+
+namespace {
+
+struct CheckConfig {
+  KvStorage storage;
+  int32_t head_dim, page_size, gqa, num_kv_heads;
+  QoType qo;
+  KvLayout layout;
+};
+
+const char* qo_name(QoType t) { return t == QoType::kBF16 ? "bf16" : "fp16"; }
+
+/// Device copy of a host pool, with a view whose pointers are device pointers.
+struct DevicePool {
+  DeviceBuffer k, v, ks, vs, indptr, indices, last;
+  PagedKvView view;
+  explicit DevicePool(PagedKvPool& host)
+      : k(to_device(host.k)), v(to_device(host.v)), ks(to_device(host.k_scales)), vs(to_device(host.v_scales)),
+        indptr(to_device(host.indptr)), indices(to_device(host.indices)), last(to_device(host.last_page_len)) {
+    view = host.view();
+    view.k_data = k.get<uint8_t>();
+    view.v_data = v.get<uint8_t>();
+    view.k_scales = ks.get<float>();
+    view.v_scales = vs.get<float>();
+    view.indptr = indptr.get<int32_t>();
+    view.indices = indices.get<int32_t>();
+    view.last_page_len = last.get<int32_t>();
+  }
+};
+
+RawCheck base_check(const char* kernel, const CheckConfig& c) {
+  RawCheck r;
+  r.kernel = kernel;
+  r.kv_dtype = kv_storage_name(c.storage);
+  r.qo_dtype = qo_name(c.qo);
+  r.head_dim = c.head_dim;
+  r.page_size = c.page_size;
+  r.gqa = c.gqa;
+  r.num_kv_heads = c.num_kv_heads;
+  r.layout = c.layout == KvLayout::kNHD ? "NHD" : "HND";
+  return r;
+}
+
+void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
+  const std::vector<int64_t> lens = {17, 54, 97, 2048};  // odd lengths end mid-page; 2048 = max here
+  PagedKvPoolSpec spec;
+  spec.storage = c.storage;
+  spec.layout = c.layout;
+  spec.page_size = c.page_size;
+  spec.num_kv_heads = c.num_kv_heads;
+  spec.head_dim = c.head_dim;
+  spec.group_size = 64;
+  spec.seq_lens = lens;
+  spec.spare_pages = 13;
+  spec.seed = seed;
+  PagedKvPool host(spec);  // poisoned
+  DevicePool dev(host);    // poisoned too
+  PagedKvView hv = host.view();
+
+  // Inputs: every token of every sequence, [Σ tokens][H][D]; slot of each token.
+  UniformSource src(seed ^ 0x5eed);
+  const int64_t row = int64_t{c.num_kv_heads} * c.head_dim;
+  std::vector<uint16_t> k_all, v_all;
+  std::vector<int64_t> slots;
+  for (int32_t b = 0; b < hv.batch; ++b) {
+    const int64_t len = lens[static_cast<size_t>(b)];
+    auto k = random_qo(c.qo, len * row, 2.0, src);
+    auto v = random_qo(c.qo, len * row, 2.0, src);
+    quantize_append_reference(hv, b, 0, len, c.qo, k.data(), v.data());
+    k_all.insert(k_all.end(), k.begin(), k.end());
+    v_all.insert(v_all.end(), v.begin(), v.end());
+    for (int64_t t = 0; t < len; ++t) slots.push_back(hv.page_of(b, t) * c.page_size + hv.slot_of(t));
+  }
+  DeviceBuffer dk = to_device(k_all), dv = to_device(v_all), dslots = to_device(slots);
+  launch_quantize_append(dev.view, c.qo, dk.get<uint16_t>(), dv.get<uint16_t>(), dslots.get<int64_t>(),
+                         static_cast<int64_t>(slots.size()), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    std::vector<uint8_t> gk(host.k.size()), gv(host.v.size());
+    std::vector<float> gks(host.k_scales.size()), gvs(host.v_scales.size());
+    to_host(dev.k, gk);
+    to_host(dev.v, gv);
+    to_host(dev.ks, gks);
+    to_host(dev.vs, gvs);
+    int64_t mismatches = 0, total = 0;
+    for (size_t i = 0; i < gk.size(); ++i) mismatches += (gk[i] != host.k[i]) + (gv[i] != host.v[i]);
+    total += 2 * static_cast<int64_t>(gk.size());
+    // Scales compared as bits: poisoned (NaN) slots must stay the same NaN on both sides.
+    for (size_t i = 0; i < gks.size(); ++i)
+      mismatches += (std::memcmp(&gks[i], &host.k_scales[i], 4) != 0) + (std::memcmp(&gvs[i], &host.v_scales[i], 4) != 0);
+    total += 2 * static_cast<int64_t>(gks.size()) * 4;
+    RawCheck r = base_check("quantize_append", c);
+    r.rel_error = static_cast<double>(mismatches) / static_cast<double>(total);
+    r.bound = 0;
+    r.all_written = r.finite = mismatches == 0;
+    r.passed = mismatches == 0;
+    run.checks.push_back(r);
+  }
+
+  // Decode on the cache the GPU just wrote (equal to the host's when the append check passed).
+  const int32_t hq = c.gqa * c.num_kv_heads;
+  auto q = random_qo(c.qo, int64_t{hv.batch} * hq * c.head_dim, 1.0, src);
+  const double sm_scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+  std::vector<double> ref(q.size());
+  paged_decode_reference(hv, c.qo, q.data(), hq, sm_scale, nullptr, ref.data());
+  DeviceBuffer dq = to_device(q);
+  DeviceBuffer dout(q.size() * 2);
+  for (bool split : {false, true}) {
+    DecodePlan plan;
+    plan.chunk_tokens = split ? 256 : 2048;  // 2048 / 256 = 8 splits, merged
+    plan.num_splits = split ? 8 : 1;
+    DeviceBuffer ws(static_cast<size_t>(decode_workspace_bytes(hv.batch, hq, c.head_dim, plan)));
+    CUDA_CHECK(cudaMemset(dout.get(), 0xff, dout.bytes()));  // 0xffff is NaN in bf16 and fp16
+    launch_paged_decode(dev.view, c.qo, dq.get<uint16_t>(), hq, static_cast<float>(sm_scale), plan,
+                        dout.get<uint16_t>(), ws.get(), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<uint16_t> o(q.size());
+    to_host(dout, o);
+    RawCheck r = base_check(split ? "paged_decode_split" : "paged_decode", c);
+    double num = 0, den = 0;
+    r.all_written = r.finite = true;
+    for (size_t i = 0; i < o.size(); ++i) {
+      if (o[i] == 0xffff) r.all_written = false;
+      const double x = qo_to_float(c.qo, o[i]);
+      if (!std::isfinite(x)) r.finite = false;
+      num += (x - ref[i]) * (x - ref[i]);
+      den += ref[i] * ref[i];
+    }
+    r.rel_error = std::sqrt(num / den);
+    r.bound = c.qo == QoType::kBF16 ? 5e-3 : 1e-3;
+    r.passed = r.all_written && r.finite && std::isfinite(r.rel_error) && r.rel_error <= r.bound;
+    run.checks.push_back(r);
+  }
+}
+
+}  // namespace
+
+void run_checks(uint64_t seed, RawRun& run) {
+  const KvStorage storages[] = {KvStorage::kBF16, KvStorage::kFP16, KvStorage::kFP8E4M3, KvStorage::kINT8,
+                                KvStorage::kINT4};
+  // Head dims 64/128/256, page sizes 8/16/32, GQA 1..16, both q/o dtypes, both layouts.
+  const CheckConfig shapes[] = {
+      {KvStorage::kBF16, 64, 8, 1, 2, QoType::kBF16, KvLayout::kNHD},
+      {KvStorage::kBF16, 128, 16, 4, 2, QoType::kFP16, KvLayout::kHND},
+      {KvStorage::kBF16, 128, 16, 8, 1, QoType::kBF16, KvLayout::kNHD},
+      {KvStorage::kBF16, 256, 32, 16, 1, QoType::kBF16, KvLayout::kNHD},
+  };
+  uint64_t n = 0;
+  for (KvStorage s : storages) {
+    for (CheckConfig c : shapes) {
+      c.storage = s;
+      const size_t before = run.checks.size();
+      check_one(c, seed + 1000 * ++n, run);
+      for (size_t i = before; i < run.checks.size(); ++i) {
+        const RawCheck& r = run.checks[i];
+        std::printf("check %-19s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld %s  err=%.3g (bound %.3g)  %s\n",
+                    r.kernel.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
+                    static_cast<long long>(r.page_size), static_cast<long long>(r.gqa), r.layout.c_str(), r.rel_error,
+                    r.bound, r.passed ? "PASS" : "FAIL");
+      }
+    }
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace kvcap::kern

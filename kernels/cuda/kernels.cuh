@@ -1,0 +1,47 @@
+#pragma once
+// Host entry points of the CUDA kernels (definitions in paged_decode.cu, quantize_append.cu,
+// fill.cu). Dispatch on storage dtype and head_dim happens once, inside these functions; an
+// unsupported value throws naming it.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/reference/paged_kv.hpp"
+
+namespace kvcap::kern {
+
+/// How a decode launch splits each sequence's KV (Flash-Decoding): `num_splits` chunks of
+/// `chunk_tokens` tokens, merged by a second kernel when num_splits > 1.
+struct DecodePlan {
+  int64_t chunk_tokens = 0;
+  int32_t num_splits = 1;
+};
+
+/// Enough blocks for two waves over `sm_count` SMs, each split at least `min_chunk_tokens` long.
+DecodePlan plan_decode(int32_t batch, int32_t num_kv_heads, int64_t max_len, int32_t sm_count,
+                       int64_t min_chunk_tokens = 256);
+
+/// Bytes of split workspace a plan needs: partial outputs [batch][num_q_heads][splits][head_dim]
+/// floats and log-sum-exps [batch][num_q_heads][splits] floats.
+int64_t decode_workspace_bytes(int32_t batch, int32_t num_q_heads, int32_t head_dim, const DecodePlan& plan);
+
+/// o[b,h] = softmax(sm_scale · q[b,h] · Kᵀ) V over sequence b's pages (device pointers in `kv`).
+/// head_dim ∈ {64, 128, 256}; num_q_heads / num_kv_heads ∈ [1, 16]; group_size a multiple of 8.
+/// @param q, o       device [batch][num_q_heads][head_dim] elements of `qo`
+/// @param workspace  device, decode_workspace_bytes(...) (unused when plan.num_splits == 1)
+void launch_paged_decode(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                         const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream);
+
+/// Write `tokens` new K/V rows into their slots. slot_mapping[t] = page × page_size + slot.
+/// head_dim ∈ {64, 128, 256}; group_size a multiple of head_dim / 32 dividing head_dim.
+/// @param k_new, v_new  device [tokens][num_kv_heads][head_dim] elements of `in`
+void launch_quantize_append(const PagedKvView& kv, QoType in, const uint16_t* k_new, const uint16_t* v_new,
+                            const int64_t* slot_mapping, int64_t tokens, cudaStream_t stream);
+
+/// Fill `bytes` of device memory with valid random encodings of `s` (never NaN, never zero
+/// runs: timing on zeros can differ from real data).
+void launch_fill_random(uint8_t* data, int64_t bytes, KvStorage s, uint64_t seed, cudaStream_t stream);
+/// Fill `count` floats with positive scales in [lo, hi).
+void launch_fill_scales(float* data, int64_t count, float lo, float hi, uint64_t seed, cudaStream_t stream);
+
+}  // namespace kvcap::kern
