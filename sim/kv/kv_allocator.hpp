@@ -34,9 +34,9 @@ class KvAllocator {
   /// Returns false and changes nothing when the blocks are not available.
   virtual bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) = 0;
 
-  /// True when allocate(seq, 0, num_new_tokens) would change no allocator state (no new block,
-  /// no newly cached block), so a step of plain decode can be skipped over.
-  virtual bool allocation_is_noop(const SeqState& seq, int64_t num_new_tokens) const = 0;
+  /// Free blocks allocate(seq, 0, num_new_tokens) would take for a running request. The engine
+  /// skips ahead over plain decode steps only while these fit, so no allocation can fail.
+  virtual int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const = 0;
 
   /// Releases everything the request holds (finish or preemption).
   virtual void free(SeqState& seq) = 0;

@@ -91,16 +91,11 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   return true;
 }
 
-bool PagedKvAllocator::allocation_is_noop(const SeqState& seq, int64_t num_new_tokens) const {
-  if (static_cast<size_t>(seq.slot) >= tables_.size()) return false;
-  const int64_t end = seq.num_computed_tokens + num_new_tokens;
-  const int64_t need = std::min(end, cfg_.max_model_len);
-  if (ceil_div(need, cfg_.block_size) > static_cast<int64_t>(tables_[static_cast<size_t>(seq.slot)].size()))
-    return false;
-  if (cfg_.enable_prefix_caching &&
-      std::min(end, seq.num_tokens()) / cfg_.block_size > cached_blocks_[static_cast<size_t>(seq.slot)])
-    return false;
-  return true;
+int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const {
+  const int64_t held =
+      static_cast<size_t>(seq.slot) < tables_.size() ? static_cast<int64_t>(tables_[static_cast<size_t>(seq.slot)].size()) : 0;
+  const int64_t need = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
+  return std::max<int64_t>(0, ceil_div(need, cfg_.block_size) - held);
 }
 
 void PagedKvAllocator::free(SeqState& seq) {

@@ -29,7 +29,7 @@ class PagedKvAllocator final : public KvAllocator {
 
   int64_t find_prefix_hit(SeqState& seq) override;
   bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) override;
-  bool allocation_is_noop(const SeqState& seq, int64_t num_new_tokens) const override;
+  int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const override;
   void free(SeqState& seq) override;
   int64_t num_free_blocks() const override { return pool_.num_free(); }
   KvUsage usage() const override;

@@ -20,8 +20,8 @@ class Scheduler {
   virtual void schedule(ReplicaState& st, double now_s, StepPlan& plan) = 0;
 
   /// True only if, with no new arrival, the next schedule() would give exactly one token to
-  /// every running request in running order, admit nobody, preempt nobody, need no new KV block
-  /// and change no scheduler state. The engine then advances such steps without calling
+  /// every running request in running order, admit nobody, preempt nobody (every KV block it
+  /// needs is free) and change no scheduler state. The engine then advances such steps without calling
   /// schedule() (event skipping). The default (false) never skips.
   virtual bool next_step_is_plain_decode(const ReplicaState&) const { return false; }
 

@@ -108,13 +108,16 @@ bool VllmV1Scheduler::next_step_is_plain_decode(const ReplicaState& st) const {
   if (n == 0 || n > cfg_.max_num_batched_tokens) return false;
   // The waiting pass would run (and might admit) unless the batch is full or the budget spent.
   if (!st.waiting.empty() && n < cfg_.max_num_seqs && n < cfg_.max_num_batched_tokens) return false;
+  // Every running request needs exactly one token, and the blocks they cross into all fit in
+  // the free pool, so the running pass allocates them in order without a preemption.
+  int64_t blocks = 0;
   for (int32_t slot : st.running) {
     const SeqState& s = st.seq(slot);
     if (s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return false;
     if (cfg_.max_model_len - 1 - s.num_computed_tokens < 1) return false;
-    if (!st.kv->allocation_is_noop(s, 1)) return false;
+    blocks += st.kv->new_blocks_needed(s, 1);
   }
-  return true;
+  return blocks <= st.kv->num_free_blocks();
 }
 
 }  // namespace kvcap

@@ -64,13 +64,13 @@ TEST_CASE("allocation: ceil((computed + new) / block_size) blocks, grown only ac
   CHECK(a.blocks_of(0).size() == 2);
   // decode tokens 21..32 stay in block 2; token 33 needs a third block
   for (int i = 0; i < 12; ++i) {
-    CHECK(a.allocation_is_noop(s, 1));
+    CHECK(a.new_blocks_needed(s, 1) == 0);
     REQUIRE(a.allocate(s, 0, 1));
     s.num_computed_tokens += 1;
   }
   CHECK(s.num_computed_tokens == 32);
   CHECK(a.blocks_of(0).size() == 2);
-  CHECK_FALSE(a.allocation_is_noop(s, 1));
+  CHECK(a.new_blocks_needed(s, 1) == 1);
   REQUIRE(a.allocate(s, 0, 1));
   CHECK(a.blocks_of(0).size() == 3);
   // 33 stored tokens in 3 blocks (48 slots): efficiency 33/48
