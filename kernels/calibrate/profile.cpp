@@ -83,6 +83,8 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
       if (!c.is_object() || !c.contains("passed") || c["passed"] != true)
         throw InputError(r.where("checks"), "profile records a failed or malformed check: " + c.dump());
   }
+  if (p.measured && p.checks.empty())
+    throw InputError(r.where("checks"), "a measured profile must record the kernel checks it passed");
   if (r.has("raw")) p.raw = r.object("raw").json();
   auto ceil = r.object("ceilings");
   ceil.reject_unknown({"spec_bf16_flops", "spec_hbm_bandwidth_bytes_per_s", "copy_bytes_per_s", "gemm_bf16_flops"});
