@@ -53,6 +53,13 @@ void Replica::advance(double now_s) {
     integrals_.reserved_tokens += static_cast<double>(usage_.reserved_tokens) * dt;
     integrals_.used_blocks += static_cast<double>(usage_.used_blocks) * dt;
     integrals_.cached_free_blocks += static_cast<double>(usage_.cached_free_blocks) * dt;
+    if (down_) integrals_.down_s += dt;
+    if (usage_.free_blocks > 0) {
+      const double frag = 1.0 - static_cast<double>(usage_.largest_free_blocks) / static_cast<double>(usage_.free_blocks);
+      integrals_.free_nonempty_s += dt;
+      integrals_.fragmentation += frag * dt;
+      integrals_.max_fragmentation = std::max(integrals_.max_fragmentation, frag);
+    }
     if (usage_.reserved_tokens > 0) {
       integrals_.nonempty_s += dt;
       integrals_.efficiency +=
@@ -110,8 +117,44 @@ double Replica::price_plan(double now_s) {
 double Replica::start_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
+  if (admission_) admission_->expire_waiting(state_, now_s, metrics_);
+  if (!has_work()) return now_s;
   scheduler_->schedule(state_, now_s, plan_);
+  if (plan_.out_of_memory) {
+    crash(now_s);
+    return now_s;
+  }
   return price_plan(now_s);
+}
+
+const char* Replica::check_arrival(const Request& req) const {
+  if (down_) return "replica_down";
+  return admission_ ? admission_->check_arrival(req, state_) : nullptr;
+}
+
+void Replica::crash(double now_s) {
+  // Everything the process held is gone: running requests, the ones preempted on the way to the
+  // failure, and the queue (clients see their connections drop).
+  state_.waiting.ordered(scratch_slots_);
+  for (int32_t slot : state_.running) scratch_slots_.push_back(slot);
+  for (int32_t slot : scratch_slots_) {
+    SeqState& s = state_.seq(slot);
+    if (s.status == SeqStatus::finished) continue;
+    metrics_.on_lost(s, now_s, index_, "oom_crash");
+  }
+  for (int32_t slot : scratch_slots_) state_.release_slot(slot);
+  while (!state_.waiting.empty()) state_.waiting.pop_front();
+  state_.running.clear();
+  kv_->reset();
+  usage_ = kv_->usage();
+  integrals_.crashes += 1;
+  down_ = true;
+  restart_at_s_ = now_s + restart_s_;
+}
+
+void Replica::restart(double now_s) {
+  KVCAP_CHECK(down_ && now_s >= restart_at_s_, "restart of a replica that is not down");
+  down_ = false;
 }
 
 double Replica::start_plain_decode_step(double now_s) {

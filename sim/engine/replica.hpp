@@ -13,6 +13,7 @@
 #include "sim/engine/step_observer.hpp"
 #include "sim/kv/kv_allocator.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/sched/admission/admission_control.hpp"
 #include "sim/sched/replica_state.hpp"
 #include "sim/sched/scheduler.hpp"
 
@@ -43,12 +44,27 @@ class Replica {
   double start_plain_decode_step(double now_s);
   /// Applies the outputs of the step in progress at its end time now_s.
   void finish_step(double now_s);
-  bool next_step_is_plain_decode() const { return scheduler_->next_step_is_plain_decode(state_); }
+  bool next_step_is_plain_decode() const {
+    // A queue-wait bound must be checked at every step, as stepping one by one would.
+    if (admission_ && admission_->bounds_queue_wait() && !state_.waiting.empty()) return false;
+    return scheduler_->next_step_is_plain_decode(state_);
+  }
 
   /// Records every request still here as in flight (at the horizon).
   void report_in_flight();
 
   void set_observer(StepObserver* o) { observer_ = o; }
+  /// Admission control and load shedding (engine.admission); null = admit everything.
+  void set_admission(std::unique_ptr<AdmissionControl> a) { admission_ = std::move(a); }
+  /// Why an arrival is refused here ("replica_down", a shedding reason), or nullptr.
+  const char* check_arrival(const Request& req) const;
+  /// engine.on_oom = crash: seconds from a crash until the replica serves again.
+  void set_restart_s(double s) { restart_s_ = s; }
+  /// Dead after an out-of-memory crash, until restart_at_s().
+  bool is_down() const { return down_; }
+  double restart_at_s() const { return restart_at_s_; }
+  /// The restarted process: empty memory, empty queues.
+  void restart(double now_s);
   const ReplicaState& state() const { return state_; }
   ReplicaState& state() { return state_; }
   const KvAllocator& kv() const { return *kv_; }
@@ -62,6 +78,8 @@ class Replica {
 
  private:
   double price_plan(double now_s);
+  /// The process dies: every request held (running or waiting) is lost, memory is gone.
+  void crash(double now_s);
 
   int32_t index_;
   SchedulerConfig cfg_;
@@ -71,6 +89,11 @@ class Replica {
   MetricsCollector& metrics_;
   ReplicaState state_;
   StepObserver* observer_ = nullptr;
+  std::unique_ptr<AdmissionControl> admission_;
+  double restart_s_ = 0;
+  bool down_ = false;
+  double restart_at_s_ = 0;
+  std::vector<int32_t> scratch_slots_;
 
   StepPlan plan_;
   StepCost step_cost_;

@@ -21,6 +21,13 @@ struct ReplicaIntegrals {
   int64_t max_running = 0;
   int64_t peak_stored_tokens = 0;
   int64_t peak_reserved_tokens = 0;
+  /// External fragmentation 1 - largest free run / free blocks, integrated while blocks are
+  /// free (0 for a paged pool; grows as a contiguous pool splits into small holes).
+  double fragmentation = 0;
+  double free_nonempty_s = 0;
+  double max_fragmentation = 0;
+  int64_t crashes = 0;         ///< engine.on_oom = crash: times the replica died
+  double down_s = 0;           ///< time spent dead, restarting
 };
 
 /// Counters since the last timeseries sample.

@@ -37,11 +37,15 @@ void Simulation::handle_arrival(double now_s) {
     KVCAP_CHECK(idx >= 0 && static_cast<size_t>(idx) < replicas_.size(), "router chose no replica");
     Replica& r = *replicas_[static_cast<size_t>(idx)];
     r.advance(now_s);
-    r.enqueue(pending_, seq, now_s);
-    // An idle replica starts a step as soon as work arrives (after every arrival at now_s).
-    if (!r.step_in_progress() && !r.step_start_pending) {
-      r.step_start_pending = true;
-      queue_.push(now_s, EventKind::step_start, idx);
+    if (const char* why = r.check_arrival(pending_)) {
+      metrics_.on_reject(pending_, now_s, why);  // down after a crash, or shed by admission control
+    } else {
+      r.enqueue(pending_, seq, now_s);
+      // An idle replica starts a step as soon as work arrives (after every arrival at now_s).
+      if (!r.step_in_progress() && !r.step_start_pending) {
+        r.step_start_pending = true;
+        queue_.push(now_s, EventKind::step_start, idx);
+      }
     }
   }
   pull_next_arrival(now_s);
@@ -52,6 +56,11 @@ void Simulation::run_step(Replica& r, double now_s) {
   if (!r.has_work()) return;
   double end = r.start_step(now_s);
   if (opt_.check_invariants) check_invariants(now_s);
+  if (r.is_down()) {  // on_oom = crash: it comes back empty after restart_s
+    queue_.push(r.restart_at_s(), EventKind::restart, r.index());
+    return;
+  }
+  if (!r.step_in_progress()) return;  // admission control emptied the queue
   while (true) {
     // Event skipping: when no other event can come before this step ends, the step's end (and,
     // for plain decode, the next step's start) is processed here instead of through the queue.
@@ -101,6 +110,7 @@ void Simulation::take_sample(double now_s) {
     row.kv_free_blocks = u.free_blocks;
     row.kv_stored_tokens = u.stored_tokens;
     row.kv_reserved_tokens = u.reserved_tokens;
+    row.kv_largest_free_blocks = u.largest_free_blocks;
     row.steps = c.steps;
     row.tokens = c.tokens;
     row.prefill_tokens = c.prefill_tokens;
@@ -157,8 +167,16 @@ void Simulation::run() {
         // Keep sampling while anything else is still to happen.
         if (!queue_.empty()) queue_.push(e.time_s + opt_.sample_interval_s, EventKind::sample);
         break;
-      case EventKind::restart:
+      case EventKind::restart: {
+        Replica& r = *replicas_[static_cast<size_t>(e.replica)];
+        r.advance(e.time_s);
+        r.restart(e.time_s);
+        if (r.has_work() && !r.step_start_pending) {
+          r.step_start_pending = true;
+          queue_.push(e.time_s, EventKind::step_start, r.index());
+        }
         break;
+      }
     }
     if (e.kind != EventKind::sample) last_event_s_ = std::max(last_event_s_, e.time_s);
     if (opt_.check_invariants) check_invariants(e.time_s);

@@ -38,6 +38,7 @@ struct TimeseriesRow {
   int64_t running = 0, waiting = 0;
   int64_t kv_used_blocks = 0, kv_cached_free_blocks = 0, kv_free_blocks = 0;
   int64_t kv_stored_tokens = 0, kv_reserved_tokens = 0;
+  int64_t kv_largest_free_blocks = 0;  ///< largest run of free blocks (contiguous pool: largest hole)
   int64_t steps = 0, tokens = 0, prefill_tokens = 0, decode_tokens = 0;
   int64_t preemptions = 0, finished = 0;
   double compute_utilization = 0;    ///< time average over the interval (idle counts as 0)

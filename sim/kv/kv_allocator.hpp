@@ -18,6 +18,9 @@ struct KvUsage {
   int64_t capacity_tokens = 0;     ///< usable_blocks × block_size
   int64_t stored_tokens = 0;       ///< distinct tokens whose KV is held (shared blocks count once)
   int64_t reserved_tokens = 0;     ///< token slots allocated or reserved (used_blocks × block_size)
+  /// Largest run of free blocks an allocation can take at once: free_blocks for a paged pool
+  /// (any block serves), the largest hole for a contiguous one (external fragmentation).
+  int64_t largest_free_blocks = 0;
 };
 
 class KvAllocator {
@@ -44,6 +47,9 @@ class KvAllocator {
   /// Blocks an allocation may take now (vLLM get_num_free_blocks).
   virtual int64_t num_free_blocks() const = 0;
   virtual KvUsage usage() const = 0;
+
+  /// Back to the state after construction, cache included (a crashed server restarts empty).
+  virtual void reset() = 0;
 
   /// Full audit of the allocator's bookkeeping (conservation, no double allocation).
   /// Throws InternalError. Costly: called at every event in debug builds.

@@ -126,6 +126,7 @@ KvUsage PagedKvAllocator::usage() const {
   u.capacity_tokens = u.usable_blocks * cfg_.block_size;
   u.stored_tokens = total_slot_tokens_ - shared_extra_tokens_;
   u.reserved_tokens = u.used_blocks * cfg_.block_size;
+  u.largest_free_blocks = u.free_blocks;
   return u;
 }
 

@@ -33,6 +33,7 @@ class PagedKvAllocator final : public KvAllocator {
   void free(SeqState& seq) override;
   int64_t num_free_blocks() const override { return pool_.num_free(); }
   KvUsage usage() const override;
+  void reset() override { *this = PagedKvAllocator(cfg_); }
   void check_invariants() const override;
 
   const BlockPool& pool() const { return pool_; }

@@ -121,6 +121,9 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"replicas", h.replicas},
                           {"tensor_parallel_size", h.tensor_parallel_size},
                           {"scheduler", h.scheduler},
+                          {"allocator", h.allocator},
+                          {"on_oom", h.on_oom},
+                          {"router", h.router},
                           {"cost_model", h.cost_model},
                           {"cost_model_measured", h.cost_model_measured},
                           {"num_gpu_blocks", h.num_gpu_blocks},
@@ -135,7 +138,8 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   out["duration_s"] = num(duration);
 
   double capacity = 0, stored = 0, reserved = 0, eff = 0, nonempty = 0, running = 0, waiting = 0;
-  double compute = 0, bandwidth = 0, cached_free = 0;
+  double compute = 0, bandwidth = 0, cached_free = 0, frag = 0, free_nonempty = 0, frag_max = 0, down = 0;
+  int64_t crashes = 0;
   int64_t peak = 0, max_running = 0, steps = 0, tokens = 0;
   for (const Replica* r : sim.replicas()) {
     const ReplicaIntegrals& in = r->integrals();
@@ -147,6 +151,11 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
     running += in.running;
     waiting += in.waiting;
     cached_free += in.cached_free_blocks;
+    frag += in.fragmentation;
+    free_nonempty += in.free_nonempty_s;
+    frag_max = std::max(frag_max, in.max_fragmentation);
+    crashes += in.crashes;
+    down += in.down_s;
     compute += in.compute_util;
     bandwidth += in.bandwidth_util;
     peak += in.peak_stored_tokens;
@@ -162,7 +171,12 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                     {"mean_used_fraction", num(capacity > 0 ? over_time(stored) / capacity : 0.0)},
                     {"mean_reserved_fraction", num(capacity > 0 ? over_time(reserved) / capacity : 0.0)},
                     {"efficiency", nonempty > 0 ? num(eff / nonempty) : ojson(nullptr)},
-                    {"mean_cached_free_blocks", num(over_time(cached_free))}};
+                    {"mean_cached_free_blocks", num(over_time(cached_free))},
+                    // 1 - largest free run / free blocks, time-weighted while blocks are free
+                    {"fragmentation_mean", num(free_nonempty > 0 ? frag / free_nonempty : 0.0)},
+                    {"fragmentation_max", num(frag_max)}};
+  out["crashes"] = crashes;
+  out["replica_down_s"] = num(down);
   out["running"] = ojson{{"mean", num(over_time(running))}, {"max", max_running}};
   out["waiting"] = ojson{{"mean", num(over_time(waiting))}};
   out["preemptions"] = m.preemptions();
@@ -173,6 +187,32 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                              {"memory_bandwidth_mean", num(over_time(bandwidth) / n_rep)}};
   out["steps"] = steps;
   out["scheduled_tokens"] = tokens;
+  // Per replica (cluster runs): where the requests ended and how each replica's memory was used.
+  {
+    std::vector<int64_t> fin(sim.replicas().size(), 0), lost(sim.replicas().size(), 0);
+    for (const RequestRecord& r : m.records()) {
+      if (r.replica < 0 || static_cast<size_t>(r.replica) >= fin.size()) continue;
+      if (r.outcome == RequestOutcome::finished) ++fin[static_cast<size_t>(r.replica)];
+      if (r.outcome == RequestOutcome::lost) ++lost[static_cast<size_t>(r.replica)];
+    }
+    ojson reps = ojson::array();
+    for (const Replica* r : sim.replicas()) {
+      const ReplicaIntegrals& in = r->integrals();
+      const auto i = static_cast<size_t>(r->index());
+      const double cap = static_cast<double>(r->kv().usage().capacity_tokens);
+      reps.push_back(ojson{{"index", r->index()},
+                           {"finished", fin[i]},
+                           {"lost", lost[i]},
+                           {"crashes", in.crashes},
+                           {"running_mean", num(over_time(in.running))},
+                           {"running_max", in.max_running},
+                           {"kv_mean_used_fraction", num(cap > 0 ? over_time(in.stored_tokens) / cap : 0.0)},
+                           {"kv_efficiency", in.nonempty_s > 0 ? num(in.efficiency / in.nonempty_s) : ojson(nullptr)},
+                           {"steps", in.steps},
+                           {"compute_mean", num(over_time(in.compute_util))}});
+    }
+    out["replicas"] = reps;
+  }
   if (slo.any())
     out["slo"] = ojson{{"ttft_p99_s", slo.ttft_s > 0 ? num(slo.ttft_s) : ojson(nullptr)},
                        {"tpot_p99_s", slo.tpot_s > 0 ? num(slo.tpot_s) : ojson(nullptr)},
@@ -208,13 +248,17 @@ void write_requests_csv(std::ostream& os, const MetricsCollector& m) {
 
 void write_timeseries_csv(std::ostream& os, const Simulation& sim) {
   os << "time_s,replica,running,waiting,kv_used_blocks,kv_cached_free_blocks,kv_free_blocks,kv_stored_tokens,"
-        "kv_reserved_tokens,steps,tokens,tokens_per_step,prefill_tokens,decode_tokens,preemptions,finished,"
+        "kv_reserved_tokens,kv_largest_free_blocks,kv_fragmentation,steps,tokens,tokens_per_step,prefill_tokens,decode_tokens,preemptions,finished,"
         "compute_utilization,bandwidth_utilization\n";
   for (const TimeseriesRow& r : sim.timeseries()) {
     const double per_step = r.steps > 0 ? static_cast<double>(r.tokens) / static_cast<double>(r.steps) : 0.0;
     os << format_number(r.time_s) << ',' << r.replica << ',' << r.running << ',' << r.waiting << ',' << r.kv_used_blocks
        << ',' << r.kv_cached_free_blocks << ',' << r.kv_free_blocks << ',' << r.kv_stored_tokens << ','
-       << r.kv_reserved_tokens << ',' << r.steps << ',' << r.tokens << ',' << format_number(per_step) << ','
+       << r.kv_reserved_tokens << ',' << r.kv_largest_free_blocks << ','
+       << format_number(r.kv_free_blocks > 0 ? 1.0 - static_cast<double>(r.kv_largest_free_blocks) /
+                                                       static_cast<double>(r.kv_free_blocks)
+                                             : 0.0)
+       << ',' << r.steps << ',' << r.tokens << ',' << format_number(per_step) << ','
        << r.prefill_tokens << ',' << r.decode_tokens << ',' << r.preemptions << ',' << r.finished << ','
        << format_number(r.compute_utilization) << ',' << format_number(r.bandwidth_utilization) << '\n';
   }

@@ -1,10 +1,9 @@
 #include "sim/scenario/build_run.hpp"
 
 #include "sim/cost/cost_model_factory.hpp"
-#include "sim/engine/router.hpp"
-#include "sim/kv/paged_allocator.hpp"
+#include "sim/engine/routers.hpp"
 #include "sim/model/model_catalog.hpp"
-#include "sim/sched/vllm_v1_scheduler.hpp"
+#include "sim/scenario/policy_factory.hpp"
 #include "sim/util/error.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -107,21 +106,17 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
 
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int64_t i = 0; i < s.deployment.replicas; ++i) {
-    PagedAllocatorConfig pc;
-    pc.num_gpu_blocks = pool_blocks;
-    pc.block_size = e.block_size;
-    pc.max_model_len = max_model_len;
-    pc.enable_prefix_caching = e.enable_prefix_caching;
-    pc.free_order = e.free_order;
-    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, std::make_unique<PagedKvAllocator>(pc),
-                                                 std::make_unique<VllmV1Scheduler>(sc), *run->cost, run->metrics));
+    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, make_allocator(e, pool_blocks, max_model_len),
+                                                 make_scheduler(e, sc), *run->cost, run->metrics));
+    replicas.back()->set_admission(make_admission(e));
+    replicas.back()->set_restart_s(e.policy.restart_s);
   }
   SimulationOptions opt;
   opt.event_skipping = e.event_skipping;
   opt.horizon_s = s.horizon_s;
   opt.sample_interval_s = s.sample_interval_s;
   opt.max_model_len = max_model_len;
-  run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), std::make_unique<RoundRobinRouter>(),
+  run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), make_router(s.deployment.router),
                                           run->metrics);
 
   RunHeader& h = run->header;
@@ -129,6 +124,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.model = run->model.name;
   h.gpu = run->gpu.id;
   h.scheduler = e.scheduler;
+  h.allocator = e.allocator;
+  if (e.allocator == "contiguous")
+    h.allocator += std::string(" (") + contiguous_reserve_name(e.policy.contiguous_reserve) + ", " +
+                   contiguous_fit_name(e.policy.contiguous_fit) + ")";
+  h.on_oom = on_oom_name(e.policy.on_oom);
+  h.router = s.deployment.router;
   h.cost_model = run->cost->describe();
   h.cost_model_measured = run->cost->measured();
   h.replicas = s.deployment.replicas;

@@ -22,6 +22,9 @@ struct RunHeader {
   std::string model;
   std::string gpu;
   std::string scheduler;
+  std::string allocator = "paged";
+  std::string on_oom = "preempt";
+  std::string router = "round_robin";
   std::string cost_model;
   bool cost_model_measured = false;
   int64_t replicas = 1;

@@ -27,10 +27,13 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
                     "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
                     "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
-                    "free_block_order", "event_skipping"});
+                    "free_block_order", "event_skipping",
+                    // policy fields (policy_settings.hpp)
+                    "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
+                    "preemption_mode", "watermark", "swap_space", "sglang", "admission"});
   EngineSettings e;
-  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1"});
-  e.allocator = choice(r, "allocator", e.allocator, {"paged"});
+  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "static", "continuous"});
+  e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
   e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
   e.block_size = r.get_int("block_size", 1, 65536, e.block_size);
   if (r.has("num_gpu_blocks")) e.num_gpu_blocks = r.get_int("num_gpu_blocks", 2, kMaxInt);
@@ -52,6 +55,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                      ? FreeOrder::prepend_fresh
                      : FreeOrder::append_all;
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
+  e.policy = parse_policy_settings(r, e.scheduler, e.allocator);
   return e;
 }
 
@@ -126,7 +130,8 @@ ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& fi
     JsonObjectReader d = r.object("deployment");
     d.reject_unknown({"replicas", "router"});
     s.deployment.replicas = d.get_int("replicas", 1, 4096, 1);
-    s.deployment.router = choice(d, "router", "round_robin", {"round_robin"});
+    s.deployment.router =
+        choice(d, "router", "round_robin", {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"});
   }
   s.cost_model = r.has("cost_model") ? r.raw("cost_model") : nlohmann::json{{"kind", "roofline"}};
   s.workload = r.raw("workload");

@@ -12,6 +12,7 @@
 
 #include "sim/kv/block_pool.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/scenario/policy_settings.hpp"
 #include "sim/sched/waiting_queue.hpp"
 
 namespace kvcap {
@@ -41,6 +42,7 @@ struct EngineSettings {
   /// "prepend_fresh" (newest vLLM block_pool.py).
   FreeOrder free_order = FreeOrder::append_all;
   bool event_skipping = true;  ///< kvcap switch: identical results either way, faster with it
+  PolicySettings policy;       ///< allocator / scheduler / OOM / admission policy fields
 };
 
 struct DeploymentSettings {

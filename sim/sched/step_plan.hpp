@@ -26,11 +26,15 @@ struct StepPlan {
   std::vector<ScheduledEntry> scheduled;
   std::vector<int32_t> preempted;  ///< slots, in preemption order
   int64_t total_tokens = 0;
+  /// engine.on_oom = crash: the step needed KV memory that was not there, so the server process
+  /// dies (the replica loses every request and restarts empty).
+  bool out_of_memory = false;
 
   void clear() {
     scheduled.clear();
     preempted.clear();
     total_tokens = 0;
+    out_of_memory = false;
   }
   bool empty() const { return scheduled.empty(); }
 };

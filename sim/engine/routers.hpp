@@ -1,0 +1,43 @@
+#pragma once
+// Routers for deployment.replicas > 1 (deployment.router). A replica that is down after an OOM
+// crash is avoided while any other is up.
+//  - least_outstanding: fewest requests held (running + waiting); ties to the lowest index;
+//  - least_kv: lowest KV use (blocks held / usable), then fewest outstanding, then index;
+//  - prefix_affinity: requests whose content starts with the same segment go to the replica that
+//    got that prefix last, where its KV is likely cached — unless that replica holds more than
+//    twice the outstanding requests of the least loaded one plus 4 (then least_outstanding, and
+//    the prefix moves). Requests without content go least_outstanding.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "sim/engine/router.hpp"
+
+namespace kvcap {
+
+class LeastOutstandingRouter final : public Router {
+ public:
+  int32_t route(const Request& req, std::span<Replica* const> replicas) override;
+  const char* name() const override { return "least_outstanding"; }
+};
+
+class LeastKvRouter final : public Router {
+ public:
+  int32_t route(const Request& req, std::span<Replica* const> replicas) override;
+  const char* name() const override { return "least_kv"; }
+};
+
+class PrefixAffinityRouter final : public Router {
+ public:
+  int32_t route(const Request& req, std::span<Replica* const> replicas) override;
+  const char* name() const override { return "prefix_affinity"; }
+
+ private:
+  std::unordered_map<uint64_t, int32_t> owner_;  ///< first segment id -> replica (lookups only)
+};
+
+/// InputError-free: the name was validated by the scenario parser.
+std::unique_ptr<Router> make_router(const std::string& name);
+
+}  // namespace kvcap

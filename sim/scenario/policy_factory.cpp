@@ -1,0 +1,52 @@
+#include "sim/scenario/policy_factory.hpp"
+
+#include "sim/kv/contiguous_allocator.hpp"
+#include "sim/kv/paged_allocator.hpp"
+#include "sim/sched/continuous_scheduler.hpp"
+#include "sim/sched/crash_on_oom.hpp"
+#include "sim/sched/static_scheduler.hpp"
+#include "sim/sched/vllm_v1_scheduler.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len) {
+  if (e.allocator == "contiguous") {
+    ContiguousAllocatorConfig c;
+    c.num_gpu_blocks = pool_blocks;
+    c.block_size = e.block_size;
+    c.max_model_len = max_model_len;
+    c.reserve = e.policy.contiguous_reserve;
+    c.fit = e.policy.contiguous_fit;
+    return std::make_unique<ContiguousKvAllocator>(c);
+  }
+  KVCAP_CHECK(e.allocator == "paged", "unknown allocator '" + e.allocator + "'");
+  PagedAllocatorConfig pc;
+  pc.num_gpu_blocks = pool_blocks;
+  pc.block_size = e.block_size;
+  pc.max_model_len = max_model_len;
+  pc.enable_prefix_caching = e.enable_prefix_caching;
+  pc.free_order = e.free_order;
+  return std::make_unique<PagedKvAllocator>(pc);
+}
+
+std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc) {
+  std::unique_ptr<Scheduler> s;
+  if (e.scheduler == "static")
+    s = std::make_unique<StaticScheduler>(sc, e.policy.static_batch_size > 0 ? e.policy.static_batch_size : sc.max_num_seqs);
+  else if (e.scheduler == "continuous")
+    s = std::make_unique<ContinuousScheduler>(sc);
+  else {
+    KVCAP_CHECK(e.scheduler == "vllm-v1", "unknown scheduler '" + e.scheduler + "'");
+    s = std::make_unique<VllmV1Scheduler>(sc);
+  }
+  if (e.policy.on_oom == OnOom::crash) s = std::make_unique<CrashOnOomScheduler>(std::move(s));
+  return s;
+}
+
+std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e) {
+  if (!e.policy.admission.any()) return nullptr;
+  return std::make_unique<AdmissionControl>(e.policy.admission);
+}
+
+}  // namespace kvcap

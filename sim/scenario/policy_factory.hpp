@@ -1,0 +1,23 @@
+#pragma once
+// Builds the per-replica policy objects a scenario's engine settings name: the KV allocator
+// (`engine.allocator`), the scheduler (`engine.scheduler`, wrapped for `engine.on_oom: crash`)
+// and the admission control (`engine.admission`).
+#include <cstdint>
+#include <memory>
+
+#include "sim/kv/kv_allocator.hpp"
+#include "sim/sched/admission/admission_control.hpp"
+#include "sim/sched/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace kvcap {
+
+/// `pool_blocks` includes the reserved block, as vLLM's num_gpu_blocks.
+std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len);
+
+std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc);
+
+/// Null when the scenario sets no admission classes.
+std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e);
+
+}  // namespace kvcap

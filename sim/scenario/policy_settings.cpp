@@ -1,0 +1,114 @@
+#include "sim/scenario/policy_settings.hpp"
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+std::string pick(const JsonObjectReader& r, const std::string& key, const std::string& fallback,
+                 std::initializer_list<const char*> allowed) {
+  const std::string v = r.get_string(key, fallback);
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return v;
+    list += (list.empty() ? "'" : ", '") + std::string(a) + "'";
+  }
+  throw InputError(r.where(key), "unknown value '" + v + "' (expected one of " + list + ")");
+}
+
+void only_with(const JsonObjectReader& r, const std::string& key, bool ok, const std::string& what) {
+  if (r.has(key) && !ok) throw InputError(r.where(key), "only applies " + what);
+}
+
+AdmissionSettings parse_admission(const JsonObjectReader& a) {
+  a.reject_unknown({"classes", "predictive", "predictive_quantile"});
+  AdmissionSettings s;
+  if (a.has("classes")) {
+    const auto& arr = a.raw("classes");
+    if (!arr.is_array() || arr.empty())
+      throw InputError(a.where("classes"), "expected a non-empty array of {priority, max_queue_len, "
+                                           "max_queue_wait_s, shed_kv_fraction}");
+    for (size_t i = 0; i < arr.size(); ++i) {
+      JsonObjectReader c(arr[i], a.file(), a.pointer() + "/classes/" + std::to_string(i));
+      c.reject_unknown({"priority", "max_queue_len", "max_queue_wait_s", "shed_kv_fraction"});
+      ClassAdmission k;
+      k.priority = static_cast<int>(c.get_int("priority", -1000000, 1000000));
+      k.max_queue_len = c.get_int("max_queue_len", 0, int64_t{1} << 40, 0);
+      k.max_queue_wait_s = c.get_number_in("max_queue_wait_s", 0.0, 1e12, 0.0);
+      k.shed_kv_fraction = c.get_number_in("shed_kv_fraction", 0.0, 1.0, 0.0);
+      for (const auto& prev : s.classes)
+        if (prev.priority == k.priority)
+          throw InputError(c.where("priority"), "priority " + std::to_string(k.priority) + " listed twice");
+      s.classes.push_back(k);
+    }
+  }
+  s.predictive = a.get_bool("predictive", false);
+  s.predictive_quantile = a.get_number_in("predictive_quantile", 0.01, 1.0, s.predictive_quantile);
+  only_with(a, "predictive_quantile", s.predictive, "with predictive: true");
+  return s;
+}
+
+SglangSettings parse_sglang(const JsonObjectReader& g) {
+  g.reject_unknown({"init_new_token_ratio", "min_new_token_ratio_factor", "new_token_ratio_decay_steps",
+                    "clip_max_new_tokens", "retract_decode_steps"});
+  SglangSettings s;
+  s.init_new_token_ratio = g.get_number_in("init_new_token_ratio", 0.0, 1.0, s.init_new_token_ratio);
+  s.min_new_token_ratio_factor = g.get_number_in("min_new_token_ratio_factor", 0.0, 1.0, s.min_new_token_ratio_factor);
+  s.new_token_ratio_decay_steps = g.get_number_in("new_token_ratio_decay_steps", 1.0, 1e9, s.new_token_ratio_decay_steps);
+  s.clip_max_new_tokens = g.get_int("clip_max_new_tokens", 1, int64_t{1} << 40, s.clip_max_new_tokens);
+  s.retract_decode_steps = g.get_int("retract_decode_steps", 0, int64_t{1} << 40, s.retract_decode_steps);
+  return s;
+}
+
+}  // namespace
+
+const char* on_oom_name(OnOom o) { return o == OnOom::crash ? "crash" : "preempt"; }
+const char* preemption_mode_name(PreemptionMode m) { return m == PreemptionMode::swap ? "swap" : "recompute"; }
+
+PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::string& scheduler,
+                                     const std::string& allocator) {
+  PolicySettings p;
+  const bool contiguous = allocator == "contiguous";
+  only_with(r, "contiguous_reserve", contiguous, "with allocator 'contiguous'");
+  only_with(r, "contiguous_fit", contiguous, "with allocator 'contiguous'");
+  p.contiguous_reserve = pick(r, "contiguous_reserve", "max_model_len", {"max_model_len", "prompt_plus_output"}) ==
+                                 "max_model_len"
+                             ? ContiguousReserve::max_model_len
+                             : ContiguousReserve::prompt_plus_output;
+  p.contiguous_fit = pick(r, "contiguous_fit", "first_fit", {"first_fit", "best_fit"}) == "first_fit"
+                         ? ContiguousFit::first_fit
+                         : ContiguousFit::best_fit;
+
+  p.on_oom = pick(r, "on_oom", "preempt", {"preempt", "crash"}) == "crash" ? OnOom::crash : OnOom::preempt;
+  if (p.on_oom == OnOom::crash) {
+    // No default: how long a crashed server takes to come back (process start, weight loading,
+    // CUDA graph capture) depends on the deployment; the user must say.
+    if (!r.has("restart_s"))
+      throw InputError(r.where("restart_s"), "required with on_oom 'crash': seconds until the replica serves again");
+    p.restart_s = r.get_number_in("restart_s", 0.0, 1e9);
+  } else {
+    only_with(r, "restart_s", false, "with on_oom 'crash'");
+  }
+
+  only_with(r, "static_batch_size", scheduler == "static", "with scheduler 'static'");
+  p.static_batch_size = r.get_int("static_batch_size", 1, 1 << 24, 0);
+
+  const bool v0 = scheduler == "vllm-v0";
+  only_with(r, "preemption_mode", v0, "with scheduler 'vllm-v0'");
+  only_with(r, "watermark", v0, "with scheduler 'vllm-v0'");
+  only_with(r, "swap_space", v0, "with scheduler 'vllm-v0'");
+  p.preemption_mode =
+      pick(r, "preemption_mode", "recompute", {"recompute", "swap"}) == "swap" ? PreemptionMode::swap : PreemptionMode::recompute;
+  p.watermark = r.get_number_in("watermark", 0.0, 0.99, p.watermark);
+  p.swap_space_gib = r.get_number_in("swap_space", 0.0, 1e6, p.swap_space_gib);
+  if (p.preemption_mode == PreemptionMode::swap && contiguous)
+    throw InputError(r.where("preemption_mode"), "swap preemption needs the paged allocator");
+
+  only_with(r, "sglang", scheduler == "sglang", "with scheduler 'sglang'");
+  if (r.has("sglang")) p.sglang = parse_sglang(r.object("sglang"));
+  if (r.has("admission")) p.admission = parse_admission(r.object("admission"));
+  return p;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,64 @@
+#include "sim/sched/batch_common.hpp"
+
+#include <algorithm>
+
+namespace kvcap {
+
+bool admit_head_whole(ReplicaState& st, double now_s, StepPlan& plan) {
+  const int32_t slot = st.waiting.front();
+  SeqState& s = st.seq(slot);
+  const int64_t hit = st.kv->find_prefix_hit(s);
+  const int64_t n = s.num_tokens() - hit;
+  if (!st.kv->allocate(s, hit, n)) return false;
+  st.waiting.pop_front();
+  st.running.push_back(slot);
+  const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;
+  if (!s.admitted_before) {
+    s.admitted_before = true;
+    s.first_scheduled_s = now_s;
+    s.cached_tokens_first = hit;
+  }
+  s.status = SeqStatus::running;
+  plan.scheduled.push_back({slot, n, hit, hit, kind});
+  plan.total_tokens += n;
+  s.num_computed_tokens = hit + n;
+  return true;
+}
+
+bool schedule_running(ReplicaState& st, int32_t slot, StepPlan& plan) {
+  SeqState& s = st.seq(slot);
+  const int64_t n = s.num_tokens() - s.num_computed_tokens;
+  if (n <= 0) return true;
+  if (!st.kv->allocate(s, 0, n)) return false;
+  plan.scheduled.push_back({slot, n, s.num_computed_tokens, 0, ScheduledKind::running});
+  plan.total_tokens += n;
+  s.num_computed_tokens += n;
+  return true;
+}
+
+void preempt_running(ReplicaState& st, size_t index, StepPlan& plan) {
+  const int32_t victim = st.running[index];
+  auto it = std::find_if(plan.scheduled.begin(), plan.scheduled.end(),
+                         [victim](const ScheduledEntry& e) { return e.slot == victim; });
+  if (it != plan.scheduled.end()) {
+    plan.total_tokens -= it->tokens;
+    plan.scheduled.erase(it);
+  }
+  st.running.erase(st.running.begin() + static_cast<std::ptrdiff_t>(index));
+  st.preempt(victim);
+  plan.preempted.push_back(victim);
+}
+
+bool running_is_plain_decode(const ReplicaState& st, int64_t max_model_len) {
+  if (st.running.empty()) return false;
+  int64_t blocks = 0;
+  for (int32_t slot : st.running) {
+    const SeqState& s = st.seq(slot);
+    if (s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return false;
+    if (max_model_len - 1 - s.num_computed_tokens < 1) return false;
+    blocks += st.kv->new_blocks_needed(s, 1);
+  }
+  return blocks <= st.kv->num_free_blocks();
+}
+
+}  // namespace kvcap
