@@ -171,6 +171,24 @@ TEST_CASE("closed loop: the next request waits for a completion plus think time"
   CHECK_FALSE(s->next(c));
 }
 
+TEST_CASE("closed loop: a request refused for length frees its user instead of stalling") {
+  // One user, think 1 s, every request (100 + 10 tokens) longer than max_model_len 50: the user
+  // retries at t = 0, 1, ..., 99 (100 requests before the 100 s horizon), all rejected.
+  json w = {{"kind", "generate"},
+            {"duration_s", 100},
+            {"sources",
+             {{{"name", "u"},
+               {"arrival", {{"process", "closed_loop"}, {"concurrency", 1}, {"think_time_s", 1}}},
+               {"prompt_tokens", 100},
+               {"output_tokens", 10}}}}};
+  auto s = make(w, 50)();
+  Request r;
+  CHECK_FALSE(s->next(r));
+  CHECK_FALSE(s->waiting_for_completions());
+  CHECK(s->counts().rejected_too_long == 100);
+  CHECK(s->counts().emitted == 0);
+}
+
 TEST_CASE("presets and mixes: classes, priorities, deterministic merge") {
   auto m = wltest::drain(*make({{"kind", "generate"}, {"duration_s", 900}, {"preset", "mixed"}, {"rate_per_s", 1}})());
   int64_t inter = 0, batch = 0;

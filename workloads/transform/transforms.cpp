@@ -45,12 +45,11 @@ bool LengthCapSource::next(Request& out) {
     if (policy_ == LengthCapPolicy::keep || max_len_ <= 0 ||
         out.prompt_tokens + out.output_tokens <= max_len_)
       return true;
-    if (policy_ == LengthCapPolicy::reject) {
+    // Nothing fits when max_model_len < 2: one prompt and one output token are the minimum.
+    if (policy_ == LengthCapPolicy::reject || max_len_ < 2) {
       ++own_.rejected_too_long;
-      continue;
-    }
-    if (max_len_ < 2) {  // nothing fits: one prompt token and one output token are the minimum
-      ++own_.rejected_too_long;
+      // A closed-loop user whose request is refused moves on (think time, then its next one).
+      inner_->on_completion(out, out.arrival_s);
       continue;
     }
     out.prompt_tokens = std::min(out.prompt_tokens, max_len_ - 1);
