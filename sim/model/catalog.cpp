@@ -184,7 +184,8 @@ const CatalogEntry kCatalog[] = {
  "use_cache": true,
  "vocab_size": 32000
 })json"},
-    // Qwen/Qwen2.5-7B-Instruct: config.json, shape fields cross-checked against mlc-ai/mlc-llm presets and other public copies.
+    // Qwen/Qwen2.5-7B-Instruct: config.json as quoted verbatim (with "_name_or_path": "Qwen/Qwen2.5-7B-Instruct")
+    // in a public test fixture (Lightning-AI thunder benchmark rope configs).
     {"qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", R"json({
  "architectures": [
   "Qwen2ForCausalLM"
@@ -204,10 +205,10 @@ const CatalogEntry kCatalog[] = {
  "num_key_value_heads": 4,
  "rms_norm_eps": 1e-06,
  "rope_theta": 1000000.0,
- "sliding_window": 131072,
+ "sliding_window": null,
  "tie_word_embeddings": false,
  "torch_dtype": "bfloat16",
- "transformers_version": "4.43.1",
+ "transformers_version": "4.43.3",
  "use_cache": true,
  "use_sliding_window": false,
  "vocab_size": 152064
