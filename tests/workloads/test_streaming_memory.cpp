@@ -1,7 +1,7 @@
 // A reader streams: 10 million Azure-format rows, produced on the fly by a writer thread into a
 // pipe (never on disk, never in memory as a whole), go through the Azure reader while resident
 // memory stays flat. Under AddressSanitizer every allocation is slower and shadowed, so there
-// the row count is cut to 1 million (the flatness check is the same).
+// the row count is cut to 1 million and the RSS bound is not checked (see below).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -70,7 +70,13 @@ TEST_CASE("streaming: a generated 10-million-row trace is read with flat memory"
   // Mean of 100 + (i mod 4000) over whole cycles is 100 + 1999.5.
   CHECK(static_cast<double>(prompt_sum / n) == doctest::Approx(2099.5));
   MESSAGE("rows " << n << ", RSS after 1e5 rows " << rss_warm / 1024 << " KiB, at end " << rss_end / 1024 << " KiB");
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan keeps freed blocks in a quarantine (256 MiB by default), so RSS grows with allocation
+  // churn whatever the reader holds: the flatness check is only meaningful without it.
+  MESSAGE("RSS check skipped under AddressSanitizer (quarantine)");
+#else
   // Holding the rows would take >= 10e6 * 16 B = 160 MB; a streaming reader grows by ~nothing.
   // 4 MiB of slack covers allocator noise.
   CHECK(rss_end - rss_warm < 4 * 1024 * 1024);
+#endif
 }

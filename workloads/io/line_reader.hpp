@@ -24,8 +24,14 @@ class LineReader {
   /// 1-based number of the line last returned by next().
   int64_t line_number() const { return line_no_; }
   const std::string& name() const { return name_; }
-  /// "file:line" of the line last returned, for messages.
-  std::string where() const { return name_ + ":" + std::to_string(line_no_); }
+  /// "file:line" of the line last returned, for messages (built once per line, on demand).
+  const std::string& where() const {
+    if (where_line_ != line_no_) {
+      where_ = name_ + ":" + std::to_string(line_no_);
+      where_line_ = line_no_;
+    }
+    return where_;
+  }
 
  private:
   bool fill();  // reads more bytes; false at EOF
@@ -36,6 +42,8 @@ class LineReader {
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   int64_t line_no_ = 0;
+  mutable std::string where_;
+  mutable int64_t where_line_ = -1;
 };
 
 }  // namespace kvcap
