@@ -1,4 +1,6 @@
 // {"kind": "generate"}: synthetic sources (or a preset), merged by arrival time.
+#include <optional>
+
 #include "sim/util/error.hpp"
 #include "workloads/generate/generator_source.hpp"
 #include "workloads/spec/workload_parsers.hpp"

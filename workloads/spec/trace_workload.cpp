@@ -1,6 +1,7 @@
 // {"kind": "trace"}: a trace file replayed through the transformations.
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "sim/util/error.hpp"
 #include "workloads/readers/trace_reader.hpp"
