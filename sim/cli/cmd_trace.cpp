@@ -104,8 +104,8 @@ int run_convert(const ConvertOptions& o) {
 
 struct GenerateOptions {
   std::string file, out, to;
-  uint64_t seed = 1;
-  int64_t max_model_len = 0;
+  int64_t seed = -1;           // -1: the scenario's "seed", else 1
+  int64_t max_model_len = -1;  // -1: the scenario's engine.max_model_len, else no cap
 };
 
 int run_generate(const GenerateOptions& o) {
@@ -113,14 +113,20 @@ int run_generate(const GenerateOptions& o) {
   WorkloadContext ctx;
   ctx.file = o.file;
   ctx.base_dir = std::filesystem::path(o.file).parent_path().string();
-  ctx.seed = o.seed;
-  ctx.max_model_len = o.max_model_len;
   const nlohmann::json* workload = &doc;
+  int64_t seed = 1, max_len = 0;
   if (doc.is_object() && doc.contains("workload")) {
+    // A scenario: replay what `kvcap run` would (its seed and engine.max_model_len).
     workload = &doc["workload"];
+    if (doc.contains("seed") && doc["seed"].is_number_unsigned()) seed = doc["seed"].get<int64_t>();
+    if (doc.contains("engine") && doc["engine"].is_object() && doc["engine"].contains("max_model_len") &&
+        doc["engine"]["max_model_len"].is_number_unsigned())
+      max_len = doc["engine"]["max_model_len"].get<int64_t>();
   } else {
     ctx.pointer = "";
   }
+  ctx.seed = static_cast<uint64_t>(o.seed >= 0 ? o.seed : seed);
+  ctx.max_model_len = o.max_model_len >= 0 ? o.max_model_len : max_len;
   SourceFactory factory = parse_workload(*workload, ctx);
   auto src = factory();
   TraceWriter w(o.out, output_format(o.to, o.out));
@@ -160,8 +166,11 @@ void add_trace_command(CLI::App& app, CommandAction& action) {
   g->add_option("file", gen->file, "scenario JSON with a \"workload\" object, or a workload JSON")->required();
   g->add_option("out", gen->out, "output file")->required();
   g->add_option("--to", gen->to, "output format (default: from OUT's extension)");
-  g->add_option("--seed", gen->seed, "workload seed (default 1)");
-  g->add_option("--max-model-len", gen->max_model_len, "apply the workload's length_cap against this length");
+  g->add_option("--seed", gen->seed, "workload seed (default: the scenario's seed, else 1)")
+      ->check(CLI::NonNegativeNumber);
+  g->add_option("--max-model-len", gen->max_model_len,
+                "length_cap against this length (default: the scenario's engine.max_model_len, else none)")
+      ->check(CLI::NonNegativeNumber);
   g->callback([gen, &action] { action = [gen] { return run_generate(*gen); }; });
 }
 
