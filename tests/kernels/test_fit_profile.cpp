@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <span>
+#include <unistd.h>
 
 #include "kernels/calibrate/fit.hpp"
 #include "kernels/calibrate/raw_json.hpp"
@@ -134,4 +135,19 @@ TEST_CASE("profile cost model: wrong GPU or missing KV dtype are input errors; m
   const CostCoefficients c = profile_coefficients(p, h200, DType::int8, false, "p.json");
   CHECK(c.kv_read_bytes_per_s == doctest::Approx(3.5e12).epsilon(1e-6));
   CHECK(c.attention_launch_s == doctest::Approx(9e-6).epsilon(1e-6));
+}
+
+TEST_CASE("the dependency-free raw writer produces what the strict JSON reader reads back") {
+  RawRun raw = test::synthetic_raw();
+  raw.provenance.command = "kvcap-gpu-calibrate --clocks \"SM 1980 MHz\"\tback\\slash";
+  raw.checks[0].rel_error = std::nan("");  // written as null, read back as a failed value
+  raw.checks[0].passed = false;
+  const std::string path = "/tmp/kvcap_kernels_raw_writer_" + std::to_string(::getpid()) + ".json";
+  write_raw_file(raw, path);
+  RawRun back = read_raw_file(path);
+  std::remove(path.c_str());
+  CHECK(back.provenance.command == raw.provenance.command);
+  CHECK(back.checks[0].rel_error > 1e29);
+  back.checks[0].rel_error = raw.checks[0].rel_error = 0;
+  CHECK(raw_to_json(back) == raw_to_json(raw));
 }
