@@ -36,6 +36,7 @@ int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
   s.admitted_before = false;
   s.cached_tokens_first = 0;
   s.lost_tokens = 0;
+  s.swapped_blocks = 0;
   s.first_scheduled_s = s.first_token_s = s.last_token_s = -1;
   s.max_itl_s = 0;
   s.block_hashes.clear();
@@ -72,13 +73,25 @@ void Replica::advance(double now_s) {
 double Replica::price_plan(double now_s) {
   // Account the admissions and preemptions the scheduler made.
   for (const ScheduledEntry& e : plan_.scheduled) {
-    if (e.kind == ScheduledKind::running) continue;
+    if (e.kind == ScheduledKind::running || e.kind == ScheduledKind::swapped_in) continue;
     const SeqState& s = state_.seq(e.slot);
     const int64_t recomputed = e.kind == ScheduledKind::resumed ? std::max<int64_t>(0, s.lost_tokens - e.cached_tokens) : 0;
     metrics_.on_admission(s.num_tokens(), e.cached_tokens, recomputed);
   }
   for (size_t i = 0; i < plan_.preempted.size(); ++i) metrics_.on_preemption();
   interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
+  const int64_t swap_bytes = (plan_.swap_out_blocks + plan_.swap_in_blocks) * state_.swap.block_bytes_per_gpu;
+  if (state_.swap.cpu_blocks > 0) {
+    int64_t outs = 0, ins = 0;
+    for (int32_t slot : plan_.preempted) outs += state_.seq(slot).status == SeqStatus::swapped ? 1 : 0;
+    for (const ScheduledEntry& e : plan_.scheduled) ins += e.kind == ScheduledKind::swapped_in ? 1 : 0;
+    metrics_.on_swap(outs, ins, plan_.swap_out_blocks * state_.swap.block_bytes_per_gpu,
+                     plan_.swap_in_blocks * state_.swap.block_bytes_per_gpu);
+  }
+  for (const StepPlan::Aborted& a : plan_.aborted) {
+    metrics_.on_lost(state_.seq(a.slot), now_s, index_, a.reason);
+    state_.release_slot(a.slot);
+  }
 
   step_start_s_ = now_s;
   step_in_progress_ = true;
@@ -89,14 +102,21 @@ double Replica::price_plan(double now_s) {
   ++step_index_;
   step_cost_ = StepCost{};
   step_prefill_tokens_ = 0;
+  StepComposition comp;
+  comp.swap_bytes = swap_bytes;
   if (plan_.empty()) {
-    // Only a preemption of the request being scheduled leaves a step empty; the next step
-    // starts at once (vLLM's engine loop runs an empty step and schedules again).
-    KVCAP_CHECK(!plan_.preempted.empty(), "scheduler made no progress with work pending");
-    return now_s;
+    // Only a preemption of the request being scheduled (or an abort) leaves a step empty; the
+    // next step starts at once (vLLM's engine loop runs an empty step and schedules again),
+    // after the swap copies if any.
+    KVCAP_CHECK(!plan_.preempted.empty() || !plan_.aborted.empty(), "scheduler made no progress with work pending");
+    if (swap_bytes == 0) return now_s;
+    prefills_.clear();
+    comp.prefills = prefills_;
+    step_cost_ = cost_.price(comp);
+    KVCAP_CHECK(std::isfinite(step_cost_.time_s) && step_cost_.time_s > 0, "cost model returned a non-positive step time");
+    return now_s + step_cost_.time_s;
   }
   prefills_.clear();
-  StepComposition comp;
   for (const ScheduledEntry& e : plan_.scheduled) {
     const SeqState& s = state_.seq(e.slot);
     const bool decode = e.tokens == 1 && s.num_output_tokens > 0 && e.context_before == s.num_tokens() - 1;
@@ -137,6 +157,7 @@ void Replica::crash(double now_s) {
   // failure, and the queue (clients see their connections drop).
   state_.waiting.ordered(scratch_slots_);
   for (int32_t slot : state_.running) scratch_slots_.push_back(slot);
+  for (int32_t slot : state_.swapped) scratch_slots_.push_back(slot);
   for (int32_t slot : scratch_slots_) {
     SeqState& s = state_.seq(slot);
     if (s.status == SeqStatus::finished) continue;
@@ -145,6 +166,8 @@ void Replica::crash(double now_s) {
   for (int32_t slot : scratch_slots_) state_.release_slot(slot);
   while (!state_.waiting.empty()) state_.waiting.pop_front();
   state_.running.clear();
+  state_.swapped.clear();
+  state_.swap.used_blocks = 0;
   kv_->reset();
   usage_ = kv_->usage();
   integrals_.crashes += 1;
@@ -225,6 +248,7 @@ IntervalCounters Replica::take_interval() { return std::exchange(interval_, Inte
 
 void Replica::report_in_flight() {
   for (int32_t slot : state_.running) metrics_.on_in_flight(state_.seq(slot), index_);
+  for (int32_t slot : state_.swapped) metrics_.on_in_flight(state_.seq(slot), index_);
   std::vector<int32_t> order;
   state_.waiting.ordered(order);
   for (int32_t slot : order) metrics_.on_in_flight(state_.seq(slot), index_);

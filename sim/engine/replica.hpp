@@ -30,7 +30,7 @@ class Replica {
   /// waiting queue. Returns the slot.
   int32_t enqueue(Request& req, uint64_t arrival_seq, double now_s);
 
-  bool has_work() const { return !state_.running.empty() || !state_.waiting.empty(); }
+  bool has_work() const { return !state_.running.empty() || !state_.waiting.empty() || !state_.swapped.empty(); }
   bool step_in_progress() const { return step_in_progress_; }
   bool step_start_pending = false;  ///< a StepStart event is queued (owned by the engine)
 
@@ -58,6 +58,12 @@ class Replica {
   void set_admission(std::unique_ptr<AdmissionControl> a) { admission_ = std::move(a); }
   /// Why an arrival is refused here ("replica_down", a shedding reason), or nullptr.
   const char* check_arrival(const Request& req) const;
+  /// The CPU swap tier (vLLM V0 preemption_mode swap): capacity in blocks, and the bytes one
+  /// block moves over each GPU's host link.
+  void set_swap_tier(int64_t cpu_blocks, int64_t block_bytes_per_gpu) {
+    state_.swap.cpu_blocks = cpu_blocks;
+    state_.swap.block_bytes_per_gpu = block_bytes_per_gpu;
+  }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
   void set_restart_s(double s) { restart_s_ = s; }
   /// Dead after an out-of-memory crash, until restart_at_s().

@@ -9,7 +9,8 @@
 
 namespace kvcap {
 
-enum class SeqStatus : uint8_t { waiting, running, preempted, finished };
+/// swapped: preempted with its KV copied to the CPU swap tier (vLLM V0 preemption_mode swap).
+enum class SeqStatus : uint8_t { waiting, running, preempted, finished, swapped };
 
 struct SeqState {
   Request req;                 ///< as the workload produced it (id, lengths, priority, content)
@@ -25,6 +26,7 @@ struct SeqState {
   bool admitted_before = false;     ///< scheduled at least once (a later admission is "resumed")
   int64_t cached_tokens_first = 0;  ///< prefix-cache hit at the first admission
   int64_t lost_tokens = 0;          ///< computed tokens discarded by the last preemption
+  int64_t swapped_blocks = 0;       ///< CPU swap-tier blocks holding this request's KV (status swapped)
 
   double first_scheduled_s = -1;
   double first_token_s = -1;

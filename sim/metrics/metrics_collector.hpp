@@ -55,10 +55,22 @@ class MetricsCollector {
   void on_in_flight(const SeqState& s, int32_t replica);  ///< at the horizon
   void on_itl(int32_t class_index, double gap_s);
   void on_preemption() { ++preemptions_; }
+  /// Swap-tier copies of one step: requests moved and bytes per GPU (each GPU moves its shard
+  /// over its own host link).
+  void on_swap(int64_t outs, int64_t ins, int64_t out_bytes, int64_t in_bytes) {
+    swap_outs_ += outs;
+    swap_ins_ += ins;
+    swap_out_bytes_ += out_bytes;
+    swap_in_bytes_ += in_bytes;
+  }
   void on_admission(int64_t query_tokens, int64_t hit_tokens, int64_t recomputed_tokens);
 
   int64_t arrived() const { return arrived_; }
   int64_t preemptions() const { return preemptions_; }
+  int64_t swap_out_bytes() const { return swap_out_bytes_; }
+  int64_t swap_in_bytes() const { return swap_in_bytes_; }
+  int64_t swap_outs() const { return swap_outs_; }  ///< requests swapped out to the CPU tier
+  int64_t swap_ins() const { return swap_ins_; }    ///< requests swapped back in
   int64_t recomputed_tokens() const { return recomputed_tokens_; }
   int64_t prefix_queries() const { return prefix_queries_; }
   int64_t prefix_hits() const { return prefix_hits_; }
@@ -77,6 +89,7 @@ class MetricsCollector {
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;
+  int64_t swap_out_bytes_ = 0, swap_in_bytes_ = 0, swap_outs_ = 0, swap_ins_ = 0;
 };
 
 }  // namespace kvcap

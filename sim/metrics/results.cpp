@@ -180,6 +180,11 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   out["running"] = ojson{{"mean", num(over_time(running))}, {"max", max_running}};
   out["waiting"] = ojson{{"mean", num(over_time(waiting))}};
   out["preemptions"] = m.preemptions();
+  // vLLM V0 swap preemption: requests moved to / from the CPU tier and the bytes each GPU copied.
+  out["swap"] = ojson{{"swap_outs", m.swap_outs()},
+                      {"swap_ins", m.swap_ins()},
+                      {"bytes_out_per_gpu", m.swap_out_bytes()},
+                      {"bytes_in_per_gpu", m.swap_in_bytes()}};
   out["recomputed_tokens"] = m.recomputed_tokens();
   out["prefix_cache_hit_rate"] =
       num(m.prefix_queries() > 0 ? static_cast<double>(m.prefix_hits()) / static_cast<double>(m.prefix_queries()) : 0.0);

@@ -110,6 +110,9 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                                                  make_scheduler(e, sc), *run->cost, run->metrics));
     replicas.back()->set_admission(make_admission(e));
     replicas.back()->set_restart_s(e.policy.restart_s);
+    // A kvcap block spans every KV group (see above): its bytes on one GPU are groups pages.
+    const int64_t block_bytes = b.page_bytes_per_gpu * std::max<int64_t>(groups, 1);
+    replicas.back()->set_swap_tier(swap_cpu_blocks(e, block_bytes), block_bytes);
   }
   SimulationOptions opt;
   opt.event_skipping = e.event_skipping;

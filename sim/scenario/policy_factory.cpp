@@ -5,6 +5,7 @@
 #include "sim/sched/continuous_scheduler.hpp"
 #include "sim/sched/crash_on_oom.hpp"
 #include "sim/sched/static_scheduler.hpp"
+#include "sim/sched/vllm_v0_scheduler.hpp"
 #include "sim/sched/vllm_v1_scheduler.hpp"
 #include "sim/util/error.hpp"
 
@@ -36,12 +37,21 @@ std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const Schedul
     s = std::make_unique<StaticScheduler>(sc, e.policy.static_batch_size > 0 ? e.policy.static_batch_size : sc.max_num_seqs);
   else if (e.scheduler == "continuous")
     s = std::make_unique<ContinuousScheduler>(sc);
+  else if (e.scheduler == "vllm-v0")
+    s = std::make_unique<VllmV0Scheduler>(sc, VllmV0Options{e.policy.preemption_mode == PreemptionMode::swap, e.policy.watermark});
   else {
     KVCAP_CHECK(e.scheduler == "vllm-v1", "unknown scheduler '" + e.scheduler + "'");
     s = std::make_unique<VllmV1Scheduler>(sc);
   }
   if (e.policy.on_oom == OnOom::crash) s = std::make_unique<CrashOnOomScheduler>(std::move(s));
   return s;
+}
+
+int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu) {
+  if (e.scheduler != "vllm-v0" || e.policy.preemption_mode != PreemptionMode::swap) return 0;
+  KVCAP_CHECK(block_bytes_per_gpu > 0, "swap tier needs the KV block size in bytes");
+  const double bytes = e.policy.swap_space_gib * 1024.0 * 1024.0 * 1024.0;
+  return static_cast<int64_t>(bytes / static_cast<double>(block_bytes_per_gpu));
 }
 
 std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e) {

@@ -17,6 +17,11 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
 
 std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc);
 
+/// CPU swap-tier blocks per replica for `engine.swap_space` GiB per GPU (vLLM V0:
+/// num_cpu_blocks = swap_space_bytes // cache_block_size, the block's bytes on one GPU); 0 unless
+/// the scheduler is vllm-v0 with preemption_mode swap.
+int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu);
+
 /// Null when the scenario sets no admission classes.
 std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e);
 

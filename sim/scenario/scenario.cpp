@@ -32,7 +32,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission"});
   EngineSettings e;
-  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "static", "continuous"});
+  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "vllm-v0", "static", "continuous"});
   e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
   e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
   e.block_size = r.get_int("block_size", 1, 65536, e.block_size);

@@ -44,6 +44,14 @@ class ReplicaState {
 
   std::vector<int32_t> running;  ///< slots in admission order
   WaitingQueue waiting;
+  /// Requests whose KV sits in the CPU swap tier (vLLM V0 swap preemption), in swap-out order.
+  std::vector<int32_t> swapped;
+  /// The CPU swap tier (engine.swap_space): capacity and use in KV blocks of the GPU pool's size.
+  struct SwapTier {
+    int64_t cpu_blocks = 0;
+    int64_t used_blocks = 0;
+    int64_t block_bytes_per_gpu = 0;  ///< bytes one block moves over each GPU's host link
+  } swap;
   KvAllocator* kv;
 
  private:

@@ -12,9 +12,27 @@
 
 namespace kvcap::test {
 
+/// Constant compute time per step plus the swap copies over a host link of `link_bytes_per_s`
+/// (0 = copies are free): step time = step_s + swap_bytes / link.
+class LinkCostModel final : public CostModel {
+ public:
+  explicit LinkCostModel(double step_s, double link_bytes_per_s = 0) : step_s_(step_s), link_(link_bytes_per_s) {}
+  StepCost price(const StepComposition& c) const override {
+    StepCost out;
+    out.time_s = step_s_ + (link_ > 0 ? static_cast<double>(c.swap_bytes) / link_ : 0.0);
+    return out;
+  }
+  std::string describe() const override { return "constant step + host link (test model)"; }
+  bool measured() const override { return false; }
+  void set_link(double bytes_per_s) { link_ = bytes_per_s; }
+
+ private:
+  double step_s_, link_;
+};
+
 struct PolicyHarness {
   MetricsCollector metrics;
-  ConstantCostModel cost;
+  LinkCostModel cost;
   Recorder recorder;
   std::unique_ptr<Simulation> sim;
 

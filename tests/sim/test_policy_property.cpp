@@ -23,24 +23,30 @@ struct Case {
   int64_t blocks = 0;
   int replicas = 1;
   std::string router = "round_robin";
+  int64_t cpu_blocks = 0;  ///< vllm-v0 swap tier
 };
 
 Case random_case(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto uni = [&rng](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
-  static const char* scheds[] = {"vllm-v1", "continuous", "static"};
+  static const char* scheds[] = {"vllm-v1", "continuous", "static", "vllm-v0"};
   static const char* allocs[] = {"paged", "contiguous"};
   static const char* routers[] = {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"};
   Case c;
   const int64_t max_len = uni(32, 128);
   c.sc = sched_cfg(std::max<int64_t>(uni(1, 300), max_len), uni(1, 10), max_len);
   c.sc.policy = uni(0, 1) ? SchedulingPolicy::priority : SchedulingPolicy::fcfs;
-  c.e = engine(scheds[seed % 3], allocs[(seed / 3) % 2]);
+  c.e = engine(scheds[seed % 4], allocs[(seed / 4) % 2]);
   c.e.enable_prefix_caching = c.e.allocator == "paged" && uni(0, 1);
   c.e.policy.contiguous_fit = uni(0, 1) ? ContiguousFit::first_fit : ContiguousFit::best_fit;
   c.e.policy.contiguous_reserve = uni(0, 1) ? ContiguousReserve::max_model_len : ContiguousReserve::prompt_plus_output;
   c.e.policy.static_batch_size = uni(1, 6);
-  if ((seed / 6) % 2) {
+  if (c.e.scheduler == "vllm-v0") {
+    c.e.policy.preemption_mode = c.e.allocator == "paged" && uni(0, 1) ? PreemptionMode::swap : PreemptionMode::recompute;
+    c.e.policy.watermark = static_cast<double>(uni(0, 5)) * 0.02;
+    c.cpu_blocks = c.e.policy.preemption_mode == PreemptionMode::swap ? uni(0, 20) : 0;
+  }
+  if ((seed / 8) % 2) {
     c.e.policy.on_oom = OnOom::crash;
     c.e.policy.restart_s = static_cast<double>(uni(0, 20)) * 0.01;
   }
@@ -62,20 +68,27 @@ Case random_case(uint64_t seed) {
   return c;
 }
 
-std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr) {
+std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int64_t* swaps = nullptr) {
   SimulationOptions opt;
   opt.event_skipping = skipping;
   opt.sample_interval_s = 0.05;
   PolicyHarness h(c.reqs, c.sc, std::vector<EngineSettings>(static_cast<size_t>(c.replicas), c.e), c.blocks, opt,
                   c.router);
+  h.cost.set_link(1e6);  // 1000-byte blocks: 1 ms per block copied
+  for (Replica* r : h.sim->replicas()) r->set_swap_tier(c.cpu_blocks, 1000);
   h.run();
   std::map<std::string, int> seen;
   for (const auto& r : h.metrics.records()) ++seen[r.id];
   CHECK(seen.size() == c.reqs.size());
   for (const auto& [id, n] : seen) CHECK(n == 1);
   for (const auto& r : h.metrics.records()) CHECK(r.outcome != RequestOutcome::in_flight);
-  if (c.e.policy.on_oom == OnOom::preempt) CHECK(h.count(RequestOutcome::lost) == 0);
+  // Without crashes only vLLM V0 gives up on requests (swap tier full, or more than the pool
+  // minus the watermark).
+  for (const auto& r : h.metrics.records())
+    if (r.outcome == RequestOutcome::lost && c.e.policy.on_oom == OnOom::preempt)
+      CHECK((c.e.scheduler == "vllm-v0" && (r.reason == "swap_space_exhausted" || r.reason == "exceeds_kv_capacity")));
   if (lost) *lost = h.count(RequestOutcome::lost);
+  if (swaps) *swaps = h.metrics.swap_ins();
   RunHeader hdr;
   std::ostringstream os;
   os << results_json(hdr, *h.sim, h.metrics, SloConfig{0.05, 0, 0}).dump(1);
@@ -87,6 +100,7 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr) {
 }  // namespace
 
 TEST_CASE("property: 240 random policy scenarios (every allocator x scheduler x on_oom) keep the invariants") {
+  int64_t swaps = 0;
   int64_t lost_total = 0;
   for (uint64_t seed = 1; seed <= 240; ++seed) {
     CAPTURE(seed);
@@ -94,10 +108,13 @@ TEST_CASE("property: 240 random policy scenarios (every allocator x scheduler x 
     CAPTURE(c.e.scheduler);
     CAPTURE(c.e.allocator);
     int64_t lost = 0;
-    const std::string with = run_case(c, true, &lost);
+    int64_t swapped_in = 0;
+    const std::string with = run_case(c, true, &lost, &swapped_in);
+    swaps += swapped_in;
     const std::string without = run_case(c, false);
     CHECK(with == without);
     lost_total += lost;
   }
   CHECK(lost_total > 0);  // crashes happened somewhere, and were accounted for
+  CHECK(swaps > 0);       // the V0 swap tier was exercised, round trips included
 }
