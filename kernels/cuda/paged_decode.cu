@@ -36,11 +36,10 @@ struct Tile {
   static_assert(kTokens == kRows, "tile rows must equal tokens per tile");
 };
 
-/// Load 8 consecutive elements of a stored row (16-, 8- or 4-byte vector) and dequantize them.
+/// Issue the load of 8 consecutive stored elements (a 16-, 8- or 4-byte vector) into registers.
 template <KvStorage S>
-__device__ __forceinline__ void load_vec8(const uint8_t* __restrict__ row, float scale, float* out) {
+__device__ __forceinline__ void load_raw8(const uint8_t* __restrict__ row, uint8_t* buf) {
   constexpr int kBytes = kVec * kv_storage_bits(S) / 8;
-  alignas(16) uint8_t buf[16];
   if constexpr (kBytes == 16) {
     *reinterpret_cast<uint4*>(buf) = __ldg(reinterpret_cast<const uint4*>(row));
   } else if constexpr (kBytes == 8) {
@@ -48,6 +47,11 @@ __device__ __forceinline__ void load_vec8(const uint8_t* __restrict__ row, float
   } else {
     *reinterpret_cast<uint32_t*>(buf) = __ldg(reinterpret_cast<const uint32_t*>(row));
   }
+}
+
+/// Dequantize 8 loaded elements (one scale: a thread's 8 elements lie in one group).
+template <KvStorage S>
+__device__ __forceinline__ void dequant8(const uint8_t* buf, float scale, float* out) {
 #pragma unroll
   for (int j = 0; j < kVec; ++j) out[j] = load_kv_element(S, buf, &scale, kVec, j);
 }
@@ -87,23 +91,34 @@ __global__ void __launch_bounds__(kThreads) paged_decode_kernel(PagedKvView kv, 
   }
   __syncthreads();
 
+  // Software pipelining: the next tile's K/V vectors are loaded into registers while the current
+  // tile is being computed, so load latency overlaps the shared-memory work.
+  alignas(16) uint8_t kbuf[16], vbuf[16];
+  float ks = 1.0f, vs = 1.0f;
+  auto issue = [&](int64_t t0n) {
+    if (t0n >= end || r >= min(static_cast<int64_t>(T::kTokens), end - t0n)) return false;
+    const int64_t pos = t0n + r;
+    const int64_t page = kv.page_of(b, pos);
+    const int32_t slot = kv.slot_of(pos);
+    const int64_t off = kv.offset_bytes(page, slot, kvh) + static_cast<int64_t>(x) * kVec * kBits / 8;
+    if constexpr (kv_storage_scaled(S)) {
+      const int64_t si = kv.scale_index(page, slot, kvh) + (x * kVec) / kv.group_size;
+      ks = kv.k_scales[si];
+      vs = kv.v_scales[si];
+    }
+    load_raw8<S>(kv.k_data + off, kbuf);
+    load_raw8<S>(kv.v_data + off, vbuf);
+    return true;
+  };
+  bool have = issue(begin);
   for (int64_t t0 = begin; t0 < end; t0 += T::kTokens) {
     const int ntile = static_cast<int>(min(static_cast<int64_t>(T::kTokens), end - t0));
-    if (r < ntile) {
-      const int64_t pos = t0 + r;
-      const int64_t page = kv.page_of(b, pos);
-      const int32_t slot = kv.slot_of(pos);
-      const int64_t off = kv.offset_bytes(page, slot, kvh) + static_cast<int64_t>(x) * kVec * kBits / 8;
-      float ks = 1.0f, vs = 1.0f;
-      if constexpr (S == KvStorage::kFP8E4M3 || S == KvStorage::kINT8 || S == KvStorage::kINT4) {
-        const int64_t si = kv.scale_index(page, slot, kvh) + (x * kVec) / kv.group_size;
-        ks = kv.k_scales[si];
-        vs = kv.v_scales[si];
-      }
-      load_vec8<S>(kv.k_data + off, ks, &k_s[r][x * kVec]);
-      load_vec8<S>(kv.v_data + off, vs, &v_s[r][x * kVec]);
+    if (have) {
+      dequant8<S>(kbuf, ks, &k_s[r][x * kVec]);
+      dequant8<S>(vbuf, vs, &v_s[r][x * kVec]);
     }
     __syncthreads();
+    have = issue(t0 + T::kTokens);
     for (int p = r; p < gqa * T::kTokens; p += T::kRows) {
       const int g = p / T::kTokens, t = p % T::kTokens;
       float dot = 0;
