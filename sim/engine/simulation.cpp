@@ -13,11 +13,25 @@ Simulation::Simulation(const SimulationOptions& opt, std::unique_ptr<RequestSour
     : opt_(opt), source_(std::move(source)), replicas_(std::move(replicas)), router_(std::move(router)), metrics_(metrics) {
   KVCAP_CHECK(!replicas_.empty(), "a simulation needs at least one replica");
   for (auto& r : replicas_) replica_ptrs_.push_back(r.get());
+  metrics_.set_end_listener(this);
+}
+
+Simulation::~Simulation() { metrics_.set_end_listener(nullptr); }
+
+void Simulation::on_request_end(const Request& req, double now_s) {
+  source_->on_completion(req, now_s);
+  completions_since_pull_ = true;
+  fed_completions_ = true;
 }
 
 void Simulation::pull_next_arrival(double now_s) {
+  completions_since_pull_ = false;
   has_pending_ = source_->next(pending_);
   if (!has_pending_) return;
+  // A source that merges a closed-loop stream with others may produce, after a completion, an
+  // arrival earlier than the one this loop pulled ahead (workloads/README.md): it arrives now,
+  // the earliest the simulation can still honour it.
+  if (pending_.arrival_s < now_s && fed_completions_) pending_.arrival_s = now_s;
   if (pending_.arrival_s < now_s)
     throw InputError("workload", "request '" + pending_.id + "' arrives at " + std::to_string(pending_.arrival_s) +
                                      " s, before the previous one (" + std::to_string(now_s) +
@@ -74,8 +88,11 @@ void Simulation::run_step(Replica& r, double now_s) {
     r.advance(end);
     r.finish_step(end);
     if (opt_.check_invariants) check_invariants(end);
+    // As after a step_end event: a stalled closed-loop source may have a request now. If it
+    // arrives at `end`, it must join before the next step starts (arrivals run first).
+    if (!has_pending_ && completions_since_pull_) pull_next_arrival(end);
     if (!r.has_work()) return;
-    if (!r.next_step_is_plain_decode()) {
+    if (!r.next_step_is_plain_decode() || !(queue_.next_time() > end)) {
       r.step_start_pending = true;
       queue_.push(end, EventKind::step_start, r.index());
       return;
@@ -178,6 +195,9 @@ void Simulation::run() {
         break;
       }
     }
+    // A closed-loop source that had nothing to give may have a request now (completions are
+    // recorded during the event; the source is asked after it, never in the middle of one).
+    if (!has_pending_ && completions_since_pull_) pull_next_arrival(e.time_s);
     if (e.kind != EventKind::sample) last_event_s_ = std::max(last_event_s_, e.time_s);
     if (opt_.check_invariants) check_invariants(e.time_s);
   }

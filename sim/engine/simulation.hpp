@@ -45,11 +45,14 @@ struct TimeseriesRow {
   double bandwidth_utilization = 0;  ///< time average over the interval
 };
 
-class Simulation {
+class Simulation final : private RequestEndListener {
  public:
   Simulation(const SimulationOptions& opt, std::unique_ptr<RequestSource> source,
              std::vector<std::unique_ptr<Replica>> replicas, std::unique_ptr<Router> router,
              MetricsCollector& metrics);
+  ~Simulation() override;
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
 
   /// Runs until no event is left or the horizon; requests still present are reported in flight.
   void run();
@@ -69,6 +72,8 @@ class Simulation {
   void handle_step_end(Replica& r, double now_s);
   void take_sample(double now_s);
   void check_invariants(double now_s) const;
+  /// Closed loop: the workload hears of every request that ends (RequestSource::on_completion).
+  void on_request_end(const Request& req, double now_s) override;
 
   SimulationOptions opt_;
   std::unique_ptr<RequestSource> source_;
@@ -79,6 +84,8 @@ class Simulation {
   EventQueue queue_;
   Request pending_;  ///< the next request, pulled ahead by one
   bool has_pending_ = false;
+  bool completions_since_pull_ = false;  ///< a stalled closed-loop source may have more now
+  bool fed_completions_ = false;         ///< on_completion was called at least once
   uint64_t arrival_seq_ = 0;
   double first_arrival_s_ = 0;
   double end_time_s_ = 0;

@@ -49,22 +49,27 @@ void MetricsCollector::on_reject(const Request& req, double now_s, std::string_v
   r.arrival_s = req.arrival_s;
   r.prompt_tokens = req.prompt_tokens;
   r.finish_s = now_s;
+  bool known = false;
   for (auto& [name, n] : rejected_)
     if (name == reason) {
       ++n;
-      return;
+      known = true;
+      break;
     }
-  rejected_.emplace_back(std::string(reason), 1);
+  if (!known) rejected_.emplace_back(std::string(reason), 1);
+  if (end_listener_) end_listener_->on_request_end(req, now_s);
 }
 
 void MetricsCollector::on_finish(const SeqState& s, double now_s, int32_t replica) {
   new_record(s, replica, RequestOutcome::finished).finish_s = now_s;
+  if (end_listener_) end_listener_->on_request_end(s.req, now_s);
 }
 
 void MetricsCollector::on_lost(const SeqState& s, double now_s, int32_t replica, std::string_view reason) {
   RequestRecord& r = new_record(s, replica, RequestOutcome::lost);
   r.finish_s = now_s;
   r.reason = reason;
+  if (end_listener_) end_listener_->on_request_end(s.req, now_s);
 }
 
 void MetricsCollector::on_in_flight(const SeqState& s, int32_t replica) {

@@ -42,8 +42,20 @@ struct SloConfig {
   bool any() const { return ttft_s > 0 || tpot_s > 0 || e2e_s > 0; }
 };
 
+/// Told when a request ends for good (finished, rejected, lost; not in flight at the horizon):
+/// the simulation feeds closed-loop workloads from it.
+class RequestEndListener {
+ public:
+  virtual ~RequestEndListener() = default;
+  virtual void on_request_end(const Request& req, double now_s) = 0;
+};
+
 class MetricsCollector {
  public:
+  /// Null = nobody listens. Every path that ends a request goes through on_reject / on_finish /
+  /// on_lost, so one hook here sees them all.
+  void set_end_listener(RequestEndListener* l) { end_listener_ = l; }
+
   /// Index of a traffic class (registered on first sight; -1 for "").
   int32_t class_index(const std::string& request_class);
   const std::vector<std::string>& classes() const { return classes_; }
@@ -90,6 +102,7 @@ class MetricsCollector {
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;
   int64_t swap_out_bytes_ = 0, swap_in_bytes_ = 0, swap_outs_ = 0, swap_ins_ = 0;
+  RequestEndListener* end_listener_ = nullptr;
 };
 
 }  // namespace kvcap
