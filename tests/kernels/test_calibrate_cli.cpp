@@ -59,7 +59,7 @@ TEST_CASE("calibrate --roofline writes a spec-sheet profile marked not measured"
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
-TEST_CASE("calibrate --fit-only refits raw measurements; failed checks refuse to write (exit 1)") {
+TEST_CASE("calibrate --fit-only refits raw measurements - failed checks refuse to write (exit 1)") {
   const std::string raw = temp_path("raw.json"), out = temp_path("fit.json");
   write_raw_file(test::synthetic_raw(), raw);
   Result r = run_kvcap("calibrate --fit-only " + raw + " --out " + out);
@@ -96,7 +96,7 @@ TEST_CASE("calibrate without --roofline/--fit-only on a machine without a GPU: e
   CHECK(r.output.find("tools/gpu-check") != std::string::npos);
 }
 
-TEST_CASE("a scenario runs with a profile, and says when the profile was not measured") {
+TEST_CASE("a scenario runs with a profile - and says when the profile was not measured") {
   const std::string scen = temp_path("scenario.json");
   std::ofstream(scen) << R"({"model": "llama-3.1-8b", "gpu": "h200",
     "engine": {"max_model_len": 4096},

@@ -70,7 +70,7 @@ TEST_CASE("a run with a failed or NaN check never becomes a profile") {
   CHECK_THROWS_AS(fit_profile(none, 989.5e12, 4.8e12, "none"), CheckFailure);
 }
 
-TEST_CASE("raw and profile JSON round-trip; malformed files are input errors naming the field") {
+TEST_CASE("raw and profile JSON round-trip - malformed files are input errors naming the field") {
   RawRun raw = test::synthetic_raw();
   nlohmann::json j = raw_to_json(raw);
   CHECK(raw_to_json(raw_from_json(j, "r.json")) == j);
@@ -124,7 +124,7 @@ TEST_CASE("a spec-sheet profile prices every step exactly as the roofline cost m
   }
 }
 
-TEST_CASE("profile cost model: wrong GPU or missing KV dtype are input errors; measured flag carried") {
+TEST_CASE("profile cost model: wrong GPU or missing KV dtype are input errors - measured flag carried") {
   Profile p = fit_profile(test::synthetic_raw(), 989.5e12, 4.8e12, "synthetic");
   GpuSpec h200 = test::toy_gpu();
   h200.id = "h200";

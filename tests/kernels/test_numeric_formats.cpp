@@ -32,7 +32,7 @@ uint8_t brute_fp8(float x) {
 
 }  // namespace
 
-TEST_CASE("fp8 e4m3: every code round-trips; known values; saturation") {
+TEST_CASE("fp8 e4m3: every code round-trips - known values - saturation") {
   for (int c = 0; c < 256; ++c) {
     const float f = fp8_e4m3_to_float(static_cast<uint8_t>(c));
     if ((c & 0x7f) == 0x7f) {
@@ -62,7 +62,7 @@ TEST_CASE("fp8 e4m3: encoder equals a brute-force nearest search on random float
   }
 }
 
-TEST_CASE("fp16: every code round-trips; encoder matches the compiler's _Float16 where it has one") {
+TEST_CASE("fp16: every code round-trips - encoder matches the compiler's _Float16 where it has one") {
   for (uint32_t c = 0; c < 65536; ++c) {
     const float f = fp16_to_float(static_cast<uint16_t>(c));
     if (std::isnan(f)) {
@@ -92,7 +92,7 @@ TEST_CASE("fp16: every code round-trips; encoder matches the compiler's _Float16
 #endif
 }
 
-TEST_CASE("bf16: known values, ties to even, NaN stays NaN") {
+TEST_CASE("bf16: known values - ties to even - NaN stays NaN") {
   CHECK(float_to_bf16(1.0f) == 0x3f80);
   CHECK(float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);        // tie -> even (…80)
   CHECK(float_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);    // tie -> even (…82)
@@ -112,7 +112,7 @@ TEST_CASE("bf16: known values, ties to even, NaN stays NaN") {
   }
 }
 
-TEST_CASE("int4 packing: every value at even and odd positions, neighbours untouched") {
+TEST_CASE("int4 packing: every value at even and odd positions - neighbours untouched") {
   uint8_t row[4] = {0, 0, 0, 0};
   for (int q = -7; q <= 7; ++q) {
     for (int d = 0; d < 8; ++d) {
@@ -126,7 +126,7 @@ TEST_CASE("int4 packing: every value at even and odd positions, neighbours untou
   CHECK(unpack_int4(row, 2) == -3);
 }
 
-TEST_CASE("round_half_even_clamped: ties to even, clamps to the symmetric grid") {
+TEST_CASE("round_half_even_clamped: ties to even - clamps to the symmetric grid") {
   CHECK(round_half_even_clamped(2.5f, 127) == 2);
   CHECK(round_half_even_clamped(3.5f, 127) == 4);
   CHECK(round_half_even_clamped(-2.5f, 127) == -2);

@@ -80,7 +80,7 @@ TEST_CASE("strides: NHD and HND offsets worked by hand") {
   CHECK(v.offset_bytes(1'000'000, 0, 0) == int64_t{4096} * 1'000'000);
 }
 
-TEST_CASE("block table: odd lengths end mid-page; every token owns a distinct slot") {
+TEST_CASE("block table: odd lengths end mid-page - every token owns a distinct slot") {
   PagedKvPoolSpec spec;
   spec.page_size = 16;
   spec.num_kv_heads = 2;
@@ -165,7 +165,7 @@ TEST_CASE("quantize-append round trip: per-element error within each format's bo
   }
 }
 
-TEST_CASE("paged decode equals dense attention; poisoned slots never leak") {
+TEST_CASE("paged decode equals dense attention - poisoned slots never leak") {
   struct Shape {
     int32_t page_size, gqa, head_dim, num_kv_heads;
   };

@@ -63,7 +63,7 @@ TEST_CASE("tiny model shape: per-GPU parameter and byte reductions") {
   CHECK(s.attention_groups[0].decode_flops_per_key == 256);  // 2 × 4 heads × (16 + 16)
 }
 
-TEST_CASE("roofline: decode-only step is memory bound, worked by hand") {
+TEST_CASE("roofline: decode-only step is memory bound - worked by hand") {
   auto m = tiny_roofline();
   StepComposition step;
   step.decode_requests = 4;
@@ -199,7 +199,7 @@ TEST_CASE("roofline: MoE reads only the experts the batch touches") {
   CHECK(b1.linear_s == doctest::Approx(117376 / 5e8));
 }
 
-TEST_CASE("roofline: empty step costs nothing; swap adds host-link time") {
+TEST_CASE("roofline: empty step costs nothing - swap adds host-link time") {
   auto m = tiny_roofline();
   StepComposition empty;
   CHECK(m.price(empty).time_s == 0);
@@ -209,7 +209,7 @@ TEST_CASE("roofline: empty step costs nothing; swap adds host-link time") {
   CHECK_FALSE(m.measured());
 }
 
-TEST_CASE("roofline shape: MLA decode attends over the latent, prefill over expanded heads") {
+TEST_CASE("roofline shape: MLA decode attends over the latent - prefill over expanded heads") {
   ModelSpec model = test::tiny_model();
   for (auto& l : model.layers) l.attention = AttentionKind::mla;
   model.mla.kv_lora_rank = 32;
