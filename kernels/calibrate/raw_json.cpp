@@ -43,7 +43,8 @@ nlohmann::json raw_to_json(const RawRun& r) {
                            {"page_size", d.page_size}, {"head_dim", d.head_dim}, {"num_q_heads", d.num_q_heads},
                            {"num_kv_heads", d.num_kv_heads}, {"splits", d.splits}, {"kv_bytes", d.kv_bytes},
                            {"total_bytes", d.total_bytes}, {"time_s", d.time_s},
-                           {"allocated_bytes_per_token", d.allocated_bytes_per_token}});
+                           {"allocated_bytes_per_token", d.allocated_bytes_per_token},
+                           {"block_table_bytes", d.block_table_bytes}});
   j["append"] = nlohmann::json::array();
   for (const auto& a : r.append)
     j["append"].push_back({{"kv_dtype", a.kv_dtype}, {"tokens", a.tokens}, {"head_dim", a.head_dim},
@@ -140,7 +141,7 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
   });
   each_object(r, "decode", [&](const JsonObjectReader& o) {
     o.reject_unknown({"kv_dtype", "batch", "context", "page_size", "head_dim", "num_q_heads", "num_kv_heads", "splits",
-                      "kv_bytes", "total_bytes", "time_s", "allocated_bytes_per_token"});
+                      "kv_bytes", "total_bytes", "time_s", "allocated_bytes_per_token", "block_table_bytes"});
     RawDecode d;
     d.kv_dtype = o.get_string("kv_dtype");
     d.batch = o.get_int("batch", 1, 1 << 20);
@@ -154,6 +155,7 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
     d.total_bytes = o.get_number_in("total_bytes", 1, kBig);
     d.time_s = o.get_number_in("time_s", 1e-9, 1e3);
     d.allocated_bytes_per_token = o.get_int("allocated_bytes_per_token", 1, int64_t{1} << 40);
+    d.block_table_bytes = o.get_int("block_table_bytes", 0, int64_t{1} << 40);
     run.decode.push_back(d);
   });
   each_object(r, "append", [&](const JsonObjectReader& o) {

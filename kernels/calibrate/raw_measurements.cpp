@@ -118,7 +118,7 @@ void write_raw_file(const RawRun& r, const std::string& path) {
     return Obj().s("kv_dtype", d.kv_dtype).i("batch", d.batch).i("context", d.context).i("page_size", d.page_size)
         .i("head_dim", d.head_dim).i("num_q_heads", d.num_q_heads).i("num_kv_heads", d.num_kv_heads)
         .i("splits", d.splits).n("kv_bytes", d.kv_bytes).n("total_bytes", d.total_bytes).n("time_s", d.time_s)
-        .i("allocated_bytes_per_token", d.allocated_bytes_per_token);
+        .i("allocated_bytes_per_token", d.allocated_bytes_per_token).i("block_table_bytes", d.block_table_bytes);
   });
   array(out, "append", r.append, [](const RawAppend& a) {
     return Obj().s("kv_dtype", a.kv_dtype).i("tokens", a.tokens).i("head_dim", a.head_dim)

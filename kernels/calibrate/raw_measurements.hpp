@@ -58,6 +58,7 @@ struct RawDecode {
   double total_bytes = 0;  ///< + queries, outputs, block table, split workspace
   double time_s = 0;
   int64_t allocated_bytes_per_token = 0;  ///< pool bytes per cached token (data + scales, K and V)
+  int64_t block_table_bytes = 0;          ///< indptr + indices + last_page_len of one launch
 };
 
 struct RawAppend {

@@ -104,6 +104,7 @@ void time_decode(KvStorage s, const DecodeCase& c, Arena& arena, int sm_count, i
                   4.0 * static_cast<double>(c.batch * (pages_per_seq + 2)) + 2.0 * static_cast<double>(ws.bytes());
   d.time_s = t;
   d.allocated_bytes_per_token = bytes_per_token;
+  d.block_table_bytes = 4 * (c.batch * pages_per_seq + 2 * c.batch + 1);  // indices, last_page_len, indptr
   run.decode.push_back(d);
   std::printf("decode %-8s batch=%4lld ctx=%6lld page=%2d hd=%3d gqa=%2d splits=%3d  %9.2f us  %7.1f GB/s\n",
               d.kv_dtype.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.context), c.page_size,

@@ -58,6 +58,7 @@ inline RawRun synthetic_raw(const TrueRates& t = {}) {
       d.total_bytes = d.kv_bytes;
       d.time_s = t.decode_launch_s + d.kv_bytes / rate;
       d.allocated_bytes_per_token = 4096;
+      d.block_table_bytes = 4 * (8 * ctx / 16 + 17);
       r.decode.push_back(d);
     }
     for (int64_t tokens : {64, 1024, 16384}) {
