@@ -63,6 +63,8 @@ class Simulation final : private RequestEndListener {
   std::span<Replica* const> replicas() const { return replica_ptrs_; }
   int64_t steps_skipped() const { return steps_skipped_; }
   int64_t events_processed() const { return events_processed_; }
+  /// Rows and requests the workload dropped before they reached the simulator, by reason.
+  WorkloadCounts workload_counts() const { return source_->counts(); }
   const SimulationOptions& options() const { return opt_; }
 
  private:

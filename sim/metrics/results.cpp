@@ -136,6 +136,16 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true);
   for (auto& [k, v] : all.items()) out[k] = v;
   out["duration_s"] = num(duration);
+  // Requests the workload dropped before they could arrive (over-long prompts, failed trace rows,
+  // skipped bad rows), so that "nothing vanishes" holds from the trace file onwards.
+  const WorkloadCounts wc = sim.workload_counts();
+  out["workload"] = ojson{{"rows_read", wc.rows_read},
+                          {"emitted", wc.emitted},
+                          {"rejected_too_long", wc.rejected_too_long},
+                          {"truncated", wc.truncated},
+                          {"failed_in_trace", wc.failed_in_trace},
+                          {"bad_rows_skipped", wc.bad_rows_skipped},
+                          {"filtered_out", wc.filtered_out}};
 
   double capacity = 0, stored = 0, reserved = 0, eff = 0, nonempty = 0, running = 0, waiting = 0;
   double compute = 0, bandwidth = 0, cached_free = 0, frag = 0, free_nonempty = 0, frag_max = 0, down = 0;

@@ -73,6 +73,18 @@ std::map<long, SimRow> run_replay(const std::string& name, const std::string& se
   CHECK(q.at("finished").get<long>() + q.at("rejected").get<long>() + q.at("lost").get<long>() +
             q.at("in_flight").get<long>() ==
         q.at("arrived").get<long>());
+  // ...and every row read from the trace is a request or dropped for a stated reason. The one
+  // exception: the row read to find that the window (or horizon) has closed, so at most 1 apart.
+  const auto& w = res.at("workload");
+  const long emitted = w.at("emitted").get<long>();
+  const long arrived = q.at("arrived").get<long>();
+  CHECK(emitted - arrived >= 0);
+  CHECK(emitted - arrived <= 1);
+  const long accounted = emitted + w.at("rejected_too_long").get<long>() +
+                         w.at("failed_in_trace").get<long>() +
+                         w.at("bad_rows_skipped").get<long>() + w.at("filtered_out").get<long>();
+  CHECK(w.at("rows_read").get<long>() - accounted >= 0);
+  CHECK(w.at("rows_read").get<long>() - accounted <= 1);
   return rows;
 }
 
