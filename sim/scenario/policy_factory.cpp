@@ -4,6 +4,7 @@
 #include "sim/kv/paged_allocator.hpp"
 #include "sim/sched/continuous_scheduler.hpp"
 #include "sim/sched/crash_on_oom.hpp"
+#include "sim/sched/sglang_scheduler.hpp"
 #include "sim/sched/static_scheduler.hpp"
 #include "sim/sched/vllm_v0_scheduler.hpp"
 #include "sim/sched/vllm_v1_scheduler.hpp"
@@ -37,7 +38,12 @@ std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const Schedul
     s = std::make_unique<StaticScheduler>(sc, e.policy.static_batch_size > 0 ? e.policy.static_batch_size : sc.max_num_seqs);
   else if (e.scheduler == "continuous")
     s = std::make_unique<ContinuousScheduler>(sc);
-  else if (e.scheduler == "vllm-v0")
+  else if (e.scheduler == "sglang") {
+    const SglangSettings& g = e.policy.sglang;
+    s = std::make_unique<SglangScheduler>(sc, SglangOptions{g.init_new_token_ratio, g.min_new_token_ratio_factor,
+                                                            g.new_token_ratio_decay_steps, g.clip_max_new_tokens,
+                                                            g.retract_decode_steps});
+  } else if (e.scheduler == "vllm-v0")
     s = std::make_unique<VllmV0Scheduler>(sc, VllmV0Options{e.policy.preemption_mode == PreemptionMode::swap, e.policy.watermark});
   else {
     KVCAP_CHECK(e.scheduler == "vllm-v1", "unknown scheduler '" + e.scheduler + "'");

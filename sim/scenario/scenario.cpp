@@ -32,10 +32,12 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission"});
   EngineSettings e;
-  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "vllm-v0", "static", "continuous"});
+  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "vllm-v0", "sglang", "static", "continuous"});
   e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
   e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
-  e.block_size = r.get_int("block_size", 1, 65536, e.block_size);
+  // SGLang's KV pool is token-granular (page_size 1 by default): block_size 1 unless set (> 1 =
+  // SGLang's --page-size).
+  e.block_size = r.get_int("block_size", 1, 65536, e.scheduler == "sglang" ? 1 : e.block_size);
   if (r.has("num_gpu_blocks")) e.num_gpu_blocks = r.get_int("num_gpu_blocks", 2, kMaxInt);
   e.gpu_memory_utilization = r.get_number_in("gpu_memory_utilization", 1e-6, 1.0, e.gpu_memory_utilization);
   if (r.has("kv_cache_memory_bytes")) e.kv_cache_memory_bytes = r.get_int("kv_cache_memory_bytes", 1, int64_t{1} << 60);

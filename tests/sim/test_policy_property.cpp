@@ -29,14 +29,14 @@ struct Case {
 Case random_case(uint64_t seed) {
   std::mt19937_64 rng(seed);
   auto uni = [&rng](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
-  static const char* scheds[] = {"vllm-v1", "continuous", "static", "vllm-v0"};
+  static const char* scheds[] = {"vllm-v1", "continuous", "static", "vllm-v0", "sglang"};
   static const char* allocs[] = {"paged", "contiguous"};
   static const char* routers[] = {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"};
   Case c;
   const int64_t max_len = uni(32, 128);
   c.sc = sched_cfg(std::max<int64_t>(uni(1, 300), max_len), uni(1, 10), max_len);
   c.sc.policy = uni(0, 1) ? SchedulingPolicy::priority : SchedulingPolicy::fcfs;
-  c.e = engine(scheds[seed % 4], allocs[(seed / 4) % 2]);
+  c.e = engine(scheds[seed % 5], allocs[(seed / 5) % 2]);
   c.e.enable_prefix_caching = c.e.allocator == "paged" && uni(0, 1);
   c.e.policy.contiguous_fit = uni(0, 1) ? ContiguousFit::first_fit : ContiguousFit::best_fit;
   c.e.policy.contiguous_reserve = uni(0, 1) ? ContiguousReserve::max_model_len : ContiguousReserve::prompt_plus_output;
@@ -46,7 +46,8 @@ Case random_case(uint64_t seed) {
     c.e.policy.watermark = static_cast<double>(uni(0, 5)) * 0.02;
     c.cpu_blocks = c.e.policy.preemption_mode == PreemptionMode::swap ? uni(0, 20) : 0;
   }
-  if ((seed / 8) % 2) {
+  if (c.e.scheduler == "sglang") c.e.policy.sglang.init_new_token_ratio = static_cast<double>(uni(0, 10)) * 0.1;
+  if ((seed / 10) % 2) {
     c.e.policy.on_oom = OnOom::crash;
     c.e.policy.restart_s = static_cast<double>(uni(0, 20)) * 0.01;
   }
@@ -99,10 +100,10 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
 
 }  // namespace
 
-TEST_CASE("property: 240 random policy scenarios (every allocator x scheduler x on_oom) keep the invariants") {
+TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x on_oom) keep the invariants") {
   int64_t swaps = 0;
   int64_t lost_total = 0;
-  for (uint64_t seed = 1; seed <= 240; ++seed) {
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     const Case c = random_case(seed);
     CAPTURE(c.e.scheduler);
