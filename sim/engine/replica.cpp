@@ -213,6 +213,7 @@ void Replica::finish_step(double now_s) {
     s.last_token_s = now_s;
     if (s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len) {
       s.status = SeqStatus::finished;
+      if (forecast_) forecast_->observe(s.num_output_tokens);
       metrics_.on_finish(s, now_s, index_);
       kv_->free(s);
       finished_.push_back(e.slot);

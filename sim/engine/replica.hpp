@@ -14,6 +14,7 @@
 #include "sim/kv/kv_allocator.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/sched/admission/admission_control.hpp"
+#include "sim/sched/admission/output_forecast.hpp"
 #include "sim/sched/replica_state.hpp"
 #include "sim/sched/scheduler.hpp"
 
@@ -64,6 +65,11 @@ class Replica {
     state_.swap.cpu_blocks = cpu_blocks;
     state_.swap.block_bytes_per_gpu = block_bytes_per_gpu;
   }
+  /// Predictive admission: the forecast the schedulers consult (null = off).
+  void set_forecast(std::unique_ptr<OutputForecast> f) {
+    forecast_ = std::move(f);
+    state_.forecast = forecast_.get();
+  }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
   void set_restart_s(double s) { restart_s_ = s; }
   /// Dead after an out-of-memory crash, until restart_at_s().
@@ -96,6 +102,7 @@ class Replica {
   ReplicaState state_;
   StepObserver* observer_ = nullptr;
   std::unique_ptr<AdmissionControl> admission_;
+  std::unique_ptr<OutputForecast> forecast_;
   double restart_s_ = 0;
   bool down_ = false;
   double restart_at_s_ = 0;

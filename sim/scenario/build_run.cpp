@@ -109,6 +109,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
     replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, make_allocator(e, pool_blocks, max_model_len),
                                                  make_scheduler(e, sc), *run->cost, run->metrics));
     replicas.back()->set_admission(make_admission(e));
+    replicas.back()->set_forecast(make_forecast(e, max_model_len));
     replicas.back()->set_restart_s(e.policy.restart_s);
     // A kvcap block spans every KV group (see above): its bytes on one GPU are groups pages.
     const int64_t block_bytes = b.page_bytes_per_gpu * std::max<int64_t>(groups, 1);

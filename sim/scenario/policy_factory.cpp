@@ -60,6 +60,11 @@ int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu) {
   return static_cast<int64_t>(bytes / static_cast<double>(block_bytes_per_gpu));
 }
 
+std::unique_ptr<OutputForecast> make_forecast(const EngineSettings& e, int64_t max_model_len) {
+  if (!e.policy.admission.predictive) return nullptr;
+  return std::make_unique<OutputForecast>(max_model_len, e.policy.admission.predictive_quantile);
+}
+
 std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e) {
   if (!e.policy.admission.any()) return nullptr;
   return std::make_unique<AdmissionControl>(e.policy.admission);

@@ -7,6 +7,7 @@
 
 #include "sim/kv/kv_allocator.hpp"
 #include "sim/sched/admission/admission_control.hpp"
+#include "sim/sched/admission/output_forecast.hpp"
 #include "sim/sched/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -21,6 +22,9 @@ std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const Schedul
 /// num_cpu_blocks = swap_space_bytes // cache_block_size, the block's bytes on one GPU); 0 unless
 /// the scheduler is vllm-v0 with preemption_mode swap.
 int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu);
+
+/// Null unless engine.admission.predictive.
+std::unique_ptr<OutputForecast> make_forecast(const EngineSettings& e, int64_t max_model_len);
 
 /// Null when the scenario sets no admission classes.
 std::unique_ptr<AdmissionControl> make_admission(const EngineSettings& e);

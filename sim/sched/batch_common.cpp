@@ -2,11 +2,14 @@
 
 #include <algorithm>
 
+#include "sim/sched/admission/output_forecast.hpp"
+
 namespace kvcap {
 
 bool admit_head_whole(ReplicaState& st, double now_s, StepPlan& plan) {
   const int32_t slot = st.waiting.front();
   SeqState& s = st.seq(slot);
+  if (!forecast_admits(st, s)) return false;  // predictive admission (off unless configured)
   const int64_t hit = st.kv->find_prefix_hit(s);
   const int64_t n = s.num_tokens() - hit;
   if (!st.kv->allocate(s, hit, n)) return false;

@@ -11,6 +11,8 @@
 
 namespace kvcap {
 
+class OutputForecast;
+
 /// Engine limits a scheduler obeys (vLLM names; defaults are vLLM's where it has a fixed one).
 struct SchedulerConfig {
   int64_t max_num_seqs = 256;
@@ -41,6 +43,11 @@ class ReplicaState {
   /// ones (they are re-prefilled), and put the request back at the front of the waiting queue.
   /// The caller has already removed it from `running`.
   void preempt(int32_t slot);
+
+  /// Predictive admission (engine.admission.predictive): schedulers admit a waiting request
+  /// only if forecast_admits() (sim/sched/admission/output_forecast.hpp); null = off. The
+  /// replica owns it and feeds it the output lengths of finished requests.
+  OutputForecast* forecast = nullptr;
 
   std::vector<int32_t> running;  ///< slots in admission order
   WaitingQueue waiting;

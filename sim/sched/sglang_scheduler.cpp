@@ -45,6 +45,9 @@ bool SglangScheduler::prefill_batch(ReplicaState& st, double now_s, StepPlan& pl
     if (static_cast<int64_t>(st.running.size()) >= cfg_.max_num_seqs) break;
     const int32_t slot = st.waiting.front();
     SeqState& s = st.seq(slot);
+    // Cheap bound first (a hit leaves at least one token to compute): the prefix lookup costs a
+    // hash per token at page size 1, and a blocked head is tried at every step.
+    if (static_cast<double>(1 + clipped_remaining(s)) > rem_total) break;
     const int64_t hit = st.kv->find_prefix_hit(s);
     const int64_t input = s.num_tokens() - hit;
     const double need = static_cast<double>(input + clipped_remaining(s));

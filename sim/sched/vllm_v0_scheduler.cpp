@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/sched/admission/output_forecast.hpp"
 #include "sim/sched/batch_common.hpp"
 #include "sim/util/error.hpp"
 
@@ -149,6 +150,7 @@ void VllmV0Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& pla
       plan.aborted.push_back({slot, kNeverFits});
       continue;
     }
+    if (!forecast_admits(st, s)) break;  // predictive admission (off unless configured)
     const int64_t hit = st.kv->find_prefix_hit(s);
     int64_t n = s.num_tokens() - hit;
     if (cfg_.long_prefill_token_threshold > 0 && n > cfg_.long_prefill_token_threshold)

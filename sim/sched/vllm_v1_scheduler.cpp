@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/sched/admission/output_forecast.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -71,6 +72,7 @@ void VllmV1Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& pla
     if (static_cast<int64_t>(st.running.size()) >= cfg_.max_num_seqs) break;
     const int32_t slot = st.waiting.front();
     SeqState& s = st.seq(slot);
+    if (!forecast_admits(st, s)) break;  // predictive admission (off unless configured)
     const int64_t hit = st.kv->find_prefix_hit(s);
     // num_tokens, not the prompt: a resumed request re-prefills the outputs it produced.
     int64_t n = s.num_tokens() - hit;

@@ -13,21 +13,25 @@
 namespace kvcap::test {
 
 /// Constant compute time per step plus the swap copies over a host link of `link_bytes_per_s`
-/// (0 = copies are free): step time = step_s + swap_bytes / link.
+/// (0 = copies are free) plus, optionally, a cost per prefill token (so recomputation costs):
+/// step time = step_s + swap_bytes / link + prefill_tokens × per_prefill_token_s.
 class LinkCostModel final : public CostModel {
  public:
   explicit LinkCostModel(double step_s, double link_bytes_per_s = 0) : step_s_(step_s), link_(link_bytes_per_s) {}
   StepCost price(const StepComposition& c) const override {
     StepCost out;
     out.time_s = step_s_ + (link_ > 0 ? static_cast<double>(c.swap_bytes) / link_ : 0.0);
+    for (const PrefillChunk& p : c.prefills) out.time_s += static_cast<double>(p.tokens) * per_prefill_token_s_;
     return out;
   }
   std::string describe() const override { return "constant step + host link (test model)"; }
   bool measured() const override { return false; }
   void set_link(double bytes_per_s) { link_ = bytes_per_s; }
+  void set_per_prefill_token(double s) { per_prefill_token_s_ = s; }
 
  private:
   double step_s_, link_;
+  double per_prefill_token_s_ = 0;
 };
 
 struct PolicyHarness {
@@ -49,6 +53,7 @@ struct PolicyHarness {
                                                make_allocator(engines[i], pool_blocks, sc.max_model_len),
                                                make_scheduler(engines[i], sc), cost, metrics));
       reps.back()->set_admission(make_admission(engines[i]));
+      reps.back()->set_forecast(make_forecast(engines[i], sc.max_model_len));
       reps.back()->set_restart_s(engines[i].policy.restart_s);
       if (i == 0) reps.back()->set_observer(&recorder);
     }

@@ -54,6 +54,10 @@ Case random_case(uint64_t seed) {
   if (uni(0, 2) == 0)
     c.e.policy.admission.classes = {{static_cast<int>(uni(0, 3)), uni(0, 3), static_cast<double>(uni(0, 5)) * 0.01,
                                      static_cast<double>(uni(0, 10)) * 0.1}};
+  if (uni(0, 2) == 0) {
+    c.e.policy.admission.predictive = true;
+    c.e.policy.admission.predictive_quantile = static_cast<double>(uni(1, 10)) * 0.1;
+  }
   c.blocks = (max_len + 15) / 16 + 1 + uni(0, 20);
   c.replicas = static_cast<int>(uni(1, 3));
   c.router = routers[uni(0, 3)];
