@@ -79,6 +79,7 @@ double Replica::price_plan(double now_s) {
     metrics_.on_admission(s.num_tokens(), e.cached_tokens, recomputed);
   }
   for (size_t i = 0; i < plan_.preempted.size(); ++i) metrics_.on_preemption();
+  if (plan_.priority_preemptions > 0) metrics_.on_priority_preemptions(plan_.priority_preemptions);
   interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
   const int64_t swap_bytes = (plan_.swap_out_blocks + plan_.swap_in_blocks) * state_.swap.block_bytes_per_gpu;
   if (state_.swap.cpu_blocks > 0) {

@@ -67,6 +67,9 @@ class MetricsCollector {
   void on_in_flight(const SeqState& s, int32_t replica);  ///< at the horizon
   void on_itl(int32_t class_index, double gap_s);
   void on_preemption() { ++preemptions_; }
+  void on_priority_preemptions(int64_t n) { priority_preemptions_ += n; }
+  /// Of preemptions(): those made for a waiting higher-priority request.
+  int64_t priority_preemptions() const { return priority_preemptions_; }
   /// Swap-tier copies of one step: requests moved and bytes per GPU (each GPU moves its shard
   /// over its own host link).
   void on_swap(int64_t outs, int64_t ins, int64_t out_bytes, int64_t in_bytes) {
@@ -103,6 +106,7 @@ class MetricsCollector {
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;
   int64_t swap_out_bytes_ = 0, swap_in_bytes_ = 0, swap_outs_ = 0, swap_ins_ = 0;
   RequestEndListener* end_listener_ = nullptr;
+  int64_t priority_preemptions_ = 0;
 };
 
 }  // namespace kvcap

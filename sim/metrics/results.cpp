@@ -190,6 +190,7 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   out["running"] = ojson{{"mean", num(over_time(running))}, {"max", max_running}};
   out["waiting"] = ojson{{"mean", num(over_time(waiting))}};
   out["preemptions"] = m.preemptions();
+  out["priority_preemptions"] = m.priority_preemptions();
   // vLLM V0 swap preemption: requests moved to / from the CPU tier and the bytes each GPU copied.
   out["swap"] = ojson{{"swap_outs", m.swap_outs()},
                       {"swap_ins", m.swap_ins()},

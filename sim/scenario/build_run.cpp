@@ -103,6 +103,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   sc.long_prefill_token_threshold = e.long_prefill_token_threshold;
   sc.enable_chunked_prefill = e.enable_chunked_prefill;
   sc.policy = e.scheduling_policy;
+  sc.preempt_lower_classes = e.policy.admission.preempt_lower_classes;
 
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int64_t i = 0; i < s.deployment.replicas; ++i) {

@@ -22,7 +22,7 @@ void only_with(const JsonObjectReader& r, const std::string& key, bool ok, const
 }
 
 AdmissionSettings parse_admission(const JsonObjectReader& a) {
-  a.reject_unknown({"classes", "predictive", "predictive_quantile"});
+  a.reject_unknown({"classes", "predictive", "predictive_quantile", "preempt_lower_classes"});
   AdmissionSettings s;
   if (a.has("classes")) {
     const auto& arr = a.raw("classes");
@@ -46,6 +46,7 @@ AdmissionSettings parse_admission(const JsonObjectReader& a) {
   s.predictive = a.get_bool("predictive", false);
   s.predictive_quantile = a.get_number_in("predictive_quantile", 0.01, 1.0, s.predictive_quantile);
   only_with(a, "predictive_quantile", s.predictive, "with predictive: true");
+  s.preempt_lower_classes = a.get_bool("preempt_lower_classes", false);
   return s;
 }
 
@@ -108,6 +109,10 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
   only_with(r, "sglang", scheduler == "sglang", "with scheduler 'sglang'");
   if (r.has("sglang")) p.sglang = parse_sglang(r.object("sglang"));
   if (r.has("admission")) p.admission = parse_admission(r.object("admission"));
+  if (p.admission.preempt_lower_classes && scheduler != "vllm-v1" && scheduler != "vllm-v0")
+    throw InputError(r.where("admission") + "/preempt_lower_classes", "only applies with scheduler 'vllm-v1' or 'vllm-v0'");
+  if (p.admission.predictive && scheduler == "sglang")
+    throw InputError(r.where("admission") + "/predictive", "does not apply with scheduler 'sglang' (it has its own conservative admission)");
   return p;
 }
 

@@ -34,6 +34,9 @@ struct AdmissionSettings {
   bool predictive = false;
   /// Quantile of the output-length forecast (0.5 = median; higher = more conservative).
   double predictive_quantile = 0.9;
+  /// A waiting request preempts running requests of lower classes when its KV does not fit
+  /// (needs scheduling_policy priority; vllm-v1 and vllm-v0).
+  bool preempt_lower_classes = false;
   bool any() const { return !classes.empty(); }
 };
 

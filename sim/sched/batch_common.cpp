@@ -52,6 +52,28 @@ void preempt_running(ReplicaState& st, size_t index, StepPlan& plan) {
   plan.preempted.push_back(victim);
 }
 
+bool preempt_lower_priority(ReplicaState& st, int priority, StepPlan& plan, int64_t& budget) {
+  size_t best = st.running.size();
+  for (size_t i = 0; i < st.running.size(); ++i) {
+    const SeqState& a = st.seq(st.running[i]);
+    if (a.req.priority <= priority) continue;
+    if (best == st.running.size()) {
+      best = i;
+      continue;
+    }
+    const SeqState& b = st.seq(st.running[best]);
+    if (a.req.priority > b.req.priority || (a.req.priority == b.req.priority && a.req.arrival_s > b.req.arrival_s))
+      best = i;
+  }
+  if (best == st.running.size()) return false;
+  const int32_t victim = st.running[best];
+  for (const ScheduledEntry& e : plan.scheduled)
+    if (e.slot == victim) budget += e.tokens;
+  preempt_running(st, best, plan);
+  plan.priority_preemptions += 1;
+  return true;
+}
+
 bool running_is_plain_decode(const ReplicaState& st, int64_t max_model_len) {
   if (st.running.empty()) return false;
   int64_t blocks = 0;

@@ -19,6 +19,11 @@ bool schedule_running(ReplicaState& st, int32_t slot, StepPlan& plan);
 /// was already scheduled in this step its entry leaves the plan.
 void preempt_running(ReplicaState& st, size_t index, StepPlan& plan);
 
+/// Recompute-preempts the least important running request whose priority value is larger than
+/// `priority` (largest (priority, arrival)); its tokens in this step go back to `budget`.
+/// False when there is none. Counted in plan.priority_preemptions.
+bool preempt_lower_priority(ReplicaState& st, int priority, StepPlan& plan, int64_t& budget);
+
 /// True when every running request needs exactly one token and all the blocks they would cross
 /// into are free: the next step is plain decode for a scheduler that admits nobody.
 bool running_is_plain_decode(const ReplicaState& st, int64_t max_model_len);

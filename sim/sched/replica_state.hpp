@@ -21,6 +21,10 @@ struct SchedulerConfig {
   int64_t long_prefill_token_threshold = 0;  ///< 0 = off
   bool enable_chunked_prefill = true;
   SchedulingPolicy policy = SchedulingPolicy::fcfs;
+  /// engine.admission.preempt_lower_classes (priority policy): a waiting request whose KV does
+  /// not fit preempts running requests of lower classes (larger priority value), lowest first,
+  /// as vLLM V0's priority scheduler does.
+  bool preempt_lower_classes = false;
 };
 
 class ReplicaState {

@@ -34,6 +34,8 @@ struct StepPlan {
   /// the copies (V0 blocks the forward pass on them), so they add host-link time to it.
   int64_t swap_out_blocks = 0;
   int64_t swap_in_blocks = 0;
+  /// Preemptions made for a waiting higher-priority request (engine.admission.preempt_lower_classes).
+  int64_t priority_preemptions = 0;
   /// Requests the scheduler gave up on (slot and reason, a static string): the replica records
   /// them lost and frees their slot. Their KV is already released.
   struct Aborted {
@@ -48,6 +50,7 @@ struct StepPlan {
     total_tokens = 0;
     out_of_memory = false;
     swap_out_blocks = swap_in_blocks = 0;
+    priority_preemptions = 0;
     aborted.clear();
   }
   bool empty() const { return scheduled.empty(); }

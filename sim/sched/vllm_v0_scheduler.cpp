@@ -159,7 +159,11 @@ void VllmV0Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& pla
     n = std::min(n, budget);
     // Blocks counted without the prefix hit (V0's block manager checks the whole allocation).
     if (st.kv->num_free_blocks() - st.kv->new_blocks_needed(s, hit + n) < wm) break;  // LATER
-    if (!st.kv->allocate(s, hit, n)) break;
+    if (!st.kv->allocate(s, hit, n)) {
+      if (cfg_.preempt_lower_classes && cfg_.policy == SchedulingPolicy::priority &&
+          preempt_lower_priority(st, s.req.priority, plan, budget)) continue;
+      break;
+    }
     st.waiting.pop_front();
     st.running.push_back(slot);
     const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;

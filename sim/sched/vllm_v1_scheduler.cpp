@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/sched/admission/output_forecast.hpp"
+#include "sim/sched/batch_common.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -80,7 +81,12 @@ void VllmV1Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& pla
       n = cfg_.long_prefill_token_threshold;
     if (!cfg_.enable_chunked_prefill && n > budget) break;  // no skipping ahead
     n = std::min(n, budget);
-    if (!st.kv->allocate(s, hit, n)) break;  // the head of the line blocks the rest
+    if (!st.kv->allocate(s, hit, n)) {
+      // Priority preemption at admission (off by default): make room from lower classes, retry.
+      if (cfg_.preempt_lower_classes && cfg_.policy == SchedulingPolicy::priority &&
+          preempt_lower_priority(st, s.req.priority, plan, budget)) continue;
+      break;  // the head of the line blocks the rest
+    }
     st.waiting.pop_front();
     st.running.push_back(slot);
     const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;

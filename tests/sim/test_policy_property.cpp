@@ -36,6 +36,7 @@ Case random_case(uint64_t seed) {
   const int64_t max_len = uni(32, 128);
   c.sc = sched_cfg(std::max<int64_t>(uni(1, 300), max_len), uni(1, 10), max_len);
   c.sc.policy = uni(0, 1) ? SchedulingPolicy::priority : SchedulingPolicy::fcfs;
+  c.sc.preempt_lower_classes = c.sc.policy == SchedulingPolicy::priority && uni(0, 1);
   c.e = engine(scheds[seed % 5], allocs[(seed / 5) % 2]);
   c.e.enable_prefix_caching = c.e.allocator == "paged" && uni(0, 1);
   c.e.policy.contiguous_fit = uni(0, 1) ? ContiguousFit::first_fit : ContiguousFit::best_fit;
