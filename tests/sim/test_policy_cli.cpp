@@ -1,0 +1,77 @@
+// `kvcap run` with the vllm-v0 / sglang / predictive / priority-preemption switches: they run
+// from the scenario file, report their counters, and wrong values exit 2 naming the field.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout + stderr
+};
+
+Result kvcap(const std::string& args) {
+  const std::string cmd = std::string(KVCAP_BIN) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kBasic = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json";
+
+void expect_error(const std::string& sets, const std::string& field) {
+  CAPTURE(sets);
+  const Result r = kvcap("run " + kBasic + " " + sets);
+  CHECK(r.code == 2);
+  CHECK(r.output.find(field) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("kvcap run: vllm-v0 swap reports swap traffic; sglang and predictive admission run") {
+  // basic.json: Llama-3.1-8B bf16, 20 usable blocks of 16 tokens; its one preemption becomes a
+  // swap. A block is 32 layers x 2 (K, V) x 8 KV heads x 128 dims x 2 bytes x 16 tokens
+  // = 2,097,152 bytes, so the bytes moved are whole multiples of it, the same both ways.
+  Result r = kvcap("run " + kBasic + " --json --set engine.scheduler=vllm-v0 --set engine.preemption_mode=swap");
+  REQUIRE(r.code == 0);
+  const auto d = nlohmann::json::parse(r.output);
+  CHECK(d["requests"]["finished"] == 4);
+  CHECK(d["swap"]["swap_outs"] == d["preemptions"]);
+  CHECK(d["swap"]["swap_ins"] == d["swap"]["swap_outs"]);
+  CHECK(d["swap"]["bytes_out_per_gpu"].get<int64_t>() > 0);
+  CHECK(d["swap"]["bytes_out_per_gpu"].get<int64_t>() % 2097152 == 0);
+  CHECK(d["swap"]["bytes_in_per_gpu"] == d["swap"]["bytes_out_per_gpu"]);
+  CHECK(d["recomputed_tokens"] == 0);
+  r = kvcap("run " + kBasic + " --json --set engine.scheduler=sglang --set engine.block_size=1 --set engine.num_gpu_blocks=321");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.output)["requests"]["finished"] == 4);
+  r = kvcap("run " + kBasic + " --json --set 'engine.admission={\"predictive\":true,\"predictive_quantile\":0.5}'");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.output)["requests"]["finished"] == 4);
+}
+
+TEST_CASE("kvcap run: wrong policy values exit 2 naming the field") {
+  expect_error("--set engine.scheduler=vllm-v2", "/engine/scheduler");
+  expect_error("--set engine.scheduler=vllm-v0 --set engine.preemption_mode=teleport", "preemption_mode");
+  expect_error("--set engine.scheduler=vllm-v0 --set engine.watermark=1.5", "/engine/watermark");
+  expect_error("--set engine.scheduler=vllm-v0 --set engine.swap_space=-1", "/engine/swap_space");
+  expect_error("--set engine.preemption_mode=swap", "only applies with scheduler 'vllm-v0'");
+  expect_error("--set engine.scheduler=sglang --set engine.sglang.init_new_token_ratio=2", "init_new_token_ratio");
+  expect_error("--set engine.scheduler=sglang --set engine.sglang.bogus=1", "bogus");
+  expect_error("--set engine.sglang.clip_max_new_tokens=5", "only applies with scheduler 'sglang'");
+  expect_error("--set 'engine.admission={\"preempt_lower_classes\":true}'", "needs scheduling_policy 'priority'");
+  expect_error("--set engine.scheduler=sglang --set 'engine.admission={\"predictive\":true}'", "predictive");
+  expect_error("--set 'engine.admission={\"predictive\":true,\"predictive_quantile\":0}'", "predictive_quantile");
+  expect_error("--set 'engine.admission={\"predictive_quantile\":0.5}'", "with predictive: true");
+}
