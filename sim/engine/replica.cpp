@@ -89,6 +89,11 @@ double Replica::price_plan(double now_s) {
     metrics_.on_swap(outs, ins, plan_.swap_out_blocks * state_.swap.block_bytes_per_gpu,
                      plan_.swap_in_blocks * state_.swap.block_bytes_per_gpu);
   }
+  // A session's next turn is in (its prefix hit took its own references): the parked turn can go.
+  if (!state_.parked.empty())
+    for (const ScheduledEntry& e : plan_.scheduled)
+      if (e.kind == ScheduledKind::new_request && state_.seq(e.slot).req.session_id >= 0)
+        release_parked_session(state_.seq(e.slot).req.session_id);
   for (const StepPlan::Aborted& a : plan_.aborted) {
     metrics_.on_lost(state_.seq(a.slot), now_s, index_, a.reason);
     state_.release_slot(a.slot);
@@ -139,8 +144,17 @@ double Replica::start_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
   if (admission_) admission_->expire_waiting(state_, now_s, metrics_);
+  reclaim_parked(now_s);
   if (!has_work()) return now_s;
   scheduler_->schedule(state_, now_s, plan_);
+  // A step that cannot start for want of memory takes parked session KV, oldest first (the
+  // pressure estimate above does not know every scheduler's admission rule, e.g. SGLang's).
+  while (plan_.empty() && plan_.preempted.empty() && plan_.aborted.empty() && !plan_.out_of_memory &&
+         !state_.parked.empty()) {
+    release_parked(0);
+    plan_.clear();
+    scheduler_->schedule(state_, now_s, plan_);
+  }
   if (plan_.out_of_memory) {
     crash(now_s);
     return now_s;
@@ -165,6 +179,8 @@ void Replica::crash(double now_s) {
     metrics_.on_lost(s, now_s, index_, "oom_crash");
   }
   for (int32_t slot : scratch_slots_) state_.release_slot(slot);
+  for (int32_t slot : state_.parked) state_.release_slot(slot);  // finished turns: memory gone
+  state_.parked.clear();
   while (!state_.waiting.empty()) state_.waiting.pop_front();
   state_.running.clear();
   state_.swapped.clear();
@@ -181,9 +197,57 @@ void Replica::restart(double now_s) {
   down_ = false;
 }
 
+void Replica::release_parked(size_t index) {
+  const int32_t slot = state_.parked[index];
+  kv_->free(state_.seq(slot));
+  state_.parked.erase(state_.parked.begin() + static_cast<std::ptrdiff_t>(index));
+  state_.release_slot(slot);
+}
+
+void Replica::release_parked_session(int64_t session_id) {
+  for (size_t i = 0; i < state_.parked.size(); ++i)
+    if (state_.seq(state_.parked[i]).req.session_id == session_id) {
+      release_parked(i);
+      return;
+    }
+}
+
+void Replica::reclaim_parked(double now_s) {
+  if (state_.parked.empty()) return;
+  if (session_timeout_s_ > 0) {
+    size_t i = 0;
+    while (i < state_.parked.size()) {
+      if (now_s - state_.seq(state_.parked[i]).last_token_s >= session_timeout_s_) release_parked(i);
+      else ++i;
+    }
+  }
+  // Memory pressure: what the running requests' next tokens and the waiting head would take
+  // (without prefix hits). Parked KV goes oldest first, except the head's own session's.
+  int64_t demand = 0;
+  for (int32_t slot : state_.running) {
+    const SeqState& s = state_.seq(slot);
+    demand += kv_->new_blocks_needed(s, std::max<int64_t>(1, s.num_tokens() - s.num_computed_tokens));
+  }
+  int64_t head_session = -1;
+  if (!state_.waiting.empty()) {
+    const SeqState& h = state_.seq(state_.waiting.front());
+    demand += kv_->new_blocks_needed(h, h.num_tokens());
+    head_session = h.req.session_id;
+  }
+  size_t i = 0;
+  while (i < state_.parked.size() && kv_->num_free_blocks() < demand) {
+    if (head_session >= 0 && state_.seq(state_.parked[i]).req.session_id == head_session) {
+      ++i;
+      continue;
+    }
+    release_parked(i);
+  }
+}
+
 double Replica::start_plain_decode_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
+  reclaim_parked(now_s);  // as start_step does, so skipping changes nothing
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     const bool ok = kv_->allocate(s, 0, 1);
@@ -199,6 +263,7 @@ void Replica::finish_step(double now_s) {
   KVCAP_CHECK(step_in_progress_, "finish_step without a step in progress");
   step_in_progress_ = false;
   finished_.clear();
+  to_park_.clear();
   for (const ScheduledEntry& e : plan_.scheduled) {
     SeqState& s = state_.seq(e.slot);
     if (s.status != SeqStatus::running || s.num_computed_tokens < s.num_tokens()) continue;
@@ -216,7 +281,12 @@ void Replica::finish_step(double now_s) {
       s.status = SeqStatus::finished;
       if (forecast_) forecast_->observe(s.num_output_tokens);
       metrics_.on_finish(s, now_s, index_);
-      kv_->free(s);
+      if (sessions_resident_ && s.req.session_id >= 0) {
+        release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
+        to_park_.push_back(e.slot);
+      } else {
+        kv_->free(s);
+      }
       finished_.push_back(e.slot);
     }
   }
@@ -242,8 +312,13 @@ void Replica::finish_step(double now_s) {
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * t;
   usage_ = kv_->usage();
   integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
+  for (int32_t slot : to_park_) {
+    state_.seq(slot).status = SeqStatus::parked;
+    state_.parked.push_back(slot);
+  }
   if (observer_) observer_->on_step_end(*this, finished_);
-  for (int32_t slot : finished_) state_.release_slot(slot);
+  for (int32_t slot : finished_)
+    if (state_.seq(slot).status != SeqStatus::parked) state_.release_slot(slot);
 }
 
 IntervalCounters Replica::take_interval() { return std::exchange(interval_, IntervalCounters{}); }

@@ -70,6 +70,13 @@ class Replica {
     forecast_ = std::move(f);
     state_.forecast = forecast_.get();
   }
+  /// engine.session_kv resident: a finished session turn keeps its KV (parked) until the
+  /// session's next turn is admitted here, until it has idled `idle_timeout_s` (0 = no limit),
+  /// or until the running requests' next tokens plus the waiting head need the blocks.
+  void set_session_kv(bool resident, double idle_timeout_s) {
+    sessions_resident_ = resident;
+    session_timeout_s_ = idle_timeout_s;
+  }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
   void set_restart_s(double s) { restart_s_ = s; }
   /// Dead after an out-of-memory crash, until restart_at_s().
@@ -92,6 +99,10 @@ class Replica {
   double price_plan(double now_s);
   /// The process dies: every request held (running or waiting) is lost, memory is gone.
   void crash(double now_s);
+  /// Releases parked session KV that timed out or that the next step may need.
+  void reclaim_parked(double now_s);
+  void release_parked(size_t index);
+  void release_parked_session(int64_t session_id);
 
   int32_t index_;
   SchedulerConfig cfg_;
@@ -107,6 +118,9 @@ class Replica {
   bool down_ = false;
   double restart_at_s_ = 0;
   std::vector<int32_t> scratch_slots_;
+  bool sessions_resident_ = false;
+  double session_timeout_s_ = 0;
+  std::vector<int32_t> to_park_;
 
   StepPlan plan_;
   StepCost step_cost_;

@@ -10,7 +10,8 @@
 namespace kvcap {
 
 /// swapped: preempted with its KV copied to the CPU swap tier (vLLM V0 preemption_mode swap).
-enum class SeqStatus : uint8_t { waiting, running, preempted, finished, swapped };
+/// parked: a finished session turn whose KV stays resident for the next turn (session_kv resident).
+enum class SeqStatus : uint8_t { waiting, running, preempted, finished, swapped, parked };
 
 struct SeqState {
   Request req;                 ///< as the workload produced it (id, lengths, priority, content)

@@ -106,6 +106,16 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
   if (p.preemption_mode == PreemptionMode::swap && contiguous)
     throw InputError(r.where("preemption_mode"), "swap preemption needs the paged allocator");
 
+  {
+    const std::string mode = pick(r, "session_kv", "drop", {"drop", "resident", "swap"});
+    if (mode == "swap")
+      throw InputError(r.where("session_kv"), "'swap' (session KV to the CPU tier) is not modelled yet; use 'resident' or 'drop'");
+    p.session_kv = mode == "resident" ? SessionKv::resident : SessionKv::drop;
+    only_with(r, "session_idle_timeout_s", p.session_kv == SessionKv::resident, "with session_kv 'resident'");
+    p.session_idle_timeout_s = r.get_number_in("session_idle_timeout_s", 0.0, 1e12, 0.0);
+    if (p.session_kv == SessionKv::resident && contiguous)
+      throw InputError(r.where("session_kv"), "'resident' needs the paged allocator (the next turn reuses blocks)");
+  }
   only_with(r, "sglang", scheduler == "sglang", "with scheduler 'sglang'");
   if (r.has("sglang")) p.sglang = parse_sglang(r.object("sglang"));
   if (r.has("admission")) p.admission = parse_admission(r.object("admission"));

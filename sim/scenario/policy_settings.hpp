@@ -20,6 +20,12 @@ enum class OnOom {
 
 enum class PreemptionMode { recompute, swap };
 
+/// What a multi-turn session's KV does between turns.
+enum class SessionKv {
+  drop,      ///< freed at the end of a turn (the next turn may hit the prefix cache, or recompute)
+  resident,  ///< kept allocated until the next turn is admitted (or idle timeout / memory pressure)
+};
+
 /// Per priority class bounds (priority value as in the workload; lower = more important).
 struct ClassAdmission {
   int priority = 0;
@@ -61,6 +67,8 @@ struct PolicySettings {
   double swap_space_gib = 4;          ///< vLLM V0 default --swap-space (GiB per GPU)
   SglangSettings sglang;
   AdmissionSettings admission;
+  SessionKv session_kv = SessionKv::drop;
+  double session_idle_timeout_s = 0;  ///< resident KV released after this idle time (0 = never)
 };
 
 /// Keys of `engine` this parser owns (scenario.cpp lists them in its unknown-key check):

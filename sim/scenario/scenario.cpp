@@ -30,7 +30,8 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "free_block_order", "event_skipping",
                     // policy fields (policy_settings.hpp)
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
-                    "preemption_mode", "watermark", "swap_space", "sglang", "admission"});
+                    "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
+                    "session_idle_timeout_s"});
   EngineSettings e;
   e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "vllm-v0", "sglang", "static", "continuous"});
   e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
@@ -58,6 +59,8 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                      : FreeOrder::append_all;
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
   e.policy = parse_policy_settings(r, e.scheduler, e.allocator);
+  if (e.policy.session_kv == SessionKv::resident && !e.enable_prefix_caching)
+    throw InputError(r.where("session_kv"), "'resident' needs enable_prefix_caching (the next turn finds the kept blocks by their content)");
   if (e.policy.admission.preempt_lower_classes && e.scheduling_policy != SchedulingPolicy::priority)
     throw InputError(r.where("admission") + "/preempt_lower_classes", "needs scheduling_policy 'priority'");
   return e;

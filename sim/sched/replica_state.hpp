@@ -37,7 +37,10 @@ class ReplicaState {
   /// A fresh slot (recycled when possible, so its vectors keep their capacity).
   int32_t acquire_slot();
   void release_slot(int32_t slot);
-  int64_t in_flight() const { return static_cast<int64_t>(slots_.size() - free_slots_.size()); }
+  /// Requests present and not yet recorded (parked session turns are already finished).
+  int64_t in_flight() const {
+    return static_cast<int64_t>(slots_.size() - free_slots_.size() - parked.size());
+  }
 
   static WaitingQueue::Key key_of(const SeqState& s) {
     return {s.req.priority, s.req.arrival_s, s.arrival_seq};
@@ -57,6 +60,9 @@ class ReplicaState {
   WaitingQueue waiting;
   /// Requests whose KV sits in the CPU swap tier (vLLM V0 swap preemption), in swap-out order.
   std::vector<int32_t> swapped;
+  /// Finished session turns whose KV is kept for the session's next turn (engine.session_kv
+  /// resident), oldest first. Their slots stay taken until released.
+  std::vector<int32_t> parked;
   /// The CPU swap tier (engine.swap_space): capacity and use in KV blocks of the GPU pool's size.
   struct SwapTier {
     int64_t cpu_blocks = 0;

@@ -54,6 +54,8 @@ struct PolicyHarness {
                                                make_scheduler(engines[i], sc), cost, metrics));
       reps.back()->set_admission(make_admission(engines[i]));
       reps.back()->set_forecast(make_forecast(engines[i], sc.max_model_len));
+      reps.back()->set_session_kv(engines[i].policy.session_kv == SessionKv::resident,
+                                  engines[i].policy.session_idle_timeout_s);
       reps.back()->set_restart_s(engines[i].policy.restart_s);
       if (i == 0) reps.back()->set_observer(&recorder);
     }

@@ -59,6 +59,10 @@ Case random_case(uint64_t seed) {
     c.e.policy.admission.predictive = true;
     c.e.policy.admission.predictive_quantile = static_cast<double>(uni(1, 10)) * 0.1;
   }
+  if (c.e.allocator == "paged" && c.e.enable_prefix_caching && uni(0, 1)) {
+    c.e.policy.session_kv = SessionKv::resident;
+    c.e.policy.session_idle_timeout_s = static_cast<double>(uni(0, 4)) * 0.02;
+  }
   c.blocks = (max_len + 15) / 16 + 1 + uni(0, 20);
   c.replicas = static_cast<int>(uni(1, 3));
   c.router = routers[uni(0, 3)];
@@ -69,6 +73,7 @@ Case random_case(uint64_t seed) {
     Request r = req("q" + std::to_string(i), t, uni(1, max_len + 2), uni(1, 60), static_cast<int>(uni(0, 3)));
     if (uni(0, 1) && r.prompt_tokens > 1) r.content.push_back({static_cast<uint64_t>(uni(1, 3)), std::min<int64_t>(r.prompt_tokens, uni(1, 64))});
     r.request_class = uni(0, 1) ? "hi" : "lo";
+    if (uni(0, 1)) r.session_id = uni(0, 3);
     c.reqs.push_back(r);
   }
   return c;
