@@ -23,6 +23,7 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
 
 int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
   (void)now_s;
+  if (sessions_swap_ && req.session_id >= 0) swap_in_session(req.session_id, now_s);
   const int32_t slot = state_.acquire_slot();
   SeqState& s = state_.seq(slot);
   std::swap(s.req, req);
@@ -81,12 +82,16 @@ double Replica::price_plan(double now_s) {
   for (size_t i = 0; i < plan_.preempted.size(); ++i) metrics_.on_preemption();
   if (plan_.priority_preemptions > 0) metrics_.on_priority_preemptions(plan_.priority_preemptions);
   interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
+  // Session KV copies since the last step (engine.session_kv swap) share the host link with it.
+  plan_.swap_out_blocks += std::exchange(pending_swap_out_blocks_, 0);
+  plan_.swap_in_blocks += std::exchange(pending_swap_in_blocks_, 0);
+  const int64_t session_outs = std::exchange(pending_swap_outs_, 0), session_ins = std::exchange(pending_swap_ins_, 0);
   const int64_t swap_bytes = (plan_.swap_out_blocks + plan_.swap_in_blocks) * state_.swap.block_bytes_per_gpu;
   if (state_.swap.cpu_blocks > 0) {
     int64_t outs = 0, ins = 0;
     for (int32_t slot : plan_.preempted) outs += state_.seq(slot).status == SeqStatus::swapped ? 1 : 0;
     for (const ScheduledEntry& e : plan_.scheduled) ins += e.kind == ScheduledKind::swapped_in ? 1 : 0;
-    metrics_.on_swap(outs, ins, plan_.swap_out_blocks * state_.swap.block_bytes_per_gpu,
+    metrics_.on_swap(outs + session_outs, ins + session_ins, plan_.swap_out_blocks * state_.swap.block_bytes_per_gpu,
                      plan_.swap_in_blocks * state_.swap.block_bytes_per_gpu);
   }
   // A session's next turn is in (its prefix hit took its own references): the parked turn can go.
@@ -199,7 +204,10 @@ void Replica::restart(double now_s) {
 
 void Replica::release_parked(size_t index) {
   const int32_t slot = state_.parked[index];
-  kv_->free(state_.seq(slot));
+  SeqState& s = state_.seq(slot);
+  state_.swap.used_blocks -= s.swapped_blocks;  // on the CPU tier: that space is freed instead
+  s.swapped_blocks = 0;
+  kv_->free(s);
   state_.parked.erase(state_.parked.begin() + static_cast<std::ptrdiff_t>(index));
   state_.release_slot(slot);
 }
@@ -212,13 +220,54 @@ void Replica::release_parked_session(int64_t session_id) {
     }
 }
 
+void Replica::swap_in_session(int64_t session_id, double now_s) {
+  for (size_t i = 0; i < state_.parked.size(); ++i) {
+    SeqState& s = state_.seq(state_.parked[i]);
+    if (s.req.session_id != session_id || s.swapped_blocks == 0) continue;
+    // Blocks still in the GPU prefix cache need no copy: only the rest comes over the link.
+    const int64_t kept = s.num_computed_tokens;
+    s.num_computed_tokens = 0;
+    const int64_t hit = kv_->find_prefix_hit(s);
+    const int64_t bs = kv_->usage().block_size;
+    if (!kv_->allocate(s, hit, kept - hit)) {
+      s.num_computed_tokens = kept;
+      release_parked(i);  // no room on the GPU: the next turn recomputes
+      return;
+    }
+    s.num_computed_tokens = kept;
+    s.last_token_s = now_s;  // back for its session: the idle clock restarts
+    const int64_t copied = (kept + bs - 1) / bs - hit / bs;
+    state_.swap.used_blocks -= s.swapped_blocks;
+    s.swapped_blocks = 0;
+    pending_swap_in_blocks_ += copied;
+    pending_swap_ins_ += 1;
+    usage_ = kv_->usage();
+    return;
+  }
+}
+
 void Replica::reclaim_parked(double now_s) {
   if (state_.parked.empty()) return;
   if (session_timeout_s_ > 0) {
     size_t i = 0;
     while (i < state_.parked.size()) {
-      if (now_s - state_.seq(state_.parked[i]).last_token_s >= session_timeout_s_) release_parked(i);
-      else ++i;
+      SeqState& s = state_.seq(state_.parked[i]);
+      if (s.swapped_blocks > 0 || now_s - s.last_token_s < session_timeout_s_) {
+        ++i;
+        continue;
+      }
+      const int64_t bs = kv_->usage().block_size;
+      const int64_t blocks = (s.num_computed_tokens + bs - 1) / bs;
+      if (sessions_swap_ && blocks > 0 && state_.swap.cpu_blocks - state_.swap.used_blocks >= blocks) {
+        kv_->free(s);  // copied to the CPU tier; the GPU blocks stay in the prefix cache's free queue
+        s.swapped_blocks = blocks;
+        state_.swap.used_blocks += blocks;
+        pending_swap_out_blocks_ += blocks;
+        pending_swap_outs_ += 1;
+        ++i;
+      } else {
+        release_parked(i);  // resident timeout, or no CPU room: dropped
+      }
     }
   }
   // Memory pressure: what the running requests' next tokens and the waiting head would take
@@ -236,7 +285,8 @@ void Replica::reclaim_parked(double now_s) {
   }
   size_t i = 0;
   while (i < state_.parked.size() && kv_->num_free_blocks() < demand) {
-    if (head_session >= 0 && state_.seq(state_.parked[i]).req.session_id == head_session) {
+    const SeqState& p = state_.seq(state_.parked[i]);
+    if (p.swapped_blocks > 0 || (head_session >= 0 && p.req.session_id == head_session)) {
       ++i;
       continue;
     }

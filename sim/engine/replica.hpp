@@ -73,8 +73,11 @@ class Replica {
   /// engine.session_kv resident: a finished session turn keeps its KV (parked) until the
   /// session's next turn is admitted here, until it has idled `idle_timeout_s` (0 = no limit),
   /// or until the running requests' next tokens plus the waiting head need the blocks.
-  void set_session_kv(bool resident, double idle_timeout_s) {
-    sessions_resident_ = resident;
+  /// `swap`: at the timeout the parked KV moves to the CPU swap tier (copy charged to the next
+  /// step over the host link) and comes back when the session's next turn arrives here.
+  void set_session_kv(bool resident, double idle_timeout_s, bool swap = false) {
+    sessions_resident_ = resident || swap;
+    sessions_swap_ = swap;
     session_timeout_s_ = idle_timeout_s;
   }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
@@ -120,6 +123,10 @@ class Replica {
   std::vector<int32_t> scratch_slots_;
   bool sessions_resident_ = false;
   double session_timeout_s_ = 0;
+  bool sessions_swap_ = false;
+  int64_t pending_swap_out_blocks_ = 0, pending_swap_in_blocks_ = 0;  ///< session copies for the next step
+  int64_t pending_swap_outs_ = 0, pending_swap_ins_ = 0;
+  void swap_in_session(int64_t session_id, double now_s);
   std::vector<int32_t> to_park_;
 
   StepPlan plan_;

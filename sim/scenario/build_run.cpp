@@ -111,7 +111,8 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                                                  make_scheduler(e, sc), *run->cost, run->metrics));
     replicas.back()->set_admission(make_admission(e));
     replicas.back()->set_forecast(make_forecast(e, max_model_len));
-    replicas.back()->set_session_kv(e.policy.session_kv == SessionKv::resident, e.policy.session_idle_timeout_s);
+    replicas.back()->set_session_kv(e.policy.session_kv == SessionKv::resident, e.policy.session_idle_timeout_s,
+                                    e.policy.session_kv == SessionKv::swap);
     replicas.back()->set_restart_s(e.policy.restart_s);
     // A kvcap block spans every KV group (see above): its bytes on one GPU are groups pages.
     const int64_t block_bytes = b.page_bytes_per_gpu * std::max<int64_t>(groups, 1);

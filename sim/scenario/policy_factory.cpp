@@ -54,7 +54,8 @@ std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const Schedul
 }
 
 int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu) {
-  if (e.scheduler != "vllm-v0" || e.policy.preemption_mode != PreemptionMode::swap) return 0;
+  const bool v0_swap = e.scheduler == "vllm-v0" && e.policy.preemption_mode == PreemptionMode::swap;
+  if (!v0_swap && e.policy.session_kv != SessionKv::swap) return 0;
   KVCAP_CHECK(block_bytes_per_gpu > 0, "swap tier needs the KV block size in bytes");
   const double bytes = e.policy.swap_space_gib * 1024.0 * 1024.0 * 1024.0;
   return static_cast<int64_t>(bytes / static_cast<double>(block_bytes_per_gpu));

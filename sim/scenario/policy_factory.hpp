@@ -20,7 +20,7 @@ std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const Schedul
 
 /// CPU swap-tier blocks per replica for `engine.swap_space` GiB per GPU (vLLM V0:
 /// num_cpu_blocks = swap_space_bytes // cache_block_size, the block's bytes on one GPU); 0 unless
-/// the scheduler is vllm-v0 with preemption_mode swap.
+/// the scheduler is vllm-v0 with preemption_mode swap or session_kv is swap.
 int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu);
 
 /// Null unless engine.admission.predictive.

@@ -96,9 +96,10 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
   p.static_batch_size = r.get_int("static_batch_size", 1, 1 << 24, 0);
 
   const bool v0 = scheduler == "vllm-v0";
+  const bool session_swap = r.has("session_kv") && r.get_string("session_kv") == "swap";
   only_with(r, "preemption_mode", v0, "with scheduler 'vllm-v0'");
   only_with(r, "watermark", v0, "with scheduler 'vllm-v0'");
-  only_with(r, "swap_space", v0, "with scheduler 'vllm-v0'");
+  only_with(r, "swap_space", v0 || session_swap, "with scheduler 'vllm-v0' or session_kv 'swap'");
   p.preemption_mode =
       pick(r, "preemption_mode", "recompute", {"recompute", "swap"}) == "swap" ? PreemptionMode::swap : PreemptionMode::recompute;
   p.watermark = r.get_number_in("watermark", 0.0, 0.99, p.watermark);
@@ -108,12 +109,17 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
 
   {
     const std::string mode = pick(r, "session_kv", "drop", {"drop", "resident", "swap"});
-    if (mode == "swap")
-      throw InputError(r.where("session_kv"), "'swap' (session KV to the CPU tier) is not modelled yet; use 'resident' or 'drop'");
-    p.session_kv = mode == "resident" ? SessionKv::resident : SessionKv::drop;
-    only_with(r, "session_idle_timeout_s", p.session_kv == SessionKv::resident, "with session_kv 'resident'");
-    p.session_idle_timeout_s = r.get_number_in("session_idle_timeout_s", 0.0, 1e12, 0.0);
-    if (p.session_kv == SessionKv::resident && contiguous)
+    p.session_kv = mode == "resident" ? SessionKv::resident : mode == "swap" ? SessionKv::swap : SessionKv::drop;
+    only_with(r, "session_idle_timeout_s", p.session_kv != SessionKv::drop, "with session_kv 'resident' or 'swap'");
+    if (p.session_kv == SessionKv::swap) {
+      // No default: when to move an idle session off the GPU is the policy being compared.
+      if (!r.has("session_idle_timeout_s"))
+        throw InputError(r.where("session_idle_timeout_s"), "required with session_kv 'swap': idle seconds before the move to CPU");
+      p.session_idle_timeout_s = r.get_number_in("session_idle_timeout_s", 1e-9, 1e12);
+    } else {
+      p.session_idle_timeout_s = r.get_number_in("session_idle_timeout_s", 0.0, 1e12, 0.0);
+    }
+    if (p.session_kv != SessionKv::drop && contiguous)
       throw InputError(r.where("session_kv"), "'resident' needs the paged allocator (the next turn reuses blocks)");
   }
   only_with(r, "sglang", scheduler == "sglang", "with scheduler 'sglang'");

@@ -24,6 +24,7 @@ enum class PreemptionMode { recompute, swap };
 enum class SessionKv {
   drop,      ///< freed at the end of a turn (the next turn may hit the prefix cache, or recompute)
   resident,  ///< kept allocated until the next turn is admitted (or idle timeout / memory pressure)
+  swap,      ///< as resident, but at the idle timeout moved to the CPU swap tier and back on the next turn
 };
 
 /// Per priority class bounds (priority value as in the workload; lower = more important).

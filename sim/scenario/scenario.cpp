@@ -59,8 +59,8 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                      : FreeOrder::append_all;
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
   e.policy = parse_policy_settings(r, e.scheduler, e.allocator);
-  if (e.policy.session_kv == SessionKv::resident && !e.enable_prefix_caching)
-    throw InputError(r.where("session_kv"), "'resident' needs enable_prefix_caching (the next turn finds the kept blocks by their content)");
+  if (e.policy.session_kv != SessionKv::drop && !e.enable_prefix_caching)
+    throw InputError(r.where("session_kv"), "'resident' and 'swap' need enable_prefix_caching (the next turn finds the kept blocks by their content)");
   if (e.policy.admission.preempt_lower_classes && e.scheduling_policy != SchedulingPolicy::priority)
     throw InputError(r.where("admission") + "/preempt_lower_classes", "needs scheduling_policy 'priority'");
   return e;

@@ -55,7 +55,8 @@ struct PolicyHarness {
       reps.back()->set_admission(make_admission(engines[i]));
       reps.back()->set_forecast(make_forecast(engines[i], sc.max_model_len));
       reps.back()->set_session_kv(engines[i].policy.session_kv == SessionKv::resident,
-                                  engines[i].policy.session_idle_timeout_s);
+                                  engines[i].policy.session_idle_timeout_s,
+                                  engines[i].policy.session_kv == SessionKv::swap);
       reps.back()->set_restart_s(engines[i].policy.restart_s);
       if (i == 0) reps.back()->set_observer(&recorder);
     }

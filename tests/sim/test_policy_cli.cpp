@@ -74,9 +74,9 @@ TEST_CASE("kvcap run: wrong policy values exit 2 naming the field") {
   expect_error("--set engine.scheduler=sglang --set 'engine.admission={\"predictive\":true}'", "predictive");
   expect_error("--set 'engine.admission={\"predictive\":true,\"predictive_quantile\":0}'", "predictive_quantile");
   expect_error("--set 'engine.admission={\"predictive_quantile\":0.5}'", "with predictive: true");
-  expect_error("--set engine.session_kv=swap", "not modelled yet");
+  expect_error("--set engine.session_kv=swap", "required with session_kv 'swap'");
   expect_error("--set engine.session_kv=pinned", "/engine/session_kv");
-  expect_error("--set engine.session_idle_timeout_s=5", "with session_kv 'resident'");
+  expect_error("--set engine.session_idle_timeout_s=5", "with session_kv 'resident' or 'swap'");
   expect_error("--set engine.session_kv=resident --set engine.enable_prefix_caching=false", "enable_prefix_caching");
   expect_error("--set engine.session_kv=resident --set engine.session_idle_timeout_s=-1", "session_idle_timeout_s");
 }

@@ -60,8 +60,9 @@ Case random_case(uint64_t seed) {
     c.e.policy.admission.predictive_quantile = static_cast<double>(uni(1, 10)) * 0.1;
   }
   if (c.e.allocator == "paged" && c.e.enable_prefix_caching && uni(0, 1)) {
-    c.e.policy.session_kv = SessionKv::resident;
-    c.e.policy.session_idle_timeout_s = static_cast<double>(uni(0, 4)) * 0.02;
+    c.e.policy.session_kv = uni(0, 1) ? SessionKv::resident : SessionKv::swap;
+    c.e.policy.session_idle_timeout_s = static_cast<double>(uni(c.e.policy.session_kv == SessionKv::swap ? 1 : 0, 4)) * 0.02;
+    if (c.e.policy.session_kv == SessionKv::swap && c.cpu_blocks == 0) c.cpu_blocks = uni(0, 20);
   }
   c.blocks = (max_len + 15) / 16 + 1 + uni(0, 20);
   c.replicas = static_cast<int>(uni(1, 3));

@@ -84,3 +84,24 @@ TEST_CASE("session_kv resident: memory pressure reclaims parked KV before anyone
   CHECK(h.record("s1t1").cached_tokens == 32);
   CHECK(h.count(RequestOutcome::finished) == 4);
 }
+
+TEST_CASE("session_kv swap: at the idle timeout the KV goes to CPU over the link and comes back for the next turn") {
+  // Timeout .3, 1000-byte blocks, link 1e6 B/s (1 ms per block). At .5 (f2's step) s1 has idled
+  // .42: its 4 blocks (55 computed tokens) are copied out (+4 ms: f2's first token at .514) and
+  // its GPU blocks join the free queue behind f1's (b8, b3, b2, b1). f2 takes f1's 6, then b8 for
+  // its 97th token. At 1.0 turn 1 arrives: b1-b3 (segment A) are still in the prefix cache, so
+  // only the 4th block is copied back (1 block, +1 ms: first token at 1.011), and turn 1 hits
+  // 48 tokens.
+  PolicyHarness h(session_workload(), sched_cfg(256, 8, 128), {with_sessions(SessionKv::swap, 0.3)}, 11);
+  h.cost.set_link(1e6);
+  h.sim->replicas()[0]->set_swap_tier(/*cpu_blocks=*/8, /*block_bytes_per_gpu=*/1000);
+  h.run();
+  CHECK(h.metrics.swap_outs() == 1);
+  CHECK(h.metrics.swap_ins() == 1);
+  CHECK(h.metrics.swap_out_bytes() == 4000);
+  CHECK(h.metrics.swap_in_bytes() == 1000);
+  CHECK(h.record("f2").first_token_s == doctest::Approx(0.514));
+  CHECK(h.record("s1t1").cached_tokens == 48);
+  CHECK(h.record("s1t1").first_token_s == doctest::Approx(1.011));
+  CHECK(h.count(RequestOutcome::finished) == 4);
+}
