@@ -1,6 +1,7 @@
 #include "sim/engine/routers.hpp"
 
 #include "sim/engine/replica.hpp"
+#include "sim/kv/block_hash.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -55,16 +56,31 @@ int32_t LeastKvRouter::route(const Request&, std::span<Replica* const> replicas)
 int32_t PrefixAffinityRouter::route(const Request& req, std::span<Replica* const> replicas) {
   const int32_t least = least_outstanding(replicas);
   if (req.content.empty()) return least;
-  const uint64_t key = req.content.front().id;
-  auto it = owner_.find(key);
-  if (it != owner_.end()) {
-    const Replica& r = *replicas[static_cast<size_t>(it->second)];
-    const int64_t min_load = outstanding(*replicas[static_cast<size_t>(least)]);
-    if (!r.is_down() && outstanding(r) <= 2 * min_load + 4) return it->second;
-    it->second = least;
-    return least;
+  const int64_t min_load = outstanding(*replicas[static_cast<size_t>(least)]);
+  // Load guard: affinity may not pile more than about twice the lightest replica's work on one.
+  auto acceptable = [&](const Replica& r) { return !r.is_down() && outstanding(r) <= 2 * min_load + 4; };
+
+  const int64_t block_size = replicas[0]->kv().usage().block_size;
+  shared_prefix_block_hashes(req, block_size, hashes_);
+  int32_t best = -1;
+  int64_t best_hit = 0;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const Replica& r = *replicas[i];
+    if (!acceptable(r)) continue;
+    const int64_t hit = r.kv().cached_prefix_blocks(hashes_);
+    if (hit > best_hit || (hit == best_hit && hit > 0 && outstanding(r) < outstanding(*replicas[static_cast<size_t>(best)]))) {
+      best = static_cast<int32_t>(i);
+      best_hit = hit;
+    }
   }
-  owner_.emplace(key, least);
+  const uint64_t key = req.content.front().id;
+  if (best >= 0) {
+    owner_[key] = best;
+    return best;
+  }
+  auto it = owner_.find(key);
+  if (it != owner_.end() && acceptable(*replicas[static_cast<size_t>(it->second)])) return it->second;
+  owner_[key] = least;
   return least;
 }
 

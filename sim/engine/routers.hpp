@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "sim/engine/router.hpp"
 
@@ -28,6 +29,11 @@ class LeastKvRouter final : public Router {
   const char* name() const override { return "least_kv"; }
 };
 
+/// Cache-aware routing (as SGLang's router and llm-d's prefix scorer do): send a request to the
+/// replica whose prefix cache already holds the longest run of its leading blocks, unless that
+/// replica is overloaded compared with the least loaded one. With no cached block anywhere (a
+/// prefix not yet computed, or still in flight), requests sharing a first segment follow the
+/// replica that got the first of them, so a burst of one prefix warms one cache, not all.
 class PrefixAffinityRouter final : public Router {
  public:
   int32_t route(const Request& req, std::span<Replica* const> replicas) override;
@@ -35,6 +41,7 @@ class PrefixAffinityRouter final : public Router {
 
  private:
   std::unordered_map<uint64_t, int32_t> owner_;  ///< first segment id -> replica (lookups only)
+  std::vector<uint64_t> hashes_;                 ///< reused buffer for the request's prefix hashes
 };
 
 /// InputError-free: the name was validated by the scenario parser.

@@ -22,31 +22,57 @@ constexpr uint64_t kOwnTokensTag = 0x4f574e544f4b454eull;  // marks a run of uns
 
 uint64_t request_uid(uint64_t arrival_seq) { return combine(kOwnTokensTag, arrival_seq); }
 
+namespace {
+/// Hash of tokens [begin, end) chained to `parent`. Tokens covered by `content` are named by
+/// (segment id, offset); the rest by (uid, position). Sets `covered` to whether every token of
+/// the block came from a segment.
+uint64_t block_hash(const std::vector<ContentSegment>& content, uint64_t uid, uint64_t parent,
+                    int64_t begin, int64_t end, bool& covered) {
+  uint64_t h = parent;
+  // Walk the segments overlapping [begin, end); each overlap is a run (segment, offset, length).
+  int64_t seg_start = 0;
+  int64_t pos = begin;
+  for (const ContentSegment& seg : content) {
+    const int64_t seg_end = seg_start + seg.tokens;
+    if (seg_end > pos && seg_start < end) {
+      const int64_t run_end = std::min(seg_end, end);
+      h = combine(combine(combine(h, seg.id), static_cast<uint64_t>(pos - seg_start)),
+                  static_cast<uint64_t>(run_end - pos));
+      pos = run_end;
+    }
+    seg_start = seg_end;
+    if (pos >= end) break;
+  }
+  covered = pos >= end;
+  if (!covered)  // tokens not covered by any segment belong to this request alone
+    h = combine(combine(combine(h, uid), static_cast<uint64_t>(pos)), static_cast<uint64_t>(end - pos));
+  if (h == BlockPool::kNoHash) h = 1;
+  return h;
+}
+}  // namespace
+
 void extend_block_hashes(SeqState& seq, int64_t block_size) {
   const int64_t full_blocks = seq.num_tokens() / block_size;
   auto& hashes = seq.block_hashes;
+  bool covered = false;
   while (static_cast<int64_t>(hashes.size()) < full_blocks) {
     const int64_t begin = static_cast<int64_t>(hashes.size()) * block_size;
-    const int64_t end = begin + block_size;
-    uint64_t h = hashes.empty() ? kRootHash : hashes.back();
-    // Walk the segments overlapping [begin, end); each overlap is a run (segment, offset, length).
-    int64_t seg_start = 0;
-    int64_t pos = begin;
-    for (const ContentSegment& seg : seq.req.content) {
-      const int64_t seg_end = seg_start + seg.tokens;
-      if (seg_end > pos && seg_start < end) {
-        const int64_t run_end = std::min(seg_end, end);
-        h = combine(combine(combine(h, seg.id), static_cast<uint64_t>(pos - seg_start)),
-                    static_cast<uint64_t>(run_end - pos));
-        pos = run_end;
-      }
-      seg_start = seg_end;
-      if (pos >= end) break;
-    }
-    if (pos < end)  // tokens not covered by any segment belong to this request alone
-      h = combine(combine(combine(h, seq.uid), static_cast<uint64_t>(pos)), static_cast<uint64_t>(end - pos));
-    if (h == BlockPool::kNoHash) h = 1;
-    hashes.push_back(h);
+    const uint64_t parent = hashes.empty() ? kRootHash : hashes.back();
+    hashes.push_back(block_hash(seq.req.content, seq.uid, parent, begin, begin + block_size, covered));
+  }
+}
+
+void shared_prefix_block_hashes(const Request& req, int64_t block_size, std::vector<uint64_t>& out) {
+  out.clear();
+  int64_t content_tokens = 0;
+  for (const ContentSegment& seg : req.content) content_tokens += seg.tokens;
+  // As find_prefix_hit: at most prompt - 1 tokens can hit, in whole blocks.
+  const int64_t max_blocks = std::min(content_tokens, req.prompt_tokens - 1) / block_size;
+  bool covered = true;
+  for (int64_t i = 0; i < max_blocks && covered; ++i) {
+    const uint64_t parent = out.empty() ? kRootHash : out.back();
+    const uint64_t h = block_hash(req.content, 0, parent, i * block_size, (i + 1) * block_size, covered);
+    if (covered) out.push_back(h);
   }
 }
 

@@ -3,6 +3,7 @@
 // allocator with vLLM V1 semantics (paged_allocator.hpp); others (contiguous reservation, a CPU
 // swap tier) implement the same interface and are chosen by `engine.allocator`.
 #include <cstdint>
+#include <span>
 
 #include "sim/engine/sequence.hpp"
 
@@ -40,6 +41,10 @@ class KvAllocator {
   /// Free blocks allocate(seq, 0, num_new_tokens) would take for a running request. The engine
   /// skips ahead over plain decode steps only while these fit, so no allocation can fail.
   virtual int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const = 0;
+
+  /// Leading blocks of `hashes` (chained prefix hashes) this allocator holds in its prefix cache
+  /// now. Read-only: for routers choosing where a prefix is already cached. 0 without a cache.
+  virtual int64_t cached_prefix_blocks(std::span<const uint64_t> /*hashes*/) const { return 0; }
 
   /// Releases everything the request holds (finish or preemption).
   virtual void free(SeqState& seq) = 0;

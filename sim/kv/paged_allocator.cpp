@@ -49,6 +49,16 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   return static_cast<int64_t>(hit_blocks_.size()) * cfg_.block_size;
 }
 
+int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes) const {
+  if (!cfg_.enable_prefix_caching) return 0;
+  int64_t n = 0;
+  for (uint64_t h : hashes) {
+    if (pool_.lookup(h) == BlockPool::kNone) break;
+    ++n;
+  }
+  return n;
+}
+
 bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) {
   ensure_slot(seq.slot);
   auto& table = tables_[static_cast<size_t>(seq.slot)];

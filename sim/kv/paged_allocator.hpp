@@ -28,6 +28,7 @@ class PagedKvAllocator final : public KvAllocator {
   explicit PagedKvAllocator(const PagedAllocatorConfig& cfg);
 
   int64_t find_prefix_hit(SeqState& seq) override;
+  int64_t cached_prefix_blocks(std::span<const uint64_t> hashes) const override;
   bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) override;
   int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const override;
   void free(SeqState& seq) override;

@@ -178,3 +178,28 @@ TEST_CASE("replay: length-only traces are read in file order under Poisson arriv
   check_replay("vidur-arxiv", "vidur_arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv", 20);
   check_replay("sarathi-sharegpt", "sarathi_sharegpt_8k_filtered_stats_llama2_tokenizer.csv", 20);
 }
+
+TEST_CASE("replay: on Mooncake with 4 replicas, prefix_affinity routes to cached prefixes (more hits than round robin)") {
+  // The conversation trace repeats 36.6% of its 512-token blocks (SOURCES.md, infinite cache).
+  // Spread round-robin over 4 replicas, a request rarely lands where its prefix is cached; routing
+  // by the longest cached prefix should recover a clearly larger share of hits (measured with this
+  // version: 0.087 vs 0.18 over the first 300 s; we ask for at least 1.5x).
+  auto hit_rate = [](const std::string& router) {
+    fs::path out = fs::temp_directory_path() / ("kvcap-affinity-" + router);
+    fs::remove_all(out);
+    std::string cmd = std::string(KVCAP_BIN) + " run " + KVCAP_SOURCE_DIR +
+                      "/scenarios/replay/mooncake-conversation.json --set deployment.router=" + router +
+                      " --set 'workload.window={\"start_s\":0,\"end_s\":300}' --out " + out.string() +
+                      " >/dev/null 2>&1";
+    int status = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    std::ifstream rj(out / "results.json");
+    return nlohmann::json::parse(rj).at("prefix_cache_hit_rate").get<double>();
+  };
+  const double rr = hit_rate("round_robin");
+  const double affinity = hit_rate("prefix_affinity");
+  MESSAGE("prefix-cache hit rate: round_robin " << rr << ", prefix_affinity " << affinity);
+  CHECK(rr > 0.0);
+  CHECK(affinity >= 1.5 * rr);
+}
