@@ -25,6 +25,9 @@ struct Request {
   /// Prompt content; tokens beyond the segments' total are unique to this request.
   std::vector<ContentSegment> content;
   int64_t session_id = -1;     ///< multi-turn session (-1 = none)
+  /// Segment id under which a later turn's content names this request's generated tokens
+  /// (0 = they are private). Lets the prefix cache match a session's previous answer.
+  uint64_t output_segment_id = 0;
   int64_t turn = 0;
 };
 

@@ -23,29 +23,40 @@ constexpr uint64_t kOwnTokensTag = 0x4f574e544f4b454eull;  // marks a run of uns
 uint64_t request_uid(uint64_t arrival_seq) { return combine(kOwnTokensTag, arrival_seq); }
 
 namespace {
-/// Hash of tokens [begin, end) chained to `parent`. Tokens covered by `content` are named by
-/// (segment id, offset); the rest by (uid, position). Sets `covered` to whether every token of
-/// the block came from a segment.
-uint64_t block_hash(const std::vector<ContentSegment>& content, uint64_t uid, uint64_t parent,
-                    int64_t begin, int64_t end, bool& covered) {
+/// Hash of tokens [begin, end) of `req` chained to `parent`. Prompt tokens covered by
+/// req.content are named by (segment id, offset); generated tokens by (req.output_segment_id,
+/// offset) when the workload names them, so a session's next turn, whose content repeats this
+/// answer under that id, hashes them identically; all other tokens by (uid, position). Sets
+/// `covered` to whether every token of the block came from a content segment.
+uint64_t block_hash(const Request& req, uint64_t uid, uint64_t parent, int64_t begin, int64_t end,
+                    bool& covered) {
   uint64_t h = parent;
+  auto named_run = [&h](uint64_t id, int64_t offset, int64_t len) {
+    h = combine(combine(combine(h, id), static_cast<uint64_t>(offset)), static_cast<uint64_t>(len));
+  };
   // Walk the segments overlapping [begin, end); each overlap is a run (segment, offset, length).
   int64_t seg_start = 0;
   int64_t pos = begin;
-  for (const ContentSegment& seg : content) {
+  for (const ContentSegment& seg : req.content) {
     const int64_t seg_end = seg_start + seg.tokens;
     if (seg_end > pos && seg_start < end) {
       const int64_t run_end = std::min(seg_end, end);
-      h = combine(combine(combine(h, seg.id), static_cast<uint64_t>(pos - seg_start)),
-                  static_cast<uint64_t>(run_end - pos));
+      named_run(seg.id, pos - seg_start, run_end - pos);
       pos = run_end;
     }
     seg_start = seg_end;
     if (pos >= end) break;
   }
   covered = pos >= end;
-  if (!covered)  // tokens not covered by any segment belong to this request alone
-    h = combine(combine(combine(h, uid), static_cast<uint64_t>(pos)), static_cast<uint64_t>(end - pos));
+  if (!covered && req.output_segment_id != 0 && end > req.prompt_tokens) {
+    if (pos < req.prompt_tokens) {  // the prompt's private tail
+      named_run(uid, pos, req.prompt_tokens - pos);
+      pos = req.prompt_tokens;
+    }
+    named_run(req.output_segment_id, pos - req.prompt_tokens, end - pos);
+  } else if (!covered) {  // tokens not covered by any segment belong to this request alone
+    named_run(uid, pos, end - pos);
+  }
   if (h == BlockPool::kNoHash) h = 1;
   return h;
 }
@@ -58,7 +69,7 @@ void extend_block_hashes(SeqState& seq, int64_t block_size) {
   while (static_cast<int64_t>(hashes.size()) < full_blocks) {
     const int64_t begin = static_cast<int64_t>(hashes.size()) * block_size;
     const uint64_t parent = hashes.empty() ? kRootHash : hashes.back();
-    hashes.push_back(block_hash(seq.req.content, seq.uid, parent, begin, begin + block_size, covered));
+    hashes.push_back(block_hash(seq.req, seq.uid, parent, begin, begin + block_size, covered));
   }
 }
 
@@ -71,7 +82,7 @@ void shared_prefix_block_hashes(const Request& req, int64_t block_size, std::vec
   bool covered = true;
   for (int64_t i = 0; i < max_blocks && covered; ++i) {
     const uint64_t parent = out.empty() ? kRootHash : out.back();
-    const uint64_t h = block_hash(req.content, 0, parent, i * block_size, (i + 1) * block_size, covered);
+    const uint64_t h = block_hash(req, 0, parent, i * block_size, (i + 1) * block_size, covered);
     if (covered) out.push_back(h);
   }
 }

@@ -53,7 +53,8 @@ void GeneratorSource::emit_turn(Session& s, double at_s, Request& out) {
     uint64_t base = derive_seed(spec_.seed ^ 0x5e55ull, static_cast<uint64_t>(s.id));
     out.content.push_back({derive_seed(base, static_cast<uint64_t>(2 * s.turn)), user_tokens});
     s.history = out.content;
-    s.history.push_back({derive_seed(base, static_cast<uint64_t>(2 * s.turn + 1)), out.output_tokens});
+    out.output_segment_id = derive_seed(base, static_cast<uint64_t>(2 * s.turn + 1));
+    s.history.push_back({out.output_segment_id, out.output_tokens});
   }
   // With sessions the new user tokens are a segment of the content; without, they are the
   // request's unique tail after the shared prefix.
