@@ -6,13 +6,9 @@
 
 namespace kvcap {
 
-bool admit_head_whole(ReplicaState& st, double now_s, StepPlan& plan) {
+void start_waiting_head(ReplicaState& st, double now_s, StepPlan& plan, int64_t hit, int64_t n) {
   const int32_t slot = st.waiting.front();
   SeqState& s = st.seq(slot);
-  if (!forecast_admits(st, s)) return false;  // predictive admission (off unless configured)
-  const int64_t hit = st.kv->find_prefix_hit(s);
-  const int64_t n = s.num_tokens() - hit;
-  if (!st.kv->allocate(s, hit, n)) return false;
   st.waiting.pop_front();
   st.running.push_back(slot);
   const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;
@@ -25,6 +21,16 @@ bool admit_head_whole(ReplicaState& st, double now_s, StepPlan& plan) {
   plan.scheduled.push_back({slot, n, hit, hit, kind});
   plan.total_tokens += n;
   s.num_computed_tokens = hit + n;
+}
+
+bool admit_head_whole(ReplicaState& st, double now_s, StepPlan& plan) {
+  const int32_t slot = st.waiting.front();
+  SeqState& s = st.seq(slot);
+  if (!forecast_admits(st, s)) return false;  // predictive admission (off unless configured)
+  const int64_t hit = st.kv->find_prefix_hit(s);
+  const int64_t n = s.num_tokens() - hit;
+  if (!st.kv->allocate(s, hit, n)) return false;
+  start_waiting_head(st, now_s, plan, hit, n);
   return true;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Steps shared by the non-vLLM schedulers (static, continuous, SGLang): admitting the head of
+// Steps shared by the schedulers: admitting the head of
 // the waiting queue with its whole prompt, and recompute preemption of a running request.
 #include <cstdint>
 
@@ -7,6 +7,10 @@
 #include "sim/sched/step_plan.hpp"
 
 namespace kvcap {
+
+/// Moves the waiting head, whose KV for `hit` cached + `n` new tokens was just allocated, to the
+/// end of running and schedules its `n` tokens (first admission, or resumption after preemption).
+void start_waiting_head(ReplicaState& st, double now_s, StepPlan& plan, int64_t hit, int64_t n);
 
 /// Admits the waiting head with all its remaining tokens (prefix hit first). False, changing
 /// nothing, when its KV cannot be allocated.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/sched/batch_common.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -55,18 +56,7 @@ bool SglangScheduler::prefill_batch(ReplicaState& st, double now_s, StepPlan& pl
     if (input > budget && !plan.scheduled.empty()) break;  // only the first prompt may be chunked
     const int64_t n = std::min(input, budget);
     if (!st.kv->allocate(s, hit, n)) break;
-    st.waiting.pop_front();
-    st.running.push_back(slot);
-    const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;
-    if (!s.admitted_before) {
-      s.admitted_before = true;
-      s.first_scheduled_s = now_s;
-      s.cached_tokens_first = hit;
-    }
-    s.status = SeqStatus::running;
-    plan.scheduled.push_back({slot, n, hit, hit, kind});
-    plan.total_tokens += n;
-    s.num_computed_tokens = hit + n;
+    start_waiting_head(st, now_s, plan, hit, n);
     budget -= n;
     rem_total -= need;
     if (n < input) break;  // chunked: one at a time

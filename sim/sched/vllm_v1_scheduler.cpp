@@ -87,18 +87,7 @@ void VllmV1Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& pla
           preempt_lower_priority(st, s.req.priority, plan, budget)) continue;
       break;  // the head of the line blocks the rest
     }
-    st.waiting.pop_front();
-    st.running.push_back(slot);
-    const ScheduledKind kind = s.admitted_before ? ScheduledKind::resumed : ScheduledKind::new_request;
-    if (!s.admitted_before) {
-      s.admitted_before = true;
-      s.first_scheduled_s = now_s;
-      s.cached_tokens_first = hit;
-    }
-    s.status = SeqStatus::running;
-    plan.scheduled.push_back({slot, n, hit, hit, kind});
-    plan.total_tokens += n;
-    s.num_computed_tokens = hit + n;
+    start_waiting_head(st, now_s, plan, hit, n);
     budget -= n;
   }
 }
