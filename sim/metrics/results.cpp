@@ -73,7 +73,8 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
                  {"finished", finished},
                  {"rejected", rejected},
                  {"lost", lost},
-                 {"in_flight", in_flight}};
+                 {"in_flight", in_flight},
+                 {"met_slo", good}};
   if (include_rejections) {
     ojson by_reason = ojson::object();
     for (const auto& [reason, n] : m.rejected_by_reason()) by_reason[reason] = n;
@@ -132,20 +133,28 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"kv_cache_dtype", h.kv_cache_dtype},
                           {"kv_bytes_per_token", h.kv_bytes_per_token},
                           {"kv_accounting", h.kv_accounting},
-                          {"seed", h.seed}};
+                          {"seed", h.seed},
+                          {"load_scale", num(h.load_scale)}};
   ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true);
   for (auto& [k, v] : all.items()) out[k] = v;
   out["duration_s"] = num(duration);
   // Requests the workload dropped before they could arrive (over-long prompts, failed trace rows,
   // skipped bad rows), so that "nothing vanishes" holds from the trace file onwards.
   const WorkloadCounts wc = sim.workload_counts();
+  // Offered load: arrivals over the span from the first to the last arrival (what capacity
+  // search scales; the makespan in duration_s also holds the drain).
+  double last_arrival = sim.first_arrival_s();
+  for (const RequestRecord& r : m.records()) last_arrival = std::max(last_arrival, r.arrival_s);
+  const double arrival_span = last_arrival - sim.first_arrival_s();
   out["workload"] = ojson{{"rows_read", wc.rows_read},
                           {"emitted", wc.emitted},
                           {"rejected_too_long", wc.rejected_too_long},
                           {"truncated", wc.truncated},
                           {"failed_in_trace", wc.failed_in_trace},
                           {"bad_rows_skipped", wc.bad_rows_skipped},
-                          {"filtered_out", wc.filtered_out}};
+                          {"filtered_out", wc.filtered_out},
+                          {"arrival_span_s", num(arrival_span)},
+                          {"offered_requests_per_s", num(arrival_span > 0 ? static_cast<double>(m.records().size()) / arrival_span : 0.0)}};
 
   double capacity = 0, stored = 0, reserved = 0, eff = 0, nonempty = 0, running = 0, waiting = 0;
   double compute = 0, bandwidth = 0, cached_free = 0, frag = 0, free_nonempty = 0, frag_max = 0, down = 0;

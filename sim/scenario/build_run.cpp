@@ -5,6 +5,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/scenario/policy_factory.hpp"
 #include "sim/util/error.hpp"
+#include "workloads/transform/transforms.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace kvcap {
@@ -95,6 +96,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   wctx.max_model_len = max_model_len;
   wctx.seed = s.seed;
   SourceFactory factory = parse_workload(s.workload, wctx);
+  if (s.load_scale != 1.0) {
+    // Outside the workload's own counting wrapper, so count emissions again on the outside.
+    factory = [inner = std::move(factory), f = s.load_scale]() -> std::unique_ptr<RequestSource> {
+      return std::make_unique<CountedSource>(std::make_unique<TimeScaleSource>(inner(), 1.0 / f));
+    };
+  }
 
   SchedulerConfig sc;
   sc.max_num_seqs = e.max_num_seqs;
@@ -148,6 +155,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.kv_cache_dtype = dtype_name(b.kv_dtype);
   h.kv_accounting = accounting;
   h.seed = s.seed;
+  h.load_scale = s.load_scale;
   return run;
 }
 

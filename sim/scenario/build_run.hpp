@@ -36,6 +36,7 @@ struct RunHeader {
   std::string kv_cache_dtype;
   std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)
   uint64_t seed = 1;
+  double load_scale = 1.0;
 };
 
 struct BuiltRun {

@@ -123,7 +123,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
 ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& file) {
   JsonObjectReader r(doc, file, "");
   r.reject_unknown({"name", "description", "model", "gpu", "engine", "deployment", "cost_model", "workload", "slo",
-                    "seed", "metrics", "horizon_s"});
+                    "seed", "metrics", "horizon_s", "load_scale"});
   ScenarioSettings s;
   s.file = file;
   const auto parent = std::filesystem::path(file).parent_path().string();
@@ -156,6 +156,7 @@ ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& fi
     s.sample_interval_s = m.get_number_in("sample_interval_s", 1e-6, 1e9, 1.0);
   }
   if (r.has("horizon_s")) s.horizon_s = r.get_number_in("horizon_s", 0.0, 1e12);
+  s.load_scale = r.get_number_in("load_scale", 1e-6, 1e6, 1.0);
   return s;
 }
 

@@ -40,6 +40,9 @@ bool TimeScaleSource::next(Request& out) {
   return true;
 }
 
+// Sources key completions by request id, not by arrival time, so only the time is converted.
+void TimeScaleSource::on_completion(const Request& r, double t) { inner_->on_completion(r, t / factor_); }
+
 bool LengthCapSource::next(Request& out) {
   while (inner_->next(out)) {
     if (policy_ == LengthCapPolicy::keep || max_len_ <= 0 ||

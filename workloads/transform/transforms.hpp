@@ -81,12 +81,14 @@ class ArrivalAssignSource final : public WrappingSource {
 };
 
 /// Multiplies every arrival time by `factor` (< 1 replays faster). Burst shape is preserved:
-/// all gaps shrink alike, so the inter-arrival CV is unchanged.
+/// all gaps shrink alike, so the inter-arrival CV is unchanged. Completion times travel back into
+/// the inner source's clock, so a closed-loop user's think time shrinks by the same factor.
 class TimeScaleSource final : public WrappingSource {
  public:
   TimeScaleSource(std::unique_ptr<RequestSource> inner, double factor)
       : WrappingSource(std::move(inner)), factor_(factor) {}
   bool next(Request& out) override;
+  void on_completion(const Request& r, double t) override;
 
  private:
   double factor_;
