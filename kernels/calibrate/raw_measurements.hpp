@@ -29,7 +29,7 @@ struct RawCheck {
   std::string qo_dtype;
   int64_t head_dim = 0, page_size = 0, gqa = 0, num_kv_heads = 0;
   std::string layout;
-  double rel_error = 0;     ///< ‖gpu − ref‖₂ / ‖ref‖₂ (decode); mismatching bytes / bytes (append)
+  double rel_error = 0;     ///< max over (sequence, head) rows of ‖gpu − ref‖₂ / ‖ref‖₂ (decode); mismatching bytes / bytes (append)
   double bound = 0;
   bool all_written = false; ///< no poisoned output element survived
   bool finite = false;      ///< no NaN/inf in the output

@@ -3,7 +3,10 @@
 //  - paged decode (one pass, and split-KV + merge) must match the float64 reference within the
 //    q/o dtype's rounding: bf16 keeps 8 significant bits, so rounding the output costs up to 2^-8
 //    relative per element (3.9e-3); fp16 keeps 11 (4.9e-4). fp32 accumulation adds ~1e-6. Bounds:
-//    5e-3 (bf16), 1e-3 (fp16). Outputs are poisoned with NaN before each launch; any NaN fails.
+//    5e-3 (bf16), 1e-3 (fp16), applied to the WORST (sequence, query head) row, so one wrong row
+//    cannot hide among correct ones. Outputs and the split workspace are poisoned with NaN before
+//    each launch; any NaN or unwritten element fails.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -124,26 +127,39 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
   DeviceBuffer dout(q.size() * 2);
   for (bool split : {false, true}) {
     DecodePlan plan;
-    plan.chunk_tokens = split ? 256 : 2048;  // 2048 / 256 = 8 splits, merged
-    plan.num_splits = split ? 8 : 1;
+    // 293 tokens per split: 7 splits over the 2048-token sequence whose boundaries fall inside
+    // pages and tiles (as plan_decode's ceil(len / splits) chunks do), the last one short, and
+    // empty splits for the shorter sequences (their partials must be skipped by the merge).
+    plan.chunk_tokens = split ? 293 : 2048;
+    plan.num_splits = split ? 7 : 1;
     DeviceBuffer ws(static_cast<size_t>(decode_workspace_bytes(hv.batch, hq, c.head_dim, plan)));
     CUDA_CHECK(cudaMemset(dout.get(), 0xff, dout.bytes()));  // 0xffff is NaN in bf16 and fp16
+    // Partials the decode kernel fails to write must reach the merge as NaN, not as whatever
+    // cudaMalloc left there (often zeros, which a merge could silently weigh in).
+    if (ws.bytes()) CUDA_CHECK(cudaMemset(ws.get(), 0xff, ws.bytes()));
     launch_paged_decode(dev.view, c.qo, dq.get<uint16_t>(), hq, static_cast<float>(sm_scale), plan,
                         dout.get<uint16_t>(), ws.get(), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<uint16_t> o(q.size());
     to_host(dout, o);
     RawCheck r = base_check(split ? "paged_decode_split" : "paged_decode", c);
-    double num = 0, den = 0;
     r.all_written = r.finite = true;
-    for (size_t i = 0; i < o.size(); ++i) {
-      if (o[i] == 0xffff) r.all_written = false;
-      const double x = qo_to_float(c.qo, o[i]);
-      if (!std::isfinite(x)) r.finite = false;
-      num += (x - ref[i]) * (x - ref[i]);
-      den += ref[i] * ref[i];
+    double worst = 0;
+    const size_t d = static_cast<size_t>(c.head_dim);
+    for (size_t row = 0; row < o.size() / d; ++row) {
+      double num = 0, den = 0;
+      for (size_t i = row * d; i < (row + 1) * d; ++i) {
+        if (o[i] == 0xffff) r.all_written = false;
+        const double x = qo_to_float(c.qo, o[i]);
+        if (!std::isfinite(x)) r.finite = false;
+        num += (x - ref[i]) * (x - ref[i]);
+        den += ref[i] * ref[i];
+      }
+      // A row's relative error; NaN (or 0/0) propagates into `worst` and fails the check.
+      const double e = std::sqrt(num / den);
+      worst = std::isnan(e) || std::isnan(worst) ? std::nan("") : std::max(worst, e);
     }
-    r.rel_error = std::sqrt(num / den);
+    r.rel_error = worst;
     r.bound = c.qo == QoType::kBF16 ? 5e-3 : 1e-3;
     r.passed = r.all_written && r.finite && std::isfinite(r.rel_error) && r.rel_error <= r.bound;
     run.checks.push_back(r);
@@ -156,11 +172,16 @@ void run_checks(uint64_t seed, RawRun& run) {
   const KvStorage storages[] = {KvStorage::kBF16, KvStorage::kFP16, KvStorage::kFP8E4M3, KvStorage::kINT8,
                                 KvStorage::kINT4};
   // Head dims 64/128/256, page sizes 8/16/32, GQA 1..16, both q/o dtypes, both layouts.
+  // Every (head_dim, page size) pair's tile/page arithmetic, GQA 1..16 including groups that are
+  // not powers of two (5, 3) and KV-head counts above 2 (the block's kvh index and q offsets).
   const CheckConfig shapes[] = {
       {KvStorage::kBF16, 64, 8, 1, 2, QoType::kBF16, KvLayout::kNHD},
+      {KvStorage::kBF16, 64, 32, 16, 1, QoType::kFP16, KvLayout::kHND},
       {KvStorage::kBF16, 128, 16, 4, 2, QoType::kFP16, KvLayout::kHND},
       {KvStorage::kBF16, 128, 16, 8, 1, QoType::kBF16, KvLayout::kNHD},
+      {KvStorage::kBF16, 128, 8, 5, 3, QoType::kBF16, KvLayout::kNHD},
       {KvStorage::kBF16, 256, 32, 16, 1, QoType::kBF16, KvLayout::kNHD},
+      {KvStorage::kBF16, 256, 16, 3, 4, QoType::kFP16, KvLayout::kHND},
   };
   uint64_t n = 0;
   for (KvStorage s : storages) {
