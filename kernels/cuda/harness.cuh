@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/calibrate/raw_measurements.hpp"
+#include "kernels/calibrate/sweep_plan.hpp"
 #include "kernels/cuda/cuda_check.cuh"
 
 namespace kvcap::kern {
@@ -75,11 +76,6 @@ double time_median_s(F&& launch, int warmup, int repeats, int per_round) {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
-
-/// Model shapes the sweep uses (defaults: Llama-3.1-8B's published config.json).
-struct SweepShape {
-  int64_t hidden = 4096, intermediate = 14336, q_heads = 32, kv_heads = 8, head_dim = 128, vocab = 128256;
-};
 
 struct HarnessOptions {
   std::string out;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/calibrate/sweep_plan.hpp"
 #include "kernels/cuda/harness.cuh"
 #include "kernels/cuda/kernels.cuh"
 #include "kernels/reference/paged_kv_pool.hpp"
@@ -21,12 +22,7 @@ namespace kvcap::kern {
 
 namespace {
 
-struct CheckConfig {
-  KvStorage storage;
-  int32_t head_dim, page_size, gqa, num_kv_heads;
-  QoType qo;
-  KvLayout layout;
-};
+using CheckConfig = CheckShape;
 
 const char* qo_name(QoType t) { return t == QoType::kBF16 ? "bf16" : "fp16"; }
 
@@ -169,33 +165,17 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
 }  // namespace
 
 void run_checks(uint64_t seed, RawRun& run) {
-  const KvStorage storages[] = {KvStorage::kBF16, KvStorage::kFP16, KvStorage::kFP8E4M3, KvStorage::kINT8,
-                                KvStorage::kINT4};
-  // Head dims 64/128/256, page sizes 8/16/32, GQA 1..16, both q/o dtypes, both layouts.
-  // Every (head_dim, page size) pair's tile/page arithmetic, GQA 1..16 including groups that are
-  // not powers of two (5, 3) and KV-head counts above 2 (the block's kvh index and q offsets).
-  const CheckConfig shapes[] = {
-      {KvStorage::kBF16, 64, 8, 1, 2, QoType::kBF16, KvLayout::kNHD},
-      {KvStorage::kBF16, 64, 32, 16, 1, QoType::kFP16, KvLayout::kHND},
-      {KvStorage::kBF16, 128, 16, 4, 2, QoType::kFP16, KvLayout::kHND},
-      {KvStorage::kBF16, 128, 16, 8, 1, QoType::kBF16, KvLayout::kNHD},
-      {KvStorage::kBF16, 128, 8, 5, 3, QoType::kBF16, KvLayout::kNHD},
-      {KvStorage::kBF16, 256, 32, 16, 1, QoType::kBF16, KvLayout::kNHD},
-      {KvStorage::kBF16, 256, 16, 3, 4, QoType::kFP16, KvLayout::kHND},
-  };
   uint64_t n = 0;
-  for (KvStorage s : storages) {
-    for (CheckConfig c : shapes) {
-      c.storage = s;
-      const size_t before = run.checks.size();
-      check_one(c, seed + 1000 * ++n, run);
-      for (size_t i = before; i < run.checks.size(); ++i) {
-        const RawCheck& r = run.checks[i];
-        std::printf("check %-19s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld %s  err=%.3g (bound %.3g)  %s\n",
-                    r.kernel.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
-                    static_cast<long long>(r.page_size), static_cast<long long>(r.gqa), r.layout.c_str(), r.rel_error,
-                    r.bound, r.passed ? "PASS" : "FAIL");
-      }
+  for (const CheckShape& c : check_shapes()) {
+    const size_t before = run.checks.size();
+    check_one(c, seed + 1000 * ++n, run);
+    for (size_t i = before; i < run.checks.size(); ++i) {
+      const RawCheck& r = run.checks[i];
+      std::printf("check %-19s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld kvh=%lld %s  err=%.3g (bound %.3g)  %s\n",
+                  r.kernel.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
+                  static_cast<long long>(r.page_size), static_cast<long long>(r.gqa),
+                  static_cast<long long>(r.num_kv_heads), r.layout.c_str(), r.rel_error, r.bound,
+                  r.passed ? "PASS" : "FAIL");
     }
   }
   std::fflush(stdout);

@@ -6,24 +6,10 @@
 
 #include <cstdint>
 
+#include "kernels/reference/decode_plan.hpp"
 #include "kernels/reference/paged_kv.hpp"
 
 namespace kvcap::kern {
-
-/// How a decode launch splits each sequence's KV (Flash-Decoding): `num_splits` chunks of
-/// `chunk_tokens` tokens, merged by a second kernel when num_splits > 1.
-struct DecodePlan {
-  int64_t chunk_tokens = 0;
-  int32_t num_splits = 1;
-};
-
-/// Enough blocks for two waves over `sm_count` SMs, each split at least `min_chunk_tokens` long.
-DecodePlan plan_decode(int32_t batch, int32_t num_kv_heads, int64_t max_len, int32_t sm_count,
-                       int64_t min_chunk_tokens = 256);
-
-/// Bytes of split workspace a plan needs: partial outputs [batch][num_q_heads][splits][head_dim]
-/// floats and log-sum-exps [batch][num_q_heads][splits] floats.
-int64_t decode_workspace_bytes(int32_t batch, int32_t num_q_heads, int32_t head_dim, const DecodePlan& plan);
 
 /// o[b,h] = softmax(sm_scale · q[b,h] · Kᵀ) V over sequence b's pages (device pointers in `kv`).
 /// head_dim ∈ {64, 128, 256}; num_q_heads / num_kv_heads ∈ [1, 16]; group_size a multiple of 8.

@@ -225,24 +225,6 @@ void dispatch_head_dim(const PagedKvView& kv, QoType qo, const uint16_t* q, int3
 
 }  // namespace
 
-DecodePlan plan_decode(int32_t batch, int32_t num_kv_heads, int64_t max_len, int32_t sm_count, int64_t min_chunk) {
-  DecodePlan p;
-  const int64_t blocks = static_cast<int64_t>(batch) * num_kv_heads;
-  const int64_t want = (2 * static_cast<int64_t>(sm_count) + blocks - 1) / blocks;  // splits for two waves
-  const int64_t by_len = (max_len + min_chunk - 1) / min_chunk;
-  const int64_t splits = std::max<int64_t>(1, std::min(want, by_len));
-  p.chunk_tokens = std::max<int64_t>(1, (max_len + splits - 1) / splits);
-  p.num_splits = static_cast<int32_t>((max_len + p.chunk_tokens - 1) / p.chunk_tokens);
-  if (p.num_splits < 1) p.num_splits = 1;
-  return p;
-}
-
-int64_t decode_workspace_bytes(int32_t batch, int32_t num_q_heads, int32_t head_dim, const DecodePlan& plan) {
-  if (plan.num_splits <= 1) return 0;
-  const int64_t rows = static_cast<int64_t>(batch) * num_q_heads * plan.num_splits;
-  return rows * (head_dim + 1) * static_cast<int64_t>(sizeof(float));
-}
-
 void launch_paged_decode(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
                          const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
   if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)

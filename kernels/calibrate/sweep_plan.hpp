@@ -1,0 +1,89 @@
+#pragma once
+// What kvcap-gpu-calibrate checks and times, as plain host data: the check shapes, the decode,
+// append and GEMM cases of the sweep, the bytes each case moves and allocates, how many disjoint
+// page sets a case rotates over so it reads HBM rather than L2, and the sweep's expected time.
+// Shared by the CUDA harness and its synthetic dry run (`--synthetic`), so the dry run writes
+// exactly the records a GPU run writes; no CUDA and no JSON here (the harness builds with nvcc
+// alone on a bare GPU machine).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/calibrate/raw_measurements.hpp"
+#include "kernels/reference/decode_plan.hpp"
+#include "kernels/reference/paged_kv.hpp"
+
+namespace kvcap {
+
+/// Model shapes the sweep uses. Defaults: Llama-3.1-8B's published config.json (hidden 4096,
+/// intermediate 14336, 32 query / 8 KV heads of 128, vocabulary 128256).
+struct SweepShape {
+  int64_t hidden = 4096, intermediate = 14336, q_heads = 32, kv_heads = 8, head_dim = 128, vocab = 128256;
+};
+
+/// One kernel-vs-reference check configuration.
+struct CheckShape {
+  kern::KvStorage storage;
+  int32_t head_dim, page_size, gqa, num_kv_heads;
+  kern::QoType qo;
+  kern::KvLayout layout;
+};
+
+/// KV storages the kernels implement, in sweep order: the ones the performance goals compare
+/// (bf16 against fp8/int8/int4) first, fp16 (bf16's bandwidth twin) last, so a sweep cut short by
+/// its time budget loses the least.
+inline constexpr kern::KvStorage kSweepStorages[] = {kern::KvStorage::kBF16, kern::KvStorage::kFP8E4M3,
+                                                     kern::KvStorage::kINT8, kern::KvStorage::kINT4,
+                                                     kern::KvStorage::kFP16};
+/// Elements per scale in the sweep's quantized caches.
+inline constexpr int32_t kSweepGroupSize = 64;
+/// Bytes of each of the K and V arenas the decode sweep scatters pages over (3 GiB: far above
+/// any L2; with the scales, 6.75 GiB of the GPU in all).
+inline constexpr int64_t kSweepArenaBytes = int64_t{3} << 30;
+/// Scale arena per K or V: 4 B per 64 elements at 0.5 B/element (int4) is 1/8 of the data bytes.
+inline constexpr int64_t kSweepScaleArenaBytes = kSweepArenaBytes / 8;
+/// Timing: untimed warm-up launches, then the median of this many rounds.
+inline constexpr int kWarmupLaunches = 3;
+inline constexpr int kTimedRounds = 15;
+/// A decode point rotates over at most this many disjoint page sets.
+inline constexpr int64_t kMaxRotationSets = 1024;
+
+/// Every storage × the shapes that cover each head_dim / page-size pair, GQA 1..16 (incl. 3, 5),
+/// 1..4 KV heads, bf16 and fp16 q/o, NHD and HND.
+std::vector<CheckShape> check_shapes();
+
+struct DecodeCase {
+  int64_t batch = 0, context = 0;
+  int32_t page_size = 16, head_dim = 128, q_heads = 32, kv_heads = 8;
+};
+/// Batch × context grid at page 16 (≤ 1M tokens a point), then page size 8/32, head_dim 64/256
+/// and GQA 1/4/16 around batch 32 × 4096 (variants equal to the grid's point are left out).
+std::vector<DecodeCase> decode_cases(const SweepShape& shape, bool quick);
+/// Token counts of the quantize-append points.
+std::vector<int64_t> append_token_counts(bool quick);
+
+/// Pool bytes one cached token occupies: K and V data plus their per-group float scales.
+int64_t kv_bytes_per_token(kern::KvStorage s, int64_t head_dim, int64_t kv_heads, int64_t group_size);
+/// Bytes of one page of K (or V) data, and of its scales.
+int64_t page_data_bytes(kern::KvStorage s, int64_t page_size, int64_t head_dim, int64_t kv_heads);
+int64_t page_scale_bytes(kern::KvStorage s, int64_t page_size, int64_t head_dim, int64_t kv_heads, int64_t group_size);
+/// Pages of the sweep's arenas a case can use (data and scale arenas both bound it).
+int64_t arena_pages(kern::KvStorage s, const DecodeCase& c);
+/// indptr + indices + last_page_len of one launch, int32 each.
+int64_t block_table_bytes(int64_t batch, int64_t pages_per_seq);
+/// Disjoint page sets a decode point rotates over: enough that the sets together exceed 4 × L2
+/// (each launch then reads from HBM), at most kMaxRotationSets and what the pool holds.
+int64_t rotation_sets(int64_t set_bytes, int64_t l2_bytes, int64_t pool_pages, int64_t set_pages);
+
+/// The raw record of a decode point, every field but time_s.
+RawDecode decode_record(kern::KvStorage s, const DecodeCase& c, const kern::DecodePlan& plan);
+/// The raw record of an append point, every field but time_s.
+RawAppend append_record(kern::KvStorage s, int64_t tokens, const SweepShape& shape);
+
+/// Seconds the decode/append sweep is expected to take at `bytes_per_s` with `launch_s` per
+/// launch (timed and warm-up launches, rotation rounds, per-point host set-up), for sizing the
+/// budget before the GPU is lent.
+double estimate_kernel_sweep_s(const SweepShape& shape, bool quick, int32_t sm_count, int64_t l2_bytes,
+                               double bytes_per_s, double launch_s);
+
+}  // namespace kvcap
