@@ -52,11 +52,11 @@ int run_run(const RunOptions& o) {
 
 void add_run_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario: summary on stdout, results.json, requests.csv "
-                                            "and timeseries.csv in --out");
+  CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario: summary on stdout, results.json, requests.csv, "
+                                            "timeseries.csv and report.html (charts) in --out");
   cmd->add_option("scenario", opts->scenario, "scenario JSON file")->required();
   cmd->add_option("--set", opts->sets, "override a scenario field, e.g. --set engine.block_size=32 (repeatable)");
-  cmd->add_option("--out", opts->out_dir, "folder for results.json, requests.csv, timeseries.csv");
+  cmd->add_option("--out", opts->out_dir, "folder for results.json, requests.csv, timeseries.csv, report.html");
   cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table");
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);

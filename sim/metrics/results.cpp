@@ -9,6 +9,7 @@
 #include <map>
 #include <ostream>
 
+#include "sim/report/run_report.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -360,6 +361,10 @@ void write_run_outputs(const std::string& dir, const ojson& results, const Simul
   {
     auto f = open("timeseries.csv");
     write_timeseries_csv(f, sim);
+  }
+  {
+    auto f = open("report.html");
+    write_run_report_html(f, results, sim, m);
   }
 }
 

@@ -25,7 +25,8 @@ void write_timeseries_csv(std::ostream& os, const Simulation& sim);
 /// Human summary table.
 void print_summary(std::ostream& os, const nlohmann::ordered_json& results);
 
-/// Writes results.json, requests.csv and timeseries.csv into `dir` (created if needed).
+/// Writes results.json, requests.csv, timeseries.csv and report.html (sim/report/run_report.hpp)
+/// into `dir` (created if needed).
 void write_run_outputs(const std::string& dir, const nlohmann::ordered_json& results, const Simulation& sim,
                        const MetricsCollector& m);
 

@@ -1,0 +1,66 @@
+#include "sim/report/html_text.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kvcap::report {
+
+std::string escape_html(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  // "-0.0" and "0.0" are the same number; print one of them.
+  if (buf[0] == '-' && std::strtod(buf, nullptr) == 0.0) return std::string(buf + 1);
+  return buf;
+}
+
+std::string sig(double v, int significant) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
+}
+
+std::string cell(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number()) return sig(v.get<double>());
+  if (v.is_string()) return escape_html(v.get<std::string>());
+  return escape_html(v.dump());
+}
+
+const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path) {
+  static const nlohmann::ordered_json kNull;
+  const nlohmann::ordered_json* cur = &doc;
+  while (!dotted_path.empty()) {
+    const size_t dot = dotted_path.find('.');
+    const std::string key(dotted_path.substr(0, dot));
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(key);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+    dotted_path = dot == std::string_view::npos ? std::string_view() : dotted_path.substr(dot + 1);
+  }
+  return *cur;
+}
+
+}  // namespace kvcap::report

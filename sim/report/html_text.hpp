@@ -1,0 +1,28 @@
+#pragma once
+// Text for the HTML reports: escaping of user input (scenario names, class names, reasons) and
+// fixed-format numbers, so that the same run always gives the same bytes.
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kvcap::report {
+
+/// `s` with & < > " ' replaced by entities: safe both as element text and inside a quoted
+/// attribute value.
+std::string escape_html(std::string_view s);
+
+/// printf("%.*f", decimals, v); "-" for NaN or infinity.
+std::string fixed(double v, int decimals);
+
+/// Up to `significant` significant digits (printf %.Ng), "-" for NaN or infinity.
+std::string sig(double v, int significant = 4);
+
+/// A results.json value for a table cell: "-" for null or absent, integers in full, other
+/// numbers with 4 significant digits, strings escaped, booleans as yes/no.
+std::string cell(const nlohmann::ordered_json& v);
+
+/// Looks up `a.b.c` in a results document without throwing; null when any step is missing.
+const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path);
+
+}  // namespace kvcap::report

@@ -1,0 +1,301 @@
+#include "sim/report/run_report_charts.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/report/downsample.hpp"
+#include "sim/report/html_text.hpp"
+#include "sim/report/report_page.hpp"
+#include "sim/report/svg_chart.hpp"
+
+namespace kvcap::report {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+double fraction(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+/// The pool's usable blocks: kv_free_blocks already includes the cached-free ones (KvUsage).
+int64_t total_blocks(const TimeseriesRow& r) { return r.kv_used_blocks + r.kv_free_blocks; }
+
+/// Rows grouped by sample time (the simulation writes every replica's row at each sample).
+std::vector<std::span<const TimeseriesRow>> by_sample(std::span<const TimeseriesRow> rows) {
+  std::vector<std::span<const TimeseriesRow>> out;
+  size_t i = 0;
+  while (i < rows.size()) {
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j].time_s == rows[i].time_s) ++j;
+    out.push_back(rows.subspan(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+/// One "which wall first" panel at full resolution.
+struct WallSeries {
+  std::string title;
+  std::vector<Point> kv_used, kv_fullest, kv_stored, compute, bandwidth;
+  int64_t peak_waiting = 0, peak_running = 0;
+};
+
+Series bounded(std::string label, const char* color, bool dashed, const std::vector<Point>& pts) {
+  return Series{std::move(label), color, dashed, downsample_min_max(pts, kMaxPointsPerSeries)};
+}
+
+double max_y(const std::vector<Point>& pts) {
+  double m = 0;
+  for (const Point& p : pts) m = std::max(m, p.y);
+  return m;
+}
+
+/// Time of the first point at or above `threshold`, or -1.
+double first_reach(const std::vector<Point>& pts, double threshold) {
+  for (const Point& p : pts)
+    if (p.y >= threshold) return p.x;
+  return -1;
+}
+
+std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
+
+/// One sentence per resource, then which wall came first.
+std::string wall_caption(const WallSeries& w) {
+  struct Wall {
+    const char* name;
+    const std::vector<Point>* pts;
+  };
+  const Wall walls[] = {{"KV memory (blocks in use)", w.kv_fullest.empty() ? &w.kv_used : &w.kv_fullest},
+                        {"compute", &w.compute},
+                        {"memory bandwidth", &w.bandwidth}};
+  std::string s;
+  double first_t = -1;
+  const char* first_name = nullptr;
+  for (const Wall& x : walls) {
+    const double t = first_reach(*x.pts, kWallThreshold);
+    s += x.name;
+    if (t >= 0)
+      s += " first reached " + pct(kWallThreshold) + " at t = " + fixed(t, 1) + " s";
+    else
+      s += " never reached " + pct(kWallThreshold);
+    s += " (peak " + pct(max_y(*x.pts)) + "); ";
+    if (t >= 0 && (first_t < 0 || t < first_t)) {
+      first_t = t;
+      first_name = x.name;
+    }
+  }
+  if (first_name)
+    s += std::string("first wall: ") + first_name + ".";
+  else if (w.peak_waiting > 0)
+    s += "none reached " + pct(kWallThreshold) + ", yet up to " + std::to_string(w.peak_waiting) +
+         " requests waited with at most " + std::to_string(w.peak_running) +
+         " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
+  else
+    s += "none reached " + pct(kWallThreshold) + " and no request waited: the offered load set the pace.";
+  return s;
+}
+
+std::vector<WallSeries> wall_series(const std::vector<std::span<const TimeseriesRow>>& samples,
+                                    const std::vector<int64_t>& capacity) {
+  size_t replicas = capacity.size();
+  for (const auto& s : samples)
+    for (const TimeseriesRow& r : s) replicas = std::max(replicas, static_cast<size_t>(r.replica) + 1);
+  auto cap_of = [&capacity](int32_t r) {
+    return r >= 0 && static_cast<size_t>(r) < capacity.size() ? capacity[static_cast<size_t>(r)] : 0;
+  };
+  std::vector<WallSeries> out;
+  if (replicas <= kMaxReplicaCharts) {
+    out.resize(replicas);
+    for (size_t i = 0; i < replicas; ++i)
+      out[i].title = replicas == 1 ? "Which wall first: KV memory vs compute"
+                                   : "Which wall first: replica " + std::to_string(i);
+    for (const auto& s : samples)
+      for (const TimeseriesRow& r : s) {
+        WallSeries& w = out[static_cast<size_t>(r.replica)];
+        w.kv_used.push_back({r.time_s, fraction(r.kv_used_blocks, total_blocks(r))});
+        w.kv_stored.push_back({r.time_s, fraction(r.kv_stored_tokens, cap_of(r.replica))});
+        w.compute.push_back({r.time_s, r.compute_utilization});
+        w.bandwidth.push_back({r.time_s, r.bandwidth_utilization});
+        w.peak_waiting = std::max(w.peak_waiting, r.waiting);
+        w.peak_running = std::max(w.peak_running, r.running);
+      }
+    return out;
+  }
+  WallSeries w;
+  w.title = "Which wall first: all " + std::to_string(replicas) + " replicas";
+  for (const auto& s : samples) {
+    int64_t used = 0, total = 0, stored = 0, cap = 0;
+    double fullest = 0, compute = 0, bandwidth = 0;
+    for (const TimeseriesRow& r : s) {
+      used += r.kv_used_blocks;
+      total += total_blocks(r);
+      stored += r.kv_stored_tokens;
+      cap += cap_of(r.replica);
+      fullest = std::max(fullest, fraction(r.kv_used_blocks, total_blocks(r)));
+      compute += r.compute_utilization;
+      bandwidth += r.bandwidth_utilization;
+      w.peak_waiting = std::max(w.peak_waiting, r.waiting);
+      w.peak_running = std::max(w.peak_running, r.running);
+    }
+    const double t = s.front().time_s;
+    const auto n = static_cast<double>(s.size());
+    w.kv_used.push_back({t, fraction(used, total)});
+    w.kv_fullest.push_back({t, fullest});
+    w.kv_stored.push_back({t, fraction(stored, cap)});
+    w.compute.push_back({t, compute / n});
+    w.bandwidth.push_back({t, bandwidth / n});
+  }
+  out.push_back(std::move(w));
+  return out;
+}
+
+Axis time_axis(const std::vector<std::span<const TimeseriesRow>>& samples) {
+  const double last = samples.empty() ? 0 : samples.back().front().time_s;
+  return Axis{"time (s)", 0, last > 0 ? last : 1, 1};
+}
+
+void write_caption(std::ostream& os, const std::string& text) {
+  os << "<p class=\"note\">" << escape_html(text) << "</p>\n";
+}
+
+void write_wall_charts(std::ostream& os, const std::vector<std::span<const TimeseriesRow>>& samples,
+                       const RunReportInputs& in) {
+  for (const WallSeries& w : wall_series(samples, in.capacity_tokens)) {
+    Chart c;
+    c.title = w.title;
+    c.x = time_axis(samples);
+    c.y = Axis{"% of capacity", 0, 1, 100};
+    if (w.kv_fullest.empty()) {
+      c.series.push_back(bounded("KV blocks in use", kColorKv, false, w.kv_used));
+    } else {
+      c.series.push_back(bounded("KV blocks in use (fullest replica)", kColorKv, false, w.kv_fullest));
+      c.series.push_back(bounded("KV blocks in use (all)", kColorKv, true, w.kv_used));
+    }
+    c.series.push_back(bounded("KV tokens stored", kColorKvStored, true, w.kv_stored));
+    c.series.push_back(bounded("compute", kColorCompute, false, w.compute));
+    c.series.push_back(bounded("memory bandwidth", kColorBandwidth, false, w.bandwidth));
+    write_svg_chart(os, c);
+    write_caption(os, wall_caption(w));
+  }
+  write_caption(os,
+                "KV blocks in use = used / (used + free) blocks at each sample; tokens stored = KV "
+                "tokens held / pool capacity (the gap to blocks in use is memory reserved but not filled); "
+                "compute and memory bandwidth = the cost model's utilization averaged over each sample interval "
+                "(idle time counts as 0).");
+}
+
+void write_count_chart(std::ostream& os, const std::string& title, const std::string& y_label, const Axis& x,
+                       std::vector<Series> series) {
+  double top = 0;
+  for (const Series& s : series) top = std::max(top, max_y(s.points));
+  Chart c;
+  c.title = title;
+  c.x = x;
+  c.y = Axis{y_label, 0, nice_axis_max(top), 1};
+  c.series = std::move(series);
+  write_svg_chart(os, c);
+}
+
+void write_queue_charts(std::ostream& os, const std::vector<std::span<const TimeseriesRow>>& samples) {
+  std::vector<Point> running, waiting, preempted, finished;
+  for (const auto& s : samples) {
+    int64_t run = 0, wait = 0, pre = 0, fin = 0;
+    for (const TimeseriesRow& r : s) {
+      run += r.running;
+      wait += r.waiting;
+      pre += r.preemptions;
+      fin += r.finished;
+    }
+    const double t = s.front().time_s;
+    running.push_back({t, static_cast<double>(run)});
+    waiting.push_back({t, static_cast<double>(wait)});
+    preempted.push_back({t, static_cast<double>(pre)});
+    finished.push_back({t, static_cast<double>(fin)});
+  }
+  const Axis x = time_axis(samples);
+  write_count_chart(os, "Running and waiting requests", "requests", x,
+                    {bounded("running", kColorRunning, false, running), bounded("waiting", kColorWaiting, false, waiting)});
+  write_caption(os, "Summed over replicas at each sample.");
+  // The first sample is taken one interval after t = 0.
+  const double interval = samples.front().front().time_s;
+  write_count_chart(os, "Preemptions and finished requests per interval",
+                    "requests per " + sig(interval, 4) + " s", x,
+                    {bounded("preemptions", kColorPreempt, false, preempted),
+                     bounded("finished", kColorFinished, false, finished)});
+  write_caption(os, "Counts since the previous sample, summed over replicas.");
+}
+
+/// A latency CDF: one line for all requests and one per class (when there are a few classes).
+void write_cdf_chart(std::ostream& os, const std::string& title, const std::string& what, double slo_s,
+                     std::span<const RequestRecord> records, double (*latency)(const RequestRecord&)) {
+  std::map<std::string, std::vector<double>> by_class;  // sorted: deterministic order
+  std::map<std::string, int64_t> arrived_by_class;
+  std::vector<double> all;
+  for (const RequestRecord& r : records) {
+    ++arrived_by_class[r.request_class];
+    if (r.outcome != RequestOutcome::finished) continue;
+    all.push_back(latency(r));
+    by_class[r.request_class].push_back(latency(r));
+  }
+  std::sort(all.begin(), all.end());
+  double top = all.empty() ? 0 : all.back();
+  if (slo_s > 0) top = std::max(top, slo_s);
+  Chart c;
+  c.title = title;
+  c.x = Axis{what + " (s)", 0, nice_axis_max(top), 1};
+  c.y = Axis{"% of arrived requests", 0, 1, 100};
+  c.series.push_back(Series{"all requests", "#000000", false,
+                            cdf_points(all, static_cast<double>(records.size()), kMaxPointsPerSeries)});
+  const bool per_class = arrived_by_class.size() > 1 && arrived_by_class.size() <= std::size(kPalette);
+  if (per_class) {
+    size_t k = 0;
+    for (auto& [name, v] : by_class) {
+      std::sort(v.begin(), v.end());
+      c.series.push_back(Series{"class " + (name.empty() ? std::string("(none)") : name),
+                                kPalette[k++ % std::size(kPalette)], true,
+                                cdf_points(v, static_cast<double>(arrived_by_class[name]), kMaxPointsPerSeries)});
+    }
+  }
+  if (slo_s > 0) c.markers.push_back(Marker{true, slo_s, "SLO " + sig(slo_s, 4) + " s", kColorSlo});
+  c.markers.push_back(Marker{false, 0.99, "99%", kColorSlo});
+  write_svg_chart(os, c);
+}
+
+double ttft_of(const RequestRecord& r) { return r.first_token_s - r.arrival_s; }
+double e2e_of(const RequestRecord& r) { return r.finish_s - r.arrival_s; }
+
+double slo_value(const ojson& results, const char* key) {
+  const ojson& v = at_path(results, std::string("slo.") + key);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+}  // namespace
+
+void write_run_charts(std::ostream& os, const ojson& results, const RunReportInputs& in) {
+  const auto samples = by_sample(in.timeseries);
+  os << "<h2>Which wall first: KV memory or compute</h2>\n";
+  if (samples.empty()) {
+    write_caption(os, "No timeseries samples (metrics.sample_interval_s is 0 or the run was empty).");
+  } else {
+    write_wall_charts(os, samples, in);
+    os << "<h2>Queues and preemptions</h2>\n";
+    write_queue_charts(os, samples);
+  }
+  os << "<h2>Latency distributions</h2>\n";
+  if (in.records.empty()) {
+    write_caption(os, "No requests arrived.");
+    return;
+  }
+  write_cdf_chart(os, "Time to first token (CDF)", "TTFT", slo_value(results, "ttft_p99_s"), in.records, ttft_of);
+  write_cdf_chart(os, "End-to-end latency (CDF)", "E2E latency", slo_value(results, "e2e_p99_s"), in.records, e2e_of);
+  write_caption(os,
+                "Finished requests, as a share of every arrived request: a curve that tops out below 100% "
+                "leaves the rejected, lost and unfinished ones out. Dotted lines: the SLO threshold and 99%.");
+}
+
+}  // namespace kvcap::report

@@ -1,0 +1,74 @@
+#pragma once
+// A small line-chart writer for the HTML reports: one <svg> per chart with a fixed plot box,
+// axes with "nice" ticks labelled in units, a legend, one polyline per series, and optional
+// vertical or horizontal marker lines (an SLO threshold, a goal). Coordinates are printed with
+// one decimal, so equal inputs give equal bytes.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "sim/report/downsample.hpp"
+
+namespace kvcap::report {
+
+/// Geometry shared by every chart, in SVG user units (pixels at 100% zoom). The plot box is
+/// the area inside the axes: x from plot_left to plot_left + plot_width, y from plot_top
+/// (the axis maximum) down to plot_top + plot_height (the axis minimum).
+struct PlotFrame {
+  double width = 720;
+  double height = 290;
+  double plot_left = 60;
+  double plot_top = 40;
+  double plot_width = 600;
+  double plot_height = 200;
+};
+
+/// An axis range and how its labels read.
+struct Axis {
+  std::string label;   ///< with its unit, e.g. "time (s)"
+  double min = 0;
+  double max = 1;
+  double label_scale = 1;  ///< tick labels show value × label_scale (1 → 100 for percent)
+};
+
+struct Series {
+  std::string label;
+  std::string color;  ///< an SVG colour, e.g. "#1f77b4"
+  bool dashed = false;
+  std::vector<Point> points;  ///< in data units, already bounded in number
+};
+
+/// A straight reference line across the plot at a data value.
+struct Marker {
+  bool vertical = true;  ///< at x = value (else at y = value)
+  double value = 0;
+  std::string label;
+  std::string color = "#555555";
+};
+
+struct Chart {
+  std::string title;
+  Axis x, y;
+  std::vector<Series> series;
+  std::vector<Marker> markers;
+  PlotFrame frame;
+};
+
+/// Pixel x of a data value: plot_left + plot_width × (v − min) / (max − min).
+double to_px_x(const PlotFrame& f, const Axis& a, double v);
+/// Pixel y of a data value: plot_top + plot_height × (1 − (v − min) / (max − min)).
+double to_px_y(const PlotFrame& f, const Axis& a, double v);
+
+/// Tick values from min to max at a 1, 2 or 5 × 10^k step giving about `target` intervals
+/// (only ticks inside [min, max], which always include min when it is a multiple of the step).
+std::vector<double> nice_ticks(double min, double max, int target = 5);
+
+/// An axis maximum for data peaking at v: v rounded up to the tick step nice_ticks(0, v) uses
+/// (31 → 40, 4.2 → 5, 0.3 → 0.3); 1 for v <= 0.
+double nice_axis_max(double v);
+
+/// Writes the chart as one <svg> element (no XML prolog, for inline use in HTML). Values outside
+/// the axis range are clamped to the plot box edge.
+void write_svg_chart(std::ostream& os, const Chart& chart);
+
+}  // namespace kvcap::report
