@@ -66,7 +66,8 @@ Profile fit_profile(const RawRun& raw, double spec_flops, double spec_bw, const 
   if (!(spec_flops > 0 && spec_bw > 0)) throw InputError(origin, "GPU spec ceilings must be positive");
 
   Profile p;
-  p.measured = true;
+  // A synthetic (dry-run) raw file exercises the plumbing; its numbers are made up.
+  p.measured = !raw.provenance.synthetic;
   p.gpu_id = raw.provenance.gpu_id;
   p.spec_bf16_flops = spec_flops;
   p.spec_hbm_bandwidth_bytes_per_s = spec_bw;
@@ -110,9 +111,24 @@ Profile fit_profile(const RawRun& raw, double spec_flops, double spec_bw, const 
     app[a.kv_dtype].first.push_back(a.bytes);
     app[a.kv_dtype].second.push_back(a.time_s);
   }
-  if (dec.empty()) throw InputError(origin + ": /decode", "needs paged-decode measurements");
-  for (const auto& [dtype, pts] : dec) c.decode[dtype] = to_rate(fit_line(pts.first, pts.second, origin + ": decode " + dtype));
-  for (const auto& [dtype, pts] : app) c.append[dtype] = to_rate(fit_line(pts.first, pts.second, origin + ": append " + dtype));
+  // A run stopped early (time budget, a stage's error) may hold a KV dtype with one point: that
+  // dtype is left out, said in the provenance, and a scenario that needs it is refused by name.
+  // In a complete run too few points is a malformed file.
+  const bool partial = !raw.provenance.incomplete.empty();
+  nlohmann::json skipped = nlohmann::json::array();
+  auto fit_each = [&](const auto& groups, const char* kind, std::map<std::string, FittedRate>& into) {
+    for (const auto& [dtype, pts] : groups) {
+      if (partial && pts.first.size() < 2) {
+        skipped.push_back(std::string(kind) + " " + dtype + ": " + std::to_string(pts.first.size()) + " point(s)");
+        continue;
+      }
+      into[dtype] = to_rate(fit_line(pts.first, pts.second, origin + ": " + kind + " " + dtype));
+    }
+  };
+  fit_each(dec, "decode", c.decode);
+  fit_each(app, "append", c.append);
+  if (c.decode.empty()) throw InputError(origin + ": /decode", "needs at least 2 paged-decode measurements of one KV dtype");
+  if (!skipped.empty()) p.provenance["fit_skipped"] = skipped;
   c.step_overhead_s = 0;  // host-side scheduling is not a kernel: not measured here (kernels/NOTES.md)
   return p;
 }

@@ -22,7 +22,9 @@ struct LineFit {
 LineFit fit_line(const std::vector<double>& work, const std::vector<double>& time_s, const std::string& what);
 
 /// Fit a measured profile from a raw run. CheckFailure when the run's checks did not all pass
-/// (a profile is never written from a failed run); InputError when a component has too few points.
+/// (a profile is never written from a failed run); InputError when a component has too few points
+/// (in a run marked incomplete, a KV dtype with fewer than 2 points is left out and listed in
+/// provenance.fit_skipped instead). A synthetic run's profile has measured = false.
 /// @param spec_bf16_flops, spec_hbm_bytes_per_s  data-sheet ceilings of the GPU (for the
 ///        compute/memory split of GEMM points and for utilizations)
 Profile fit_profile(const RawRun& raw, double spec_bf16_flops, double spec_hbm_bytes_per_s, const std::string& origin);

@@ -23,7 +23,9 @@ nlohmann::json raw_to_json(const RawRun& r) {
                      {"date_utc", p.date_utc},
                      {"git_commit", p.git_commit},
                      {"command", p.command},
-                     {"check_seed", p.check_seed}};
+                     {"check_seed", p.check_seed},
+                     {"incomplete", p.incomplete},
+                     {"synthetic", p.synthetic}};
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
     j["checks"].push_back({{"kernel", c.kernel}, {"kv_dtype", c.kv_dtype}, {"qo_dtype", c.qo_dtype},
@@ -85,7 +87,8 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
   {
     auto p = r.object("provenance");
     p.reject_unknown({"gpu_id", "gpu_name", "gpu_memory_bytes", "sm_count", "l2_bytes", "driver_version",
-                      "cuda_runtime_version", "clocks", "date_utc", "git_commit", "command", "check_seed"});
+                      "cuda_runtime_version", "clocks", "date_utc", "git_commit", "command", "check_seed",
+                      "incomplete", "synthetic"});
     auto& v = run.provenance;
     v.gpu_id = p.get_string("gpu_id");
     if (v.gpu_id.empty()) throw InputError(p.where("gpu_id"), "must name the kvcap GPU id");
@@ -100,6 +103,9 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
     v.git_commit = p.get_string("git_commit");
     v.command = p.get_string("command");
     v.check_seed = static_cast<uint64_t>(p.get_number_in("check_seed", 0, 1.9e19));
+    // Both absent from raw files written before they existed: those runs were complete, measured.
+    if (p.has("incomplete")) v.incomplete = p.get_string("incomplete");
+    if (p.has("synthetic")) v.synthetic = p.get_bool("synthetic");
   }
   each_object(r, "checks", [&](const JsonObjectReader& o) {
     o.reject_unknown({"kernel", "kv_dtype", "qo_dtype", "head_dim", "page_size", "gqa", "num_kv_heads", "layout",

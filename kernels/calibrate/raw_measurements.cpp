@@ -91,6 +91,8 @@ void write_raw_file(const RawRun& r, const std::string& path) {
              .s("git_commit", p.git_commit)
              .s("command", p.command)
              .u("check_seed", p.check_seed)
+             .s("incomplete", p.incomplete)
+             .b("synthetic", p.synthetic)
              .str()
       << ",\n";
   array(out, "checks", r.checks, [](const RawCheck& c) {
@@ -125,10 +127,15 @@ void write_raw_file(const RawRun& r, const std::string& path) {
         .i("num_kv_heads", a.num_kv_heads).n("bytes", a.bytes).n("time_s", a.time_s);
   }, true);
   out << "}\n";
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot open for writing");
-  f << out.str();
-  if (!f) throw std::runtime_error(path + ": write failed");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw std::runtime_error(tmp + ": cannot open for writing");
+    f << out.str();
+    f.flush();
+    if (!f) throw std::runtime_error(tmp + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot rename " + tmp + " onto it");
 }
 
 }  // namespace kvcap

@@ -20,6 +20,12 @@ struct RawProvenance {
   std::string git_commit;
   std::string command;
   uint64_t check_seed = 0;     ///< seed of the fresh random inputs of the checks
+  /// Empty when every stage ran to its end; otherwise what is missing and why (time budget
+  /// reached, a stage's error, or the harness stopped between checkpoints). Optional in files.
+  std::string incomplete;
+  /// True for `kvcap-gpu-calibrate --synthetic` (tools/gpu-check --dry-run): made-up timings that
+  /// exercise the plumbing; a profile fitted from it is never marked measured. Optional in files.
+  bool synthetic = false;
 };
 
 /// One kernel-vs-reference check.
@@ -80,6 +86,8 @@ struct RawRun {
 
 // No JSON types here: the CUDA harness includes this header and nvcc never parses nlohmann/json
 // (raw_json.hpp has the JSON form).
+/// Written to `path`.tmp and renamed over `path`, so a harness killed mid-write leaves the last
+/// complete checkpoint, never a truncated file.
 void write_raw_file(const RawRun& r, const std::string& path);
 /// Strict read; InputError naming the file and the field for anything malformed.
 RawRun read_raw_file(const std::string& path);

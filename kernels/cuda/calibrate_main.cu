@@ -3,16 +3,22 @@
 // `kvcap calibrate --fit-only` turns into a profile.
 //   kvcap-gpu-calibrate --gpu-id h200 --out raw.json [--quick] [--check-only] [--sweep-budget-s 300]
 //       [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT] [--git-commit SHA]
-// Exit: 0 ok; 1 a check failed (raw file still written, marked by its checks); 2 bad arguments;
-// 3 CUDA error or no GPU.
+// The raw file is rewritten after the checks, each stage and each KV dtype of the sweep (a
+// checkpoint that says it is unfinished), so a run stopped by a timeout or an error keeps what it
+// measured; `provenance.incomplete` says what is missing.
+// Exit: 0 checks passed, raw written (complete or not: see provenance.incomplete); 1 a check
+// failed (raw written, no profile may be fitted); 2 bad arguments; 3 no GPU, or a CUDA error
+// (raw written with what was measured before it).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <ctime>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/harness.cuh"
 
@@ -149,18 +155,71 @@ int run_main(int argc, char** argv) {
               prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.l2CacheSize >> 20,
               driver, runtime, static_cast<unsigned long long>(p.check_seed));
 
-  run_checks(p.check_seed, run);
+  // Checks. An exception here (a CUDA error) is recorded as a failed check, so no profile can
+  // ever be fitted from a run whose checks did not all complete.
+  try {
+    run_checks(p.check_seed, run);
+  } catch (const std::exception& e) {
+    RawCheck failed;
+    failed.kernel = std::string("harness error during checks: ") + e.what();
+    run.checks.push_back(failed);
+    p.incomplete = "stopped by an error during the checks";
+    write_raw_file(run, opt.out);
+    std::fprintf(stderr, "kvcap-gpu-calibrate: %s\n", e.what());
+    return 3;
+  }
   const bool ok = run.checks_passed();
+  bool cuda_broken = false;
   if (ok && !opt.check_only) {
+    // Until the last stage ends, every checkpoint on disk says the run is unfinished: a harness
+    // killed by tools/gpu-check's timeout leaves a raw file that is honest about it.
+    std::vector<std::string> notes;
+    p.incomplete = "harness stopped before the end of the sweep (file is its last checkpoint)";
+    write_raw_file(run, opt.out);
+    auto checkpoint = [&] { write_raw_file(run, opt.out); };
+    // Each stage's error is kept and the next stage still runs, unless the CUDA context is
+    // broken (a sticky error: illegal address, launch failure), after which nothing is measured.
+    auto stage = [&](const char* name, const std::function<std::string()>& body) {
+      if (cuda_broken) {
+        notes.push_back(std::string(name) + " not run (CUDA context broken)");
+        return;
+      }
+      try {
+        const std::string note = body();
+        if (!note.empty()) notes.push_back(note);
+      } catch (const std::exception& e) {
+        notes.push_back(std::string(name) + " stopped by an error: " + e.what());
+        std::printf("stage %s stopped by an error: %s\n", name, e.what());
+        (void)cudaGetLastError();  // clears a non-sticky error; a sticky one shows again below
+        cuda_broken = cudaDeviceSynchronize() != cudaSuccess;
+      }
+      checkpoint();
+    };
     const double deadline = harness_elapsed_s() + opt.sweep_budget_s;
-    run_copy_bench(run);
-    run_gemm_bench(opt, deadline - opt.sweep_budget_s * 0.5, run);  // GEMMs get at most half the budget
-    run_kernel_sweep(opt, prop.multiProcessorCount, prop.l2CacheSize, deadline, run);
+    stage("copy", [&] {
+      run_copy_bench(run);
+      return std::string();
+    });
+    if (!run.copy.empty()) {
+      const double bw = static_cast<double>(run.copy[0].bytes) / run.copy[0].time_s;
+      std::printf("kernel sweep expected to take %.0f s at the copy bandwidth (budget %.0f s in all)\n",
+                  estimate_kernel_sweep_s(opt.shape, opt.quick, prop.multiProcessorCount, prop.l2CacheSize, bw, 10e-6),
+                  opt.sweep_budget_s);
+    }
+    // GEMMs get at most half the budget: the KV kernels are what this tool exists for.
+    stage("gemm", [&] { return run_gemm_bench(opt, deadline - opt.sweep_budget_s * 0.5, run); });
+    stage("kernel sweep", [&] {
+      return run_kernel_sweep(opt, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
+    });
+    p.incomplete.clear();
+    for (const auto& n : notes) p.incomplete += (p.incomplete.empty() ? "" : "; ") + n;
   }
   write_raw_file(run, opt.out);
   print_summary(run);
-  std::printf("raw measurements: %s (%.0f s)\n", opt.out.c_str(), harness_elapsed_s());
-  return ok ? 0 : 1;
+  std::printf("raw measurements: %s (%.0f s)%s%s\n", opt.out.c_str(), harness_elapsed_s(),
+              p.incomplete.empty() ? "" : "; INCOMPLETE: ", p.incomplete.c_str());
+  if (!ok) return 1;
+  return cuda_broken ? 3 : 0;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,10 +93,13 @@ struct HarnessOptions {
 void run_checks(uint64_t seed, RawRun& run);
 /// HBM copy ceiling.
 void run_copy_bench(RawRun& run);
-/// cuBLASLt GEMMs at the model's shapes, bf16 and fp8.
-void run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run);
-/// Paged decode and quantize-append timing sweep.
-void run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run);
+/// cuBLASLt GEMMs at the model's shapes, bf16 and fp8. Returns what was left out ("" if nothing):
+/// points past `deadline_s` (harness_elapsed_s), or ones cuBLASLt refused.
+std::string run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run);
+/// Paged decode and quantize-append timing sweep; `checkpoint` runs after each KV dtype (it
+/// rewrites the raw file). Returns what the deadline left out ("" if nothing).
+std::string run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run,
+                             const std::function<void()>& checkpoint);
 
 /// Seconds since the harness started (steady clock), for the sweep's time budget.
 double harness_elapsed_s();

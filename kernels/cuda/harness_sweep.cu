@@ -124,7 +124,8 @@ void time_append(KvStorage s, int64_t tokens, const SweepShape& sh, Arena& arena
 
 }  // namespace
 
-void run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run) {
+std::string run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run,
+                             const std::function<void()>& checkpoint) {
   const std::vector<DecodeCase> cases = decode_cases(opt.shape, opt.quick);
   Arena arena;
   arena.k = DeviceBuffer(static_cast<size_t>(kSweepArenaBytes));
@@ -137,16 +138,21 @@ void run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes,
     launch_fill_scales(arena.ks.get<float>(), kSweepScaleArenaBytes / 4, 0.001f, 0.02f, 13, nullptr);
     launch_fill_scales(arena.vs.get<float>(), kSweepScaleArenaBytes / 4, 0.001f, 0.02f, 14, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
-    for (const DecodeCase& c : cases) {
+    for (size_t i = 0; i < cases.size(); ++i) {
       if (harness_elapsed_s() > deadline_s) {
-        std::printf("sweep budget reached: stopping before %s\n", kv_storage_name(s));
-        return;
+        const std::string note = "sweep time budget reached at " + std::string(kv_storage_name(s)) + " decode point " +
+                                 std::to_string(i + 1) + " of " + std::to_string(cases.size()) +
+                                 "; later points and KV dtypes not measured";
+        std::printf("%s\n", note.c_str());
+        return note;
       }
-      time_decode(s, c, arena, sm_count, l2_bytes, run);
+      time_decode(s, cases[i], arena, sm_count, l2_bytes, run);
     }
     for (int64_t tokens : append_token_counts(opt.quick)) time_append(s, tokens, opt.shape, arena, run);
     std::fflush(stdout);
+    checkpoint();
   }
+  return "";
 }
 
 }  // namespace kvcap::kern
