@@ -1,0 +1,152 @@
+#include "sim/check/check_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "sim/metrics/results.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string num(std::optional<double> v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  return buf;
+}
+
+std::string baseline_cell(const Expectation& e) {
+  std::string s = e.value ? num(e.value) : "";
+  if (e.min) s += std::string(s.empty() ? "" : " ") + ">=" + num(e.min);
+  if (e.max) s += std::string(s.empty() ? "" : " ") + "<=" + num(e.max);
+  return s;
+}
+
+std::string change_cell(const MetricOutcome& m) {
+  if (!m.change) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", *m.change * 100);
+  return buf;
+}
+
+const char* verdict_code(Verdict v) {
+  switch (v) {
+    case Verdict::ok: return "ok";
+    case Verdict::regression: return "regression";
+    case Verdict::improved: return "improved";
+  }
+  return "ok";
+}
+
+std::string verdict_cell(const MetricOutcome& m) {
+  switch (m.verdict) {
+    case Verdict::ok: return m.detail.empty() ? "ok" : "ok (" + m.detail + ")";
+    case Verdict::regression: return "REGRESSION: " + m.detail;
+    case Verdict::improved: return "improved - update the baseline";
+  }
+  return "";
+}
+
+}  // namespace
+
+CheckTally tally(const std::vector<CheckOutcome>& outcomes) {
+  CheckTally t;
+  for (const auto& c : outcomes)
+    for (const auto& m : c.metrics) {
+      if (m.verdict == Verdict::ok) ++t.ok;
+      if (m.verdict == Verdict::regression) ++t.regressions;
+      if (m.verdict == Verdict::improved) ++t.improvements;
+    }
+  return t;
+}
+
+void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes) {
+  std::vector<std::vector<std::string>> rows = {{"check", "metric", "baseline", "now", "change", "verdict"}};
+  for (const auto& c : outcomes)
+    for (const auto& m : c.metrics)
+      rows.push_back({c.check->name, m.expect->metric, baseline_cell(*m.expect), num(m.now), change_cell(m),
+                      verdict_cell(m)});
+  std::vector<size_t> width(6, 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      std::string cell = r[i];
+      if (i + 1 < r.size()) cell.resize(width[i], ' ');
+      line += (i ? "  " : "") + cell;
+    }
+    os << line << "\n";
+  }
+  const CheckTally t = tally(outcomes);
+  os << "\n" << t.ok << " ok, " << t.regressions << " regression(s), " << t.improvements << " improved";
+  if (t.improvements > 0) os << " (improvements pass; record them with --write-baseline)";
+  os << "\n";
+}
+
+ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {
+  ojson checks = ojson::array();
+  for (const auto& c : outcomes) {
+    ojson metrics = ojson::array();
+    for (const auto& m : c.metrics) {
+      const Expectation& e = *m.expect;
+      ojson row{{"metric", e.metric}};
+      row["baseline"] = e.value ? ojson(*e.value) : ojson(nullptr);
+      if (e.value) {
+        row["rel_tol"] = e.rel_tol;
+        row["abs_tol"] = e.abs_tol;
+        row["better"] = better_name(e.better);
+      }
+      if (e.min) row["min"] = *e.min;
+      if (e.max) row["max"] = *e.max;
+      row["now"] = m.now ? ojson(*m.now) : ojson(nullptr);
+      row["change"] = m.change ? ojson(*m.change) : ojson(nullptr);
+      row["verdict"] = verdict_code(m.verdict);
+      row["detail"] = m.detail;
+      metrics.push_back(row);
+    }
+    ojson co{{"name", c.check->name}, {"scenario", c.check->scenario_file}, {"set", c.check->sets}};
+    if (c.capacity) co["capacity"] = capacity_json(*c.capacity);
+    co["metrics"] = metrics;
+    checks.push_back(co);
+  }
+  const CheckTally t = tally(outcomes);
+  return ojson{{"baseline", baseline.file},
+               {"pass", t.regressions == 0},
+               {"ok", t.ok},
+               {"regressions", t.regressions},
+               {"improvements", t.improvements},
+               {"checks", checks}};
+}
+
+int write_updated_baseline(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                           const std::string& out_path) {
+  std::ifstream in(baseline.file);
+  if (!in) throw InputError(baseline.file, "cannot read the baseline file");
+  std::stringstream text;
+  text << in.rdbuf();
+  ojson doc = ojson::parse(text.str());  // load_baseline already parsed it: valid JSON
+  int changed = 0;
+  for (const auto& c : outcomes)
+    for (const auto& m : c.metrics) {
+      if (!m.expect->value || !m.now) continue;
+      const ojson recorded = ojson::parse(format_number(*m.now));
+      ojson& slot = doc[ojson::json_pointer(m.expect->pointer)]["value"];
+      if (slot != recorded) ++changed;
+      slot = recorded;
+    }
+  std::ofstream out(out_path);
+  if (!out) throw InputError(out_path, "cannot write the baseline file");
+  out << doc.dump(2) << "\n";
+  if (!out) throw InputError(out_path, "write failed");
+  return changed;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,32 @@
+#pragma once
+// Outputs of `kvcap check`: the verdict table, one JSON document, and --write-baseline (the same
+// file with every recorded `value` replaced by the figure measured now).
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/check/check_run.hpp"
+
+namespace kvcap {
+
+struct CheckTally {
+  int ok = 0;
+  int regressions = 0;
+  int improvements = 0;
+};
+
+CheckTally tally(const std::vector<CheckOutcome>& outcomes);
+
+/// Table: check, metric, baseline, now, change %, verdict; then a one-line summary.
+void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes);
+nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
+
+/// Rewrites the baseline file into `out_path` keeping its layout (key order, checks not run),
+/// with each `value` of the checks that ran set to the figure measured now (%.9g). Bounds
+/// (min/max) and tolerances are left as they are. Returns how many values changed.
+int write_updated_baseline(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                           const std::string& out_path);
+
+}  // namespace kvcap

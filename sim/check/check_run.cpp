@@ -1,0 +1,107 @@
+#include "sim/check/check_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/check/metric_path.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+
+namespace kvcap {
+
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+MetricOutcome judge(const Expectation& e, std::optional<double> now) {
+  MetricOutcome m;
+  m.expect = &e;
+  m.now = now;
+  if (!now) {
+    m.verdict = Verdict::regression;
+    m.detail = "the run reports no value (null)";
+    return m;
+  }
+  const double v = *now;
+  if (e.value && *e.value != 0) m.change = (v - *e.value) / std::fabs(*e.value);
+  if (e.min && v < *e.min) {
+    m.verdict = Verdict::regression;
+    m.detail = "below min " + number(*e.min);
+    return m;
+  }
+  if (e.max && v > *e.max) {
+    m.verdict = Verdict::regression;
+    m.detail = "above max " + number(*e.max);
+    return m;
+  }
+  if (!e.value) return m;
+  const double tol = std::max(e.rel_tol * std::fabs(*e.value), e.abs_tol);
+  const double up = v - *e.value;  // > 0: the figure rose
+  const bool beyond = std::fabs(up) > tol;
+  if (!beyond) return m;
+  const std::string by = "moved by more than the tolerance " + number(tol);
+  switch (e.better) {
+    case Better::higher: m.verdict = up > 0 ? Verdict::improved : Verdict::regression; break;
+    case Better::lower: m.verdict = up < 0 ? Verdict::improved : Verdict::regression; break;
+    case Better::none: m.verdict = Verdict::regression; break;
+  }
+  m.detail = m.verdict == Verdict::improved ? "better than the baseline beyond " + number(tol) + ": update the baseline"
+                                            : by;
+  return m;
+}
+
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only) {
+  std::vector<CheckOutcome> out;
+  bool matched = false;
+  for (const BaselineCheck& c : baseline.checks) {
+    if (!only.empty() && c.name != only) continue;
+    matched = true;
+    const std::string where = baseline.file + ": " + c.pointer + " (check \"" + c.name + "\")";
+    CheckOutcome co;
+    co.check = &c;
+    nlohmann::ordered_json results;
+    nlohmann::json doc;
+    try {
+      doc = read_json_file(c.scenario_file);
+      for (const auto& s : c.sets) apply_override(doc, s);
+      results = run_point(doc, c.scenario_file);
+      if (c.capacity) co.capacity = search_capacity(doc, c.scenario_file, *c.capacity);
+    } catch (const InputError& e) {
+      throw InputError(where, e.what());
+    }
+    for (const Expectation& e : c.expect) {
+      std::optional<double> now;
+      std::string note;
+      if (e.metric == kCapacityRequestsPerS || e.metric == kCapacityLoadScale) {
+        if (co.capacity->found)
+          now = e.metric == kCapacityRequestsPerS ? co.capacity->requests_per_s : co.capacity->load_scale;
+        else
+          now = 0.0;  // not even the lowest load met the goal: no capacity
+        if (!co.capacity->found) note = "no load met the SLO goal";
+        if (co.capacity->capped) note = "capped: the highest load searched still met the goal";
+      } else {
+        const MetricLookup m = lookup_metric(results, e.metric);
+        if (!m.found) throw InputError(baseline.file + ": " + e.pointer, m.problem);
+        now = m.value;
+      }
+      MetricOutcome mo = judge(e, now);
+      if (!note.empty()) mo.detail = mo.detail.empty() ? note : mo.detail + "; " + note;
+      co.metrics.push_back(std::move(mo));
+    }
+    out.push_back(std::move(co));
+  }
+  if (!only.empty() && !matched) {
+    std::string names;
+    for (const auto& c : baseline.checks) names += (names.empty() ? "" : ", ") + c.name;
+    throw InputError("--only " + only, "no check of that name in " + baseline.file + " (checks: " + names + ")");
+  }
+  return out;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,39 @@
+#pragma once
+// Runs the checks of a baseline and judges every expected figure against the current code.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/check/baseline.hpp"
+
+namespace kvcap {
+
+enum class Verdict {
+  ok,          ///< within the tolerance and the bounds
+  regression,  ///< worse than value by more than the tolerance, or outside min/max, or no figure
+  improved,    ///< better than value by more than the tolerance: update the baseline
+};
+
+struct MetricOutcome {
+  const Expectation* expect = nullptr;
+  std::optional<double> now;     ///< empty when the run reports null for it
+  std::optional<double> change;  ///< (now - value) / |value|, when both exist and value != 0
+  Verdict verdict = Verdict::ok;
+  std::string detail;            ///< why, for the table ("below min 0.9", "capacity capped at ...")
+};
+
+struct CheckOutcome {
+  const BaselineCheck* check = nullptr;
+  std::optional<CapacityFigures> capacity;
+  std::vector<MetricOutcome> metrics;
+};
+
+/// Judges one figure (pure; the tests exercise it directly).
+MetricOutcome judge(const Expectation& e, std::optional<double> now);
+
+/// Runs the checks (only `only` when not empty; InputError naming --only when no check has that
+/// name). InputError naming the check and the metric for a path results.json does not have, and
+/// for a scenario that cannot run.
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only);
+
+}  // namespace kvcap

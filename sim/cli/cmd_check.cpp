@@ -1,0 +1,59 @@
+// kvcap check BASELINE.json [--only NAME] [--json] [--write-baseline OUT.json]
+// Exit 0: every figure within its tolerance (improvements are reported, not failed); 1: at
+// least one regression; 2: the baseline or a scenario is bad input.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "sim/check/check_report.hpp"
+#include "sim/check/check_run.hpp"
+#include "sim/cli/commands.hpp"
+
+namespace kvcap::cli {
+
+namespace {
+
+struct CheckCliOptions {
+  std::string baseline;
+  std::string only;
+  bool json = false;
+  std::string write_baseline;
+};
+
+int run_check_command(const CheckCliOptions& o) {
+  const Baseline baseline = load_baseline(o.baseline);
+  const auto outcomes = run_checks(baseline, o.only);
+  if (o.json)
+    std::cout << check_json(baseline, outcomes).dump(2) << "\n";
+  else
+    print_check_table(std::cout, outcomes);
+  if (!o.write_baseline.empty()) {
+    const int changed = write_updated_baseline(baseline, outcomes, o.write_baseline);
+    std::cerr << "kvcap: wrote " << o.write_baseline << ": " << changed
+              << " recorded value(s) changed to the figures measured now; review the diff before committing it\n";
+  }
+  const CheckTally t = tally(outcomes);
+  if (t.regressions > 0) {
+    std::cerr << "kvcap: check failed: " << t.regressions << " regression(s) against " << o.baseline << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<CheckCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "CI regression: run the baseline's checks and compare each figure with its recorded value "
+               "(exit 1 on a regression; improvements are reported). Format: scenarios/baselines/README.md");
+  cmd->add_option("baseline", opts->baseline, "baseline JSON file (e.g. scenarios/baselines/ci.json)")->required();
+  cmd->add_option("--only", opts->only, "run only the check with this name");
+  cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
+  cmd->add_option("--write-baseline", opts->write_baseline,
+                  "also write the baseline with every recorded value replaced by the figure measured now "
+                  "(for deliberate updates; the exit code still compares with the file as read)");
+  cmd->callback([opts, &action] { action = [opts] { return run_check_command(*opts); }; });
+}
+
+}  // namespace kvcap::cli

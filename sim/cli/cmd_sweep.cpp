@@ -1,0 +1,73 @@
+// kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
+//   [--precision P]] [--headline METRIC] [--json] [--out DIR]
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.hpp"
+#include "sim/sweep/sweep.hpp"
+#include "sim/sweep/sweep_report.hpp"
+
+namespace kvcap::cli {
+
+namespace {
+
+struct SweepCliOptions {
+  std::string scenario;
+  std::vector<std::string> grids;
+  std::vector<std::string> sets;
+  bool capacity = false;
+  double attainment = 0.99;
+  double precision = 0.05;
+  std::string headline;
+  bool json = false;
+  std::string out_dir;
+};
+
+int run_sweep_command(const SweepCliOptions& o) {
+  SweepOptions so;
+  so.scenario_file = o.scenario;
+  so.sets = o.sets;
+  for (const auto& g : o.grids) so.axes.push_back(parse_grid_axis(g));
+  so.capacity = o.capacity;
+  so.capacity_request.attainment = o.attainment;
+  so.capacity_request.precision = o.precision;
+  so.headline = o.headline;
+  const SweepResult result = run_sweep(so);
+  if (!o.out_dir.empty()) write_sweep_outputs(o.out_dir, result);
+  if (o.json)
+    std::cout << sweep_json(result).dump(2) << "\n";
+  else
+    print_sweep_table(std::cout, result);
+  return 0;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<SweepCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "What-if grid: run the scenario at every combination of --grid values (first grid varies slowest) "
+               "and print one row per point");
+  cmd->add_option("scenario", opts->scenario, "scenario JSON file")->required();
+  cmd->add_option("--grid", opts->grids,
+                  "PATH=V1,V2,... or PATH='[JSON array]' (values with commas), e.g. --grid engine.kv_cache_dtype=auto,fp8 "
+                  "(repeatable; at most 1000 points)")
+      ->required();
+  cmd->add_option("--set", opts->sets, "override a scenario field for every point (as kvcap run --set)");
+  cmd->add_flag("--capacity", opts->capacity,
+                "also search each point's capacity: the highest load_scale whose SLO attainment meets --attainment");
+  cmd->add_option("--attainment", opts->attainment, "with --capacity: fraction of requests that must meet the SLO")
+      ->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--precision", opts->precision, "with --capacity: relative width of the final load bracket")
+      ->check(CLI::Range(1e-4, 1.0));
+  cmd->add_option("--headline", opts->headline,
+                  "figure for the \"vs first\" column: a results.json path (e.g. running.max) or "
+                  "capacity_requests_per_s (default: capacity with --capacity, else throughput.output_tokens_per_s)");
+  cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
+  cmd->add_option("--out", opts->out_dir, "folder for sweep.csv, sweep.json and each point's results.json");
+  cmd->callback([opts, &action] { action = [opts] { return run_sweep_command(*opts); }; });
+}
+
+}  // namespace kvcap::cli

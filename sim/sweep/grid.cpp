@@ -1,0 +1,104 @@
+#include "sim/sweep/grid.hpp"
+
+#include <cstdio>
+#include <set>
+
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+nlohmann::json value_from_text(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return text;  // not JSON: a plain string such as fp8 or contiguous, as --set reads it
+  }
+}
+
+}  // namespace
+
+GridAxis parse_grid_axis(const std::string& text) {
+  GridAxis axis;
+  axis.flag = "--grid " + text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(axis.flag, "expected PATH=V1,V2,... or PATH=[JSON array] (e.g. engine.kv_cache_dtype=auto,fp8)");
+  axis.path = text.substr(0, eq);
+  const std::string values = text.substr(eq + 1);
+  if (!values.empty() && values.front() == '[') {
+    nlohmann::json arr;
+    try {
+      arr = nlohmann::json::parse(values);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(axis.flag, std::string("values start with '[' but are not a JSON array: ") + e.what());
+    }
+    if (!arr.is_array() || arr.empty()) throw InputError(axis.flag, "the JSON array of values is empty");
+    for (auto& v : arr) axis.values.push_back(v);
+  } else {
+    size_t start = 0;
+    while (true) {
+      const size_t comma = values.find(',', start);
+      const std::string v = values.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (v.empty())
+        throw InputError(axis.flag, "empty value in the list (values containing commas go in a JSON array: "
+                                    "PATH='[...]')");
+      axis.values.push_back(value_from_text(v));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return axis;
+}
+
+std::vector<GridPoint> grid_points(const std::vector<GridAxis>& axes) {
+  std::set<std::string> paths;
+  int64_t total = 1;
+  for (const auto& a : axes) {
+    if (!paths.insert(a.path).second) throw InputError(a.flag, "the path " + a.path + " is already a grid axis");
+    total *= static_cast<int64_t>(a.values.size());
+    if (total > kMaxGridPoints)
+      throw InputError(a.flag, "the grid has more than " + std::to_string(kMaxGridPoints) +
+                                   " points; split the sweep or use fewer values");
+  }
+  std::vector<GridPoint> points;
+  points.reserve(static_cast<size_t>(total));
+  GridPoint p(axes.size(), 0);
+  for (int64_t n = 0; n < total; ++n) {
+    points.push_back(p);
+    // Odometer: the last axis turns fastest, so the first varies slowest.
+    for (size_t k = axes.size(); k-- > 0;) {
+      if (++p[k] < axes[k].values.size()) break;
+      p[k] = 0;
+    }
+  }
+  return points;
+}
+
+std::string grid_assignment(const GridAxis& axis, size_t index) { return axis.path + "=" + axis.values.at(index).dump(); }
+
+std::string grid_value_label(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::string point_folder_name(const std::vector<GridAxis>& axes, const GridPoint& point, size_t index) {
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "%03zu", index);
+  std::string name = prefix;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const std::string& path = axes[k].path;
+    const auto dot = path.rfind('.');
+    const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+    name += "_" + leaf + "-" + grid_value_label(axes[k].values[point[k]]);
+  }
+  for (char& c : name) {
+    const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  if (name.size() > 120) name.resize(120);  // the index prefix keeps truncated names unique
+  return name;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,48 @@
+#pragma once
+// One what-if point: a scenario document with overrides applied, checked against the scenario
+// format, then simulated (results.json) and, when asked, searched for its capacity. Shared by
+// `kvcap sweep` and `kvcap check`, so both read a point exactly as `kvcap run --set` does.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/search/capacity_search.hpp"
+
+namespace kvcap {
+
+/// Applies `assignments` ("a.b=value", as --set) in order. `origin` names them in messages
+/// ("--grid engine.block_size=32"); InputError when a path cannot be applied.
+nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>& assignments);
+
+/// The strict format checks that need no model or GPU: the scenario fields and the workload
+/// object. InputError naming the field for a key or value the format does not accept. Checks
+/// that depend on fitting the model on the GPU happen in run_point.
+ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string& file);
+
+/// Simulates the document as `kvcap run` would; returns its results.json. InputError when the
+/// point cannot be built (e.g. the model does not fit the GPU).
+nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file);
+
+/// Capacity options as the sweep and check options name them.
+struct CapacityRequest {
+  double attainment = 0.99;  ///< fraction of arrived requests that must meet the scenario's SLO
+  double precision = 0.05;   ///< relative width of the final load bracket
+};
+
+/// The figures of a capacity search that reports print.
+struct CapacityFigures {
+  bool found = false;   ///< some probed load met the goal
+  bool capped = false;  ///< the highest load tried still met it (a lower bound)
+  double requests_per_s = 0;
+  double load_scale = 0;
+  int probes = 0;
+};
+
+CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req);
+
+/// JSON form used by sweep.json and check --json.
+nlohmann::ordered_json capacity_json(const CapacityFigures& c);
+
+}  // namespace kvcap

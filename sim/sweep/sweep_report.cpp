@@ -1,0 +1,275 @@
+#include "sim/sweep/sweep_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "sim/check/metric_path.hpp"
+#include "sim/metrics/results.hpp"
+#include "sim/util/error.hpp"
+
+namespace kvcap {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct Column {
+  std::string path;
+  std::string label;
+};
+
+// Table columns after the grid values; "finished" prints finished/arrived.
+const std::vector<Column>& table_columns() {
+  static const std::vector<Column> cols = {
+      {"requests.finished", "finished"},          {"requests.rejected", "rejected"},
+      {"latency_s.ttft.p99", "ttft p99 s"},       {"latency_s.tpot.p99", "tpot p99 s"},
+      {"throughput.output_tokens_per_s", "out tok/s"}, {"slo_attainment", "slo att"},
+      {"kv_peak_fraction", "kv peak"},            {"running.max", "run max"},
+      {"utilization.compute_mean", "compute"},    {"preemptions", "preempt"},
+      {"scenario.cost_model_measured", "measured"}};
+  return cols;
+}
+
+std::optional<double> figure(const SweepPoint& p, const std::string& path) {
+  if (path == "kv_peak_fraction") return kv_peak_fraction(p.results);
+  if (path == kCapacityRequestsPerS) return p.capacity ? std::optional<double>(p.capacity->requests_per_s) : std::nullopt;
+  if (path == kCapacityLoadScale) return p.capacity ? std::optional<double>(p.capacity->load_scale) : std::nullopt;
+  const MetricLookup m = lookup_metric(p.results, path);
+  return m.found ? m.value : std::nullopt;
+}
+
+std::string short_number(std::optional<double> v) {
+  if (!v) return "-";
+  char buf[32];
+  if (std::fabs(*v) >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.0f", *v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", *v);
+  return buf;
+}
+
+std::optional<double> vs_first(const SweepResult& s, const SweepPoint& p) {
+  const auto& first = s.points.front();
+  if (!p.headline || !first.headline || *first.headline == 0) return std::nullopt;
+  return *p.headline / *first.headline;
+}
+
+bool headline_is_extra_column(const std::string& headline) {
+  if (is_capacity_metric(headline)) return headline != kCapacityRequestsPerS;
+  for (const auto& c : table_columns())
+    if (c.path == headline) return false;
+  return true;
+}
+
+std::string capacity_cell(const SweepPoint& p) {
+  if (!p.capacity) return "-";
+  if (!p.capacity->found) return "none";
+  return (p.capacity->capped ? ">=" : "") + short_number(p.capacity->requests_per_s);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string csv_number(std::optional<double> v) { return v ? format_number(*v) : ""; }
+
+}  // namespace
+
+const std::vector<std::string>& sweep_figure_paths() {
+  static const std::vector<std::string> paths = {
+      "requests.arrived",       "requests.finished",           "requests.rejected",
+      "latency_s.ttft.p99",     "latency_s.tpot.p99",          "throughput.output_tokens_per_s",
+      "goodput_requests_per_s", "slo_attainment",              "kv.peak_used_tokens",
+      "kv.capacity_tokens",     "running.max",                 "utilization.compute_mean",
+      "preemptions",            "scenario.cost_model_measured"};
+  return paths;
+}
+
+std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results) {
+  const MetricLookup peak = lookup_metric(results, "kv.peak_used_tokens");
+  const MetricLookup cap = lookup_metric(results, "kv.capacity_tokens");
+  if (!peak.value || !cap.value || *cap.value <= 0) return std::nullopt;
+  return *peak.value / *cap.value;
+}
+
+void print_sweep_table(std::ostream& os, const SweepResult& s) {
+  const auto& axes = s.options.axes;
+  std::vector<std::string> header = {"#"};
+  for (const auto& a : axes) header.push_back(a.path);
+  for (const auto& c : table_columns()) header.push_back(c.label);
+  if (s.options.capacity) header.push_back("capacity req/s");
+  const bool extra = headline_is_extra_column(s.headline);
+  if (extra) header.push_back(s.headline);
+  header.push_back("vs first");
+
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> errors(s.points.size());
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const SweepPoint& p = s.points[i];
+    std::vector<std::string> row = {std::to_string(i)};
+    for (size_t k = 0; k < axes.size(); ++k) row.push_back(grid_value_label(axes[k].values[p.point[k]]));
+    if (!p.ok) {
+      errors[i] = p.error;
+      rows.push_back(row);
+      continue;
+    }
+    for (const auto& c : table_columns()) {
+      if (c.path == "requests.finished")
+        row.push_back(short_number(figure(p, "requests.finished")) + "/" + short_number(figure(p, "requests.arrived")));
+      else if (c.path == "scenario.cost_model_measured")
+        row.push_back(figure(p, c.path).value_or(0) != 0 ? "yes" : "no");
+      else
+        row.push_back(short_number(figure(p, c.path)));
+    }
+    if (s.options.capacity) row.push_back(capacity_cell(p));
+    if (extra) row.push_back(short_number(p.headline));
+    const auto r = vs_first(s, p);
+    row.push_back(r ? "x" + short_number(*r) : "-");
+    rows.push_back(row);
+  }
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (errors[i].empty())
+      for (size_t c = 0; c < rows[i].size(); ++c) width[c] = std::max(width[c], rows[i][c].size());
+  auto print_row = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string cell = row[c];
+      cell.resize(std::max(width[c], cell.size()), ' ');
+      line += (c ? "  " : "") + cell;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << "\n";
+  };
+  os << "sweep of " << s.options.scenario_file << ": " << s.points.size() << " point(s); \"vs first\" is "
+     << s.headline << " / point 0's\n";
+  print_row(header);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!errors[i].empty()) {
+      std::string line;
+      for (size_t c = 0; c < rows[i].size(); ++c) {
+        std::string cell = rows[i][c];
+        cell.resize(std::max(width[c], cell.size()), ' ');
+        line += (c ? "  " : "") + cell;
+      }
+      os << line << "  error: " << errors[i] << "\n";
+    } else {
+      print_row(rows[i]);
+    }
+  }
+  if (!s.points.empty() && s.points.front().ok && !s.points.front().results.empty()) {
+    const MetricLookup measured = lookup_metric(s.points.front().results, "scenario.cost_model_measured");
+    if (measured.value && *measured.value == 0)
+      os << "cost model: " << s.points.front().results["scenario"]["cost_model"].get<std::string>() << "\n";
+  }
+}
+
+ojson sweep_json(const SweepResult& s) {
+  ojson grids = ojson::array();
+  for (const auto& a : s.options.axes) {
+    ojson values = ojson::array();
+    for (const auto& v : a.values) values.push_back(ojson::parse(v.dump()));
+    grids.push_back(ojson{{"path", a.path}, {"values", values}});
+  }
+  ojson points = ojson::array();
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const SweepPoint& p = s.points[i];
+    ojson values = ojson::object();
+    for (size_t k = 0; k < s.options.axes.size(); ++k)
+      values[s.options.axes[k].path] = ojson::parse(s.options.axes[k].values[p.point[k]].dump());
+    ojson row{{"index", i}, {"values", values}, {"folder", p.folder}, {"ok", p.ok}};
+    if (!p.ok) {
+      row["error"] = p.error;
+    } else {
+      ojson figures = ojson::object();
+      for (const auto& path : sweep_figure_paths()) {
+        const MetricLookup m = lookup_metric(p.results, path);
+        figures[path] = m.value ? ojson(*m.value) : ojson(nullptr);
+      }
+      const auto frac = kv_peak_fraction(p.results);
+      figures["kv_peak_fraction"] = frac ? ojson(*frac) : ojson(nullptr);
+      row["figures"] = figures;
+      if (p.capacity) row["capacity"] = capacity_json(*p.capacity);
+      row["headline"] = p.headline ? ojson(*p.headline) : ojson(nullptr);
+      const auto r = vs_first(s, p);
+      row["vs_first"] = r ? ojson(*r) : ojson(nullptr);
+    }
+    points.push_back(row);
+  }
+  ojson doc{{"scenario", s.options.scenario_file}, {"set", s.options.sets}, {"grids", grids},
+            {"headline", s.headline}};
+  if (s.options.capacity)
+    doc["capacity_goal"] = ojson{{"attainment", s.options.capacity_request.attainment},
+                                 {"precision", s.options.capacity_request.precision}};
+  doc["points"] = points;
+  return doc;
+}
+
+void write_sweep_csv(std::ostream& os, const SweepResult& s) {
+  std::string line = "index";
+  for (const auto& a : s.options.axes) line += "," + csv_field(a.path);
+  line += ",ok,error";
+  for (const auto& path : sweep_figure_paths()) line += "," + path;
+  line += ",kv_peak_fraction";
+  if (s.options.capacity) line += ",capacity_requests_per_s,capacity_load_scale,capacity_found,capacity_capped";
+  line += ",headline,vs_first";
+  os << line << "\n";
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const SweepPoint& p = s.points[i];
+    line = std::to_string(i);
+    for (size_t k = 0; k < s.options.axes.size(); ++k)
+      line += "," + csv_field(grid_value_label(s.options.axes[k].values[p.point[k]]));
+    line += std::string(",") + (p.ok ? "true" : "false") + "," + csv_field(p.error);
+    for (const auto& path : sweep_figure_paths()) line += "," + (p.ok ? csv_number(figure(p, path)) : "");
+    line += "," + (p.ok ? csv_number(kv_peak_fraction(p.results)) : "");
+    if (s.options.capacity) {
+      if (p.capacity)
+        line += "," + format_number(p.capacity->requests_per_s) + "," + format_number(p.capacity->load_scale) + "," +
+                (p.capacity->found ? "true" : "false") + "," + (p.capacity->capped ? "true" : "false");
+      else
+        line += ",,,,";
+    }
+    line += "," + csv_number(p.headline) + "," + csv_number(vs_first(s, p));
+    os << line << "\n";
+  }
+}
+
+void write_sweep_outputs(const std::string& dir, const SweepResult& s) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
+  auto open = [](const std::filesystem::path& path) {
+    std::ofstream f(path);
+    if (!f) throw InputError(path.string(), "cannot write this file");
+    return f;
+  };
+  {
+    auto f = open(std::filesystem::path(dir) / "sweep.csv");
+    write_sweep_csv(f, s);
+  }
+  {
+    auto f = open(std::filesystem::path(dir) / "sweep.json");
+    f << sweep_json(s).dump(2) << "\n";
+  }
+  for (const auto& p : s.points) {
+    if (!p.ok) continue;
+    const auto sub = std::filesystem::path(dir) / p.folder;
+    std::filesystem::create_directories(sub, ec);
+    if (ec) throw InputError(sub.string(), "cannot create the point's folder: " + ec.message());
+    auto f = open(sub / "results.json");
+    f << p.results.dump(2) << "\n";
+  }
+}
+
+}  // namespace kvcap

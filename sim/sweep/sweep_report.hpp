@@ -1,0 +1,26 @@
+#pragma once
+// Outputs of `kvcap sweep`: the human table (one row per point), one JSON document, and the
+// --out folder (sweep.csv, sweep.json, each point's results.json in its own subfolder).
+#include <iosfwd>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/sweep/sweep.hpp"
+
+namespace kvcap {
+
+/// The results.json figures every row shows, by path (the JSON and CSV use these names).
+const std::vector<std::string>& sweep_figure_paths();
+
+/// peak KV tokens in use / KV capacity tokens (both summed over replicas); empty without capacity.
+std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results);
+
+void print_sweep_table(std::ostream& os, const SweepResult& sweep);
+nlohmann::ordered_json sweep_json(const SweepResult& sweep);
+void write_sweep_csv(std::ostream& os, const SweepResult& sweep);
+
+/// Writes sweep.csv, sweep.json and <folder>/results.json per point that ran (created as needed).
+void write_sweep_outputs(const std::string& dir, const SweepResult& sweep);
+
+}  // namespace kvcap
