@@ -7,6 +7,7 @@
 // as the workload allows. Same document and seed → the same probes and the same answer.
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,26 @@ struct Probe {
   int64_t met_slo = 0;
   double attainment = 0;              ///< met_slo / arrived (0 when nothing arrived)
   bool pass = false;
+  int64_t max_num_seqs = 0;           ///< the probe's engine.max_num_seqs (per replica), for the limit rule
   nlohmann::ordered_json results;     ///< the run's whole results.json document
+};
+
+/// Which wall a failing probe hit first, decided from its own metrics by a fixed rule
+/// (limit_diagnosis.cpp) and shown with the numbers the rule used.
+struct LimitDiagnosis {
+  int probe = -1;               ///< index into probes of the diagnosed (first failing) run; -1 none
+  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "batch_limit", "latency"
+  std::string explanation;      ///< one human sentence with the figures
+  double kv_peak_fraction = 0;  ///< kv.peak_used_tokens / kv.capacity_tokens
+  double kv_free_at_peak_tokens = 0;  ///< (capacity - peak) tokens per replica
+  double mean_request_tokens = 0;     ///< prompt + output tokens per finished request
+  int64_t preemptions = 0;
+  int64_t swap_outs = 0;
+  int64_t rejected = 0;
+  double compute_mean = 0;      ///< utilization.compute_mean
+  double memory_bandwidth_mean = 0;
+  int64_t running_max = 0;      ///< most requests running at once on one replica
+  int64_t max_num_seqs = 0;
 };
 
 struct LoadSearchOptions {
@@ -51,7 +71,18 @@ struct LoadSearchResult {
   double first_failing_scale = std::numeric_limits<double>::infinity();  ///< upper end of the bracket
   int best_probe = -1;                 ///< index into probes of the capacity point
   std::vector<Probe> probes;           ///< in the order they ran
+  LimitDiagnosis limit;                ///< at the probe at first_failing_scale (none when capped)
 };
+
+/// InputError naming `file: /slo` unless the document sets at least one SLO threshold (a
+/// capacity without an SLO is meaningless).
+void require_slo(const nlohmann::json& scenario, const std::string& file);
+
+/// Runs the document with its `load_scale` and `deployment.replicas` set to these values and
+/// judges the run against the goal. InputError when the changed document cannot be parsed or
+/// built (build_run's message).
+Probe run_probe(const nlohmann::json& scenario, const std::string& file, double load_scale, int64_t replicas,
+                const SloGoal& goal);
 
 /// `scenario`: the scenario document after the user's overrides; `file`: its path (messages and
 /// relative paths resolve against it). InputError for a document that cannot run.
@@ -67,6 +98,9 @@ struct SizingCandidate {
 struct SizingOptions {
   SloGoal goal;
   int64_t max_replicas = 256;
+  /// Price overrides in USD per GPU-hour, keyed by the candidate's `gpu` string as given;
+  /// other GPUs use their catalog (or GPU file) price, 0 meaning unknown.
+  std::map<std::string, double> price_per_gpu_hour_usd;
 };
 
 struct SizingRow {
@@ -76,13 +110,18 @@ struct SizingRow {
   bool found = false;          ///< some replica count up to max_replicas met the goal
   int64_t replicas = 0;        ///< the fewest that met it
   int64_t gpus = 0;            ///< replicas × tensor_parallel_size
-  double price_per_gpu_hour_usd = 0;
-  double cost_per_hour_usd = 0;
+  double price_per_gpu_hour_usd = 0;  ///< 0 = unknown
+  bool price_overridden = false;      ///< from SizingOptions rather than the catalog
+  double cost_per_hour_usd = 0;       ///< gpus × price (0 when the price is unknown or not found)
   int best_probe = -1;         ///< index into probes of the run at `replicas`
   std::vector<Probe> probes;
 };
 
-/// For each candidate, the fewest replicas meeting the goal at the scenario's own load.
+/// For each candidate, the fewest replicas meeting the goal at the scenario's own load
+/// (1, 2, 4, ... up to max_replicas, then bisection on integers). A candidate that cannot be
+/// built (the model does not fit) is a row with fits=false, not an error. Rows come sorted:
+/// found ones by cost per hour (ties: fewer GPUs, then candidate order), those with an unknown
+/// price after them, then not met, then not fitting.
 std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const std::string& file,
                                            const std::vector<SizingCandidate>& candidates,
                                            const SizingOptions& options);

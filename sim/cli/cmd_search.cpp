@@ -1,0 +1,207 @@
+// kvcap search SCENARIO [--set a.b=v ...] [--attainment 0.99] [--precision 0.02] [--max-scale 1024]
+//                       [--max-probes 40] [--json] [--out DIR]
+// kvcap search SCENARIO --min-replicas [--gpu h100-sxm,h200] [--tp 1,2,4,8] [--max-replicas 64]
+//                       [--price-per-gpu-hour h200=3.5 ...] [--json] [--out DIR]
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.hpp"
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/search/capacity_search.hpp"
+#include "sim/search/search_report.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+
+namespace kvcap::cli {
+
+namespace {
+
+struct SearchOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  double attainment = 0.99;
+  double precision = 0.02;
+  double max_scale = 1024;
+  int max_probes = 40;
+  bool json = false;
+  std::string out_dir;
+  bool min_replicas = false;
+  std::string gpus;  ///< comma-separated
+  std::string tps;   ///< comma-separated
+  int64_t max_replicas = 64;
+  std::vector<std::string> prices;  ///< GPU=USD
+};
+
+std::vector<std::string> split_commas(const std::string& s, const std::string& flag) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  if (out.empty()) throw InputError(flag, "expected a comma-separated list, got '" + s + "'");
+  return out;
+}
+
+double parse_price(const std::string& text, const std::string& assignment) {
+  size_t used = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(v) || v < 0)
+    throw InputError("--price-per-gpu-hour", "expected GPU=USD with a non-negative price, got '" + assignment + "'");
+  return v;
+}
+
+/// A GPU given on the command line: a catalog id (checked now, so a typo is exit 2 naming
+/// --gpu) or a GPU JSON file, made absolute because the scenario resolves relative paths
+/// against its own folder.
+std::string checked_gpu(const std::string& g) {
+  const bool path = g.find('/') != std::string::npos || g.ends_with(".json");
+  const std::string id = path ? std::filesystem::absolute(g).string() : g;
+  try {
+    (void)load_gpu(id);
+  } catch (const InputError& e) {
+    throw InputError("--gpu", e.what());
+  }
+  return id;
+}
+
+void write_outputs(const std::string& dir, const nlohmann::ordered_json& doc, const std::string& csv) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
+  std::ofstream js(dir + "/search.json");
+  if (!js) throw InputError(dir + "/search.json", "cannot write");
+  js << doc.dump(2) << "\n";
+  std::ofstream cs(dir + "/search.csv");
+  if (!cs) throw InputError(dir + "/search.csv", "cannot write");
+  cs << csv;
+}
+
+int run_search(const SearchOptions& o) {
+  if (!(o.attainment > 0 && o.attainment <= 1))
+    throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(o.attainment));
+  nlohmann::json doc = read_json_file(o.scenario);
+  for (const auto& s : o.sets) apply_override(doc, s);
+  const ScenarioSettings settings = parse_scenario(doc, o.scenario);
+  require_slo(doc, o.scenario);
+  SearchInputs in{o.scenario, settings.name, settings.slo, o.sets};
+  SloGoal goal{o.attainment};
+
+  if (!o.min_replicas) {
+    if (!o.gpus.empty() || !o.tps.empty() || !o.prices.empty())
+      throw InputError(!o.gpus.empty() ? "--gpu" : !o.tps.empty() ? "--tp" : "--price-per-gpu-hour",
+                       "sizes a deployment: use it with --min-replicas");
+    if (!(o.precision > 0 && o.precision <= 1))
+      throw InputError("--precision", "expected a relative precision in (0, 1], got " + std::to_string(o.precision));
+    if (!(std::isfinite(o.max_scale) && o.max_scale >= settings.load_scale))
+      throw InputError("--max-scale", "expected a load scale at least the scenario's load_scale (" +
+                                          std::to_string(settings.load_scale) + ")");
+    if (o.max_probes < 2 || o.max_probes > 200)
+      throw InputError("--max-probes", "expected 2 to 200 probes, got " + std::to_string(o.max_probes));
+    LoadSearchOptions lo;
+    lo.goal = goal;
+    lo.start_scale = settings.load_scale;
+    lo.min_scale = std::min(1.0 / 1024, settings.load_scale);
+    lo.max_scale = o.max_scale;
+    lo.rel_precision = o.precision;
+    lo.max_probes = o.max_probes;
+    const LoadSearchResult r = search_max_load(doc, o.scenario, lo);
+    const auto out = load_search_json(r, lo, in);
+    if (!o.out_dir.empty()) {
+      std::ostringstream csv;
+      write_load_search_csv(csv, r);
+      write_outputs(o.out_dir, out, csv.str());
+    }
+    if (o.json)
+      std::cout << out.dump(2) << "\n";
+    else
+      print_load_search(std::cout, r, lo, in);
+    return 0;
+  }
+
+  SizingOptions so;
+  so.goal = goal;
+  so.max_replicas = o.max_replicas;
+  if (o.max_replicas < 1 || o.max_replicas > 4096)
+    throw InputError("--max-replicas", "expected 1 to 4096 replicas, got " + std::to_string(o.max_replicas));
+  std::vector<std::string> gpus;
+  if (o.gpus.empty())
+    gpus.push_back(doc.at("gpu").get<std::string>());
+  else
+    for (const auto& g : split_commas(o.gpus, "--gpu")) gpus.push_back(checked_gpu(g));
+  std::vector<int64_t> tps;
+  if (o.tps.empty()) {
+    tps.push_back(settings.engine.tensor_parallel_size);
+  } else {
+    for (const auto& t : split_commas(o.tps, "--tp")) {
+      size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(t, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != t.size() || v < 1 || v > 1024)
+        throw InputError("--tp", "expected positive tensor-parallel sizes, got '" + t + "'");
+      tps.push_back(v);
+    }
+  }
+  for (const auto& p : o.prices) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--price-per-gpu-hour", "expected GPU=USD (e.g. h200=3.5), got '" + p + "'");
+    so.price_per_gpu_hour_usd[checked_gpu(p.substr(0, eq))] = parse_price(p.substr(eq + 1), p);
+  }
+  std::vector<SizingCandidate> candidates;
+  for (const auto& g : gpus)
+    for (int64_t tp : tps) candidates.push_back({g, tp});
+  const auto rows = search_min_replicas(doc, o.scenario, candidates, so);
+  const auto out = sizing_json(rows, so, in);
+  if (!o.out_dir.empty()) {
+    std::ostringstream csv;
+    write_sizing_csv(csv, rows);
+    write_outputs(o.out_dir, out, csv.str());
+  }
+  if (o.json)
+    std::cout << out.dump(2) << "\n";
+  else
+    print_sizing(std::cout, rows, so, in);
+  return 0;
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, CommandAction& action) {
+  auto o = std::make_shared<SearchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "search", "Capacity within the scenario's SLO: the highest load (load_scale) it serves, or with "
+                "--min-replicas the fewest replicas and cost per hour for each GPU x TP");
+  cmd->add_option("scenario", o->scenario, "scenario JSON file (must have an slo block)")->required();
+  cmd->add_option("--set", o->sets, "override a scenario field, e.g. --set engine.kv_cache_dtype=fp8 (repeatable)");
+  cmd->add_option("--attainment", o->attainment, "fraction of arrived requests that must meet the SLO (0.99)");
+  cmd->add_option("--precision", o->precision, "stop when first failing / last passing load - 1 < this (0.02)");
+  cmd->add_option("--max-scale", o->max_scale, "highest load_scale to try (1024)");
+  cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
+  cmd->add_flag("--json", o->json, "print the search as one JSON document");
+  cmd->add_option("--out", o->out_dir, "folder for search.json and search.csv");
+  cmd->add_flag("--min-replicas", o->min_replicas, "sizing: the fewest replicas meeting the SLO at the scenario's load");
+  cmd->add_option("--gpu", o->gpus, "sizing: GPU ids or files, comma-separated (default: the scenario's)");
+  cmd->add_option("--tp", o->tps, "sizing: tensor-parallel sizes, comma-separated (default: the scenario's)");
+  cmd->add_option("--max-replicas", o->max_replicas, "sizing: most replicas to try (64)");
+  cmd->add_option("--price-per-gpu-hour", o->prices, "sizing: GPU=USD price override, e.g. h200=3.5 (repeatable)");
+  cmd->callback([o, &action] { action = [o] { return run_search(*o); }; });
+}
+
+}  // namespace kvcap::cli

@@ -1,0 +1,86 @@
+// What stopped a failing probe, from its results.json figures. The rule, first match wins:
+//  1. kv_memory: KV pressure happened (preemptions, swap-outs or rejections > 0), or KV was full
+//     at its peak (90% of capacity, or less free per replica than one mean request's prompt +
+//     output tokens, which is what a small pool looks like when the next request cannot be
+//     admitted) while neither compute nor bandwidth utilization was higher than the KV peak
+//     fraction: requests waited for blocks, not for the GPU.
+//  2. compute / memory_bandwidth: the larger of utilization.compute_mean and
+//     utilization.memory_bandwidth_mean is at least 0.7 (time averages that include the
+//     ramp-up and the drain, so a saturated roofline server shows 0.7-0.9, not 1).
+//  3. batch_limit: some replica ran max_num_seqs requests at once (the scheduler's cap).
+//  4. latency: none of these: the SLO was missed by queueing or step time with no resource near
+//     its wall (a tight threshold, or a cost model without utilization figures).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "sim/search/limit_diagnosis.hpp"
+
+namespace kvcap {
+
+namespace {
+
+constexpr double kKvNearFull = 0.9;
+constexpr double kUtilSaturated = 0.7;
+
+double number(const nlohmann::ordered_json& j, const char* a, const char* b) {
+  if (!j.contains(a) || !j[a].contains(b) || !j[a][b].is_number()) return 0;
+  return j[a][b].get<double>();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
+  const auto& res = probe.results;
+  LimitDiagnosis d;
+  d.probe = index;
+  const double capacity = number(res, "kv", "capacity_tokens");
+  d.kv_peak_fraction = capacity > 0 ? number(res, "kv", "peak_used_tokens") / capacity : 0;
+  d.preemptions = res.value("preemptions", int64_t{0});
+  d.swap_outs = static_cast<int64_t>(number(res, "swap", "swap_outs"));
+  d.rejected = static_cast<int64_t>(number(res, "requests", "rejected"));
+  d.compute_mean = number(res, "utilization", "compute_mean");
+  d.memory_bandwidth_mean = number(res, "utilization", "memory_bandwidth_mean");
+  d.running_max = static_cast<int64_t>(number(res, "running", "max"));
+  d.max_num_seqs = probe.max_num_seqs;
+  const double finished_per_s = number(res, "throughput", "requests_per_s");
+  d.mean_request_tokens = finished_per_s > 0 ? (number(res, "throughput", "input_tokens_per_s") +
+                                                number(res, "throughput", "output_tokens_per_s")) /
+                                                   finished_per_s
+                                             : 0;
+  d.kv_free_at_peak_tokens =
+      (capacity - number(res, "kv", "peak_used_tokens")) / static_cast<double>(std::max<int64_t>(probe.replicas, 1));
+  const bool kv_full = d.kv_peak_fraction >= kKvNearFull || (capacity > 0 && d.kv_free_at_peak_tokens < d.mean_request_tokens);
+
+  const double busiest = std::max(d.compute_mean, d.memory_bandwidth_mean);
+  const std::string figures = "KV peak " + fixed(100 * d.kv_peak_fraction, 1) + "% of capacity (" +
+                              fixed(d.kv_free_at_peak_tokens, 0) + " tokens free per replica, mean request " +
+                              fixed(d.mean_request_tokens, 0) + "), " +
+                              std::to_string(d.preemptions) + " preemptions, " + std::to_string(d.swap_outs) +
+                              " swap-outs, " + std::to_string(d.rejected) + " rejected; compute " +
+                              fixed(100 * d.compute_mean, 1) + "%, memory bandwidth " +
+                              fixed(100 * d.memory_bandwidth_mean, 1) + "% (time means); running max " +
+                              std::to_string(d.running_max) + " of max_num_seqs " + std::to_string(d.max_num_seqs);
+  if (d.preemptions + d.swap_outs + d.rejected > 0 || (kv_full && d.kv_peak_fraction >= busiest)) {
+    d.wall = "kv_memory";
+    d.explanation = "KV memory: " + figures;
+  } else if (busiest >= kUtilSaturated) {
+    d.wall = d.compute_mean >= d.memory_bandwidth_mean ? "compute" : "memory_bandwidth";
+    d.explanation = (d.wall == "compute" ? "compute: " : "memory bandwidth: ") + figures;
+  } else if (d.max_num_seqs > 0 && d.running_max >= d.max_num_seqs) {
+    d.wall = "batch_limit";
+    d.explanation = "batch limit (max_num_seqs): " + figures;
+  } else {
+    d.wall = "latency";
+    d.explanation = "latency (queueing or step time, no resource near its wall): " + figures;
+  }
+  return d;
+}
+
+}  // namespace kvcap

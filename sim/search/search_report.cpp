@@ -1,0 +1,320 @@
+// Formatting of search results: JSON, CSV and the human tables. No simulation here.
+#include "sim/search/search_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ostream>
+
+#include "sim/metrics/results.hpp"
+
+namespace kvcap {
+
+using ojson = nlohmann::ordered_json;
+
+const char* const kPriceSource =
+    "prices: catalog on-demand list prices (RunPod via deploybase.ai, March 2026; sim/hw/gpu_catalog.cpp), "
+    "per GPU-hour, before discounts or reservations; prices move: override with --price-per-gpu-hour GPU=USD";
+
+namespace {
+
+/// 9 significant digits, as results.json prints them; null for NaN/inf.
+ojson num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return std::strtod(format_number(v).c_str(), nullptr);
+}
+
+/// A number inside a results.json (a, b, c path); NaN when absent or null.
+double figure(const ojson& j, std::initializer_list<const char*> path) {
+  const ojson* node = &j;
+  for (const char* key : path) {
+    if (!node->is_object() || !node->contains(key)) return NAN;
+    node = &(*node)[key];
+  }
+  return node->is_number() ? node->get<double>() : NAN;
+}
+
+std::string fmt(const char* f, double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+double kv_peak_fraction(const ojson& res) {
+  const double cap = figure(res, {"kv", "capacity_tokens"});
+  return cap > 0 ? figure(res, {"kv", "peak_used_tokens"}) / cap : NAN;
+}
+
+ojson probe_json(const Probe& p, int index) {
+  const ojson& res = p.results;
+  return ojson{{"index", index},
+               {"load_scale", num(p.load_scale)},
+               {"replicas", p.replicas},
+               {"offered_requests_per_s", num(p.offered_requests_per_s)},
+               {"arrived", p.arrived},
+               {"met_slo", p.met_slo},
+               {"attainment", num(p.attainment)},
+               {"pass", p.pass},
+               {"goodput_requests_per_s", num(figure(res, {"goodput_requests_per_s"}))},
+               {"input_tokens_per_s", num(figure(res, {"throughput", "input_tokens_per_s"}))},
+               {"output_tokens_per_s", num(figure(res, {"throughput", "output_tokens_per_s"}))},
+               {"ttft_p99_s", num(figure(res, {"latency_s", "ttft", "p99"}))},
+               {"tpot_p99_s", num(figure(res, {"latency_s", "tpot", "p99"}))},
+               {"e2e_p99_s", num(figure(res, {"latency_s", "e2e", "p99"}))},
+               {"rejected", res.at("requests").value("rejected", int64_t{0})},
+               {"preemptions", res.value("preemptions", int64_t{0})},
+               {"kv_peak_fraction", num(kv_peak_fraction(res))},
+               {"compute_mean", num(figure(res, {"utilization", "compute_mean"}))},
+               {"memory_bandwidth_mean", num(figure(res, {"utilization", "memory_bandwidth_mean"}))}};
+}
+
+ojson goal_json(const SloGoal& g, const SearchInputs& in) {
+  auto thr = [](double v) { return v > 0 ? num(v) : ojson(nullptr); };
+  return ojson{{"min_attainment", num(g.min_attainment)},
+               {"ttft_p99_s", thr(in.slo.ttft_s)},
+               {"tpot_p99_s", thr(in.slo.tpot_s)},
+               {"e2e_p99_s", thr(in.slo.e2e_s)},
+               {"counts_as_miss", "rejected, lost and unfinished requests"}};
+}
+
+ojson inputs_json(const SearchInputs& in) {
+  return ojson{{"file", in.file}, {"name", in.scenario_name}, {"overrides", in.overrides}};
+}
+
+std::string slo_text(const SearchInputs& in, double min_attainment) {
+  std::string s;
+  auto add = [&](const char* name, double v) {
+    if (v <= 0) return;
+    if (!s.empty()) s += ", ";
+    s += std::string(name) + " <= " + format_number(v) + " s";
+  };
+  add("TTFT", in.slo.ttft_s);
+  add("TPOT", in.slo.tpot_s);
+  add("E2E", in.slo.e2e_s);
+  return s + " for >= " + format_number(100 * min_attainment) + "% of arrived requests";
+}
+
+const char* const kProbeCsvHeader =
+    "index,load_scale,replicas,offered_requests_per_s,arrived,met_slo,attainment,pass,goodput_requests_per_s,"
+    "input_tokens_per_s,output_tokens_per_s,ttft_p99_s,tpot_p99_s,e2e_p99_s,rejected,preemptions,kv_peak_fraction,"
+    "compute_mean,memory_bandwidth_mean";
+
+void probe_csv_row(std::ostream& os, const ojson& j) {
+  bool first = true;
+  for (const auto& [k, v] : j.items()) {
+    if (!first) os << ",";
+    first = false;
+    if (v.is_null())
+      continue;
+    else if (v.is_boolean())
+      os << (v.get<bool>() ? "true" : "false");
+    else if (v.is_number_integer())
+      os << v.get<int64_t>();
+    else if (v.is_number())
+      os << format_number(v.get<double>());
+  }
+  os << "\n";
+}
+
+void print_probe_header(std::ostream& os) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%5s %11s %8s %13s %8s %8s %10s %5s %11s %11s %8s %11s\n", "probe", "load_scale",
+                "replicas", "offered_req/s", "arrived", "met_slo", "attainment", "pass", "ttft_p99_s", "tpot_p99_s",
+                "kv_peak", "preemptions");
+  os << buf;
+}
+
+void print_probe_row(std::ostream& os, const Probe& p, int index) {
+  const ojson& res = p.results;
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "%5d %11s %8lld %13s %8lld %8lld %10s %5s %11s %11s %8s %11lld\n", index,
+                format_number(p.load_scale).c_str(), static_cast<long long>(p.replicas),
+                fmt("%.3f", p.offered_requests_per_s).c_str(), static_cast<long long>(p.arrived),
+                static_cast<long long>(p.met_slo), fmt("%.4f", p.attainment).c_str(), p.pass ? "yes" : "no",
+                fmt("%.3f", figure(res, {"latency_s", "ttft", "p99"})).c_str(),
+                fmt("%.4f", figure(res, {"latency_s", "tpot", "p99"})).c_str(),
+                fmt("%.3f", kv_peak_fraction(res)).c_str(), static_cast<long long>(res.value("preemptions", int64_t{0})));
+  os << buf;
+}
+
+}  // namespace
+
+ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in) {
+  ojson out;
+  out["search"] = "max_load";
+  out["scenario"] = inputs_json(in);
+  out["goal"] = goal_json(o.goal, in);
+  out["options"] = ojson{{"start_scale", num(o.start_scale)},
+                         {"min_scale", num(o.min_scale)},
+                         {"max_scale", num(o.max_scale)},
+                         {"rel_precision", num(o.rel_precision)},
+                         {"max_probes", o.max_probes}};
+  ojson probes = ojson::array();
+  for (size_t i = 0; i < r.probes.size(); ++i) probes.push_back(probe_json(r.probes[i], static_cast<int>(i)));
+  out["probes"] = probes;
+  ojson cap{{"found", r.found}, {"capped", r.capped}};
+  if (r.found) {
+    const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
+    cap["probe"] = r.best_probe;
+    cap["load_scale"] = num(r.capacity_load_scale);
+    cap["offered_requests_per_s"] = num(r.capacity_requests_per_s);
+    cap["goodput_requests_per_s"] = num(figure(best.results, {"goodput_requests_per_s"}));
+    cap["input_tokens_per_s"] = num(figure(best.results, {"throughput", "input_tokens_per_s"}));
+    cap["output_tokens_per_s"] = num(figure(best.results, {"throughput", "output_tokens_per_s"}));
+    cap["attainment"] = num(best.attainment);
+  }
+  cap["first_failing_scale"] = num(r.first_failing_scale);
+  out["capacity"] = cap;
+  if (r.limit.probe >= 0) {
+    const LimitDiagnosis& d = r.limit;
+    out["limit"] = ojson{{"probe", d.probe},
+                         {"load_scale", num(r.probes[static_cast<size_t>(d.probe)].load_scale)},
+                         {"wall", d.wall},
+                         {"explanation", d.explanation},
+                         {"kv_peak_fraction", num(d.kv_peak_fraction)},
+                         {"kv_free_at_peak_tokens", num(d.kv_free_at_peak_tokens)},
+                         {"mean_request_tokens", num(d.mean_request_tokens)},
+                         {"preemptions", d.preemptions},
+                         {"swap_outs", d.swap_outs},
+                         {"rejected", d.rejected},
+                         {"compute_mean", num(d.compute_mean)},
+                         {"memory_bandwidth_mean", num(d.memory_bandwidth_mean)},
+                         {"running_max", d.running_max},
+                         {"max_num_seqs", d.max_num_seqs},
+                         {"rule", "first match: kv_memory (preemptions, swap-outs or rejections; or KV full at its "
+                                  "peak - >= 90%, or less free per replica than one mean request - with the peak "
+                                  "fraction above both utilizations); compute / memory_bandwidth (time-mean utilization "
+                                  ">= 70%); batch_limit (running max = max_num_seqs); else latency"}};
+  } else {
+    out["limit"] = nullptr;
+  }
+  out["capacity_results"] = r.found ? r.probes[static_cast<size_t>(r.best_probe)].results : ojson(nullptr);
+  return out;
+}
+
+void write_load_search_csv(std::ostream& os, const LoadSearchResult& r) {
+  os << kProbeCsvHeader << "\n";
+  for (size_t i = 0; i < r.probes.size(); ++i) probe_csv_row(os, probe_json(r.probes[i], static_cast<int>(i)));
+}
+
+void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in) {
+  os << "kvcap search: " << in.scenario_name << " (" << in.file << "): highest load with " << slo_text(in, o.goal.min_attainment)
+     << "\n";
+  print_probe_header(os);
+  for (size_t i = 0; i < r.probes.size(); ++i) print_probe_row(os, r.probes[i], static_cast<int>(i));
+  if (!r.found) {
+    os << "capacity: none found: even load_scale " << format_number(r.first_failing_scale) << " misses the SLO";
+    if (r.limit.probe >= 0) os << "; limited by " << r.limit.explanation;
+    os << "\n";
+    return;
+  }
+  const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
+  os << "capacity: " << fmt("%.4g", r.capacity_requests_per_s) << " requests/s offered (load_scale "
+     << format_number(r.capacity_load_scale) << ", attainment " << fmt("%.4f", best.attainment) << "), goodput "
+     << fmt("%.4g", figure(best.results, {"goodput_requests_per_s"})) << " requests/s, "
+     << fmt("%.0f", figure(best.results, {"throughput", "input_tokens_per_s"})) << " input + "
+     << fmt("%.0f", figure(best.results, {"throughput", "output_tokens_per_s"})) << " output tokens/s\n";
+  if (r.capped) {
+    os << "  at least: the highest scale tried (--max-scale " << format_number(o.max_scale) << ") still met the SLO\n";
+  } else {
+    const Probe& fail = r.probes[static_cast<size_t>(r.limit.probe)];
+    os << "  next probe up (load_scale " << format_number(r.first_failing_scale) << ", "
+       << fmt("%.4g", fail.offered_requests_per_s) << " requests/s, attainment " << fmt("%.4f", fail.attainment)
+       << ") is limited by " << r.limit.explanation << "\n";
+  }
+}
+
+ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, const SearchInputs& in) {
+  ojson out;
+  out["search"] = "min_replicas";
+  out["scenario"] = inputs_json(in);
+  out["goal"] = goal_json(o.goal, in);
+  out["options"] = ojson{{"max_replicas", o.max_replicas}};
+  out["price_source"] = kPriceSource;
+  ojson arr = ojson::array();
+  for (const SizingRow& row : rows) {
+    ojson j{{"gpu", row.candidate.gpu},
+            {"tensor_parallel_size", row.candidate.tensor_parallel_size},
+            {"fits", row.fits}};
+    if (!row.fits) j["why_not"] = row.why_not;
+    j["found"] = row.found;
+    j["replicas"] = row.found ? ojson(row.replicas) : ojson(nullptr);
+    j["gpus"] = row.found ? ojson(row.gpus) : ojson(nullptr);
+    j["price_per_gpu_hour_usd"] = row.price_per_gpu_hour_usd > 0 ? num(row.price_per_gpu_hour_usd) : ojson(nullptr);
+    j["price_from"] = row.price_overridden ? "--price-per-gpu-hour" : row.price_per_gpu_hour_usd > 0 ? "catalog" : "unknown";
+    j["cost_per_hour_usd"] = row.found && row.price_per_gpu_hour_usd > 0 ? num(row.cost_per_hour_usd) : ojson(nullptr);
+    j["best_probe"] = row.best_probe;
+    ojson probes = ojson::array();
+    for (size_t i = 0; i < row.probes.size(); ++i) probes.push_back(probe_json(row.probes[i], static_cast<int>(i)));
+    j["probes"] = probes;
+    arr.push_back(j);
+  }
+  out["candidates"] = arr;
+  return out;
+}
+
+void write_sizing_csv(std::ostream& os, const std::vector<SizingRow>& rows) {
+  os << "gpu,tensor_parallel_size,fits,found,replicas,gpus,price_per_gpu_hour_usd,cost_per_hour_usd,probes,"
+        "attainment,why_not\n";
+  for (const SizingRow& row : rows) {
+    std::string why = row.why_not;
+    for (char& c : why)
+      if (c == '"' || c == '\n') c = '\'';
+    os << row.candidate.gpu << "," << row.candidate.tensor_parallel_size << "," << (row.fits ? "true" : "false") << ","
+       << (row.found ? "true" : "false") << ",";
+    if (row.found) os << row.replicas << "," << row.gpus;
+    else os << ",";
+    os << "," << (row.price_per_gpu_hour_usd > 0 ? format_number(row.price_per_gpu_hour_usd) : "") << ","
+       << (row.found && row.price_per_gpu_hour_usd > 0 ? format_number(row.cost_per_hour_usd) : "") << ","
+       << row.probes.size() << ","
+       << (row.best_probe >= 0 ? format_number(row.probes[static_cast<size_t>(row.best_probe)].attainment) : "") << ",\""
+       << why << "\"\n";
+  }
+}
+
+void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const SizingOptions& o, const SearchInputs& in) {
+  double offered = NAN;
+  for (const SizingRow& row : rows)
+    if (!row.probes.empty()) offered = row.probes.front().offered_requests_per_s;
+  os << "kvcap search --min-replicas: " << in.scenario_name << " (" << in.file << ") at its own load ("
+     << fmt("%.4g", offered) << " requests/s offered) with " << slo_text(in, o.goal.min_attainment) << "\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-12s %3s %9s %5s %10s %10s %10s %7s  %s\n", "gpu", "tp", "replicas", "gpus",
+                "usd/gpu-h", "usd/h", "attainment", "probes", "note");
+  os << buf;
+  for (const SizingRow& row : rows) {
+    std::string note;
+    if (!row.fits) note = "does not fit: " + row.why_not;
+    else if (!row.found) note = "not met with <= " + std::to_string(o.max_replicas) + " replicas";
+    if (row.price_overridden) note += std::string(note.empty() ? "" : "; ") + "price from --price-per-gpu-hour";
+    else if (row.price_per_gpu_hour_usd <= 0) note += std::string(note.empty() ? "" : "; ") + "price unknown";
+    const std::string att =
+        row.best_probe >= 0 ? fmt("%.4f", row.probes[static_cast<size_t>(row.best_probe)].attainment) : "-";
+    std::snprintf(buf, sizeof buf, "%-12s %3lld %9s %5s %10s %10s %10s %7zu  %s\n", row.candidate.gpu.c_str(),
+                  static_cast<long long>(row.candidate.tensor_parallel_size),
+                  row.found ? std::to_string(row.replicas).c_str() : "-",
+                  row.found ? std::to_string(row.gpus).c_str() : "-",
+                  row.price_per_gpu_hour_usd > 0 ? fmt("%.2f", row.price_per_gpu_hour_usd).c_str() : "-",
+                  row.found && row.price_per_gpu_hour_usd > 0 ? fmt("%.2f", row.cost_per_hour_usd).c_str() : "-",
+                  att.c_str(), row.probes.size(), note.c_str());
+    os << buf;
+  }
+  const SizingRow* best = nullptr;
+  for (const SizingRow& row : rows)
+    if (row.found) {
+      best = &row;
+      break;
+    }
+  if (!best) {
+    os << "answer: no candidate meets the SLO with <= " << o.max_replicas << " replicas\n";
+  } else {
+    os << "answer: " << best->replicas << " x " << best->candidate.gpu << " TP" << best->candidate.tensor_parallel_size
+       << " = " << best->gpus << " GPUs";
+    if (best->price_per_gpu_hour_usd > 0) os << " at " << fmt("%.2f", best->cost_per_hour_usd) << " USD/h";
+    os << (rows.front().found && rows.front().price_per_gpu_hour_usd > 0 ? " (cheapest)" : " (no prices known)") << "\n";
+  }
+  os << kPriceSource << "\n";
+}
+
+}  // namespace kvcap
