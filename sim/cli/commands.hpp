@@ -15,5 +15,6 @@ void add_catalog_commands(CLI::App& app, CommandAction& action);   // cmd_catalo
 void add_run_command(CLI::App& app, CommandAction& action);        // cmd_run.cpp
 void add_trace_command(CLI::App& app, CommandAction& action);      // cmd_trace.cpp
 void add_calibrate_command(CLI::App& app, CommandAction& action);  // cmd_calibrate.cpp
+void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search.cpp
 
 }  // namespace kvcap::cli
