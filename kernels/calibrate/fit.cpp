@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 
 #include "kernels/calibrate/raw_json.hpp"
+#include "kernels/calibrate/sweep_plan.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -86,6 +87,7 @@ Profile fit_profile(const RawRun& raw, double spec_flops, double spec_bw, const 
   const double ridge = spec_flops / spec_bw;
   std::vector<double> cw, ct, mw, mt, fw, ft;
   for (const auto& g : raw.gemm) {
+    if (is_moe_gemm(g.name)) continue;  // one point = many expert launches: kept in raw, not in the dense fits
     const bool compute = g.flops / g.bytes > ridge;
     if (g.dtype == "bf16") {
       (compute ? cw : mw).push_back(compute ? g.flops : g.bytes);

@@ -51,6 +51,54 @@ std::vector<int64_t> append_token_counts(bool quick) {
   return quick ? std::vector<int64_t>{1, 1024, 16384} : std::vector<int64_t>{1, 64, 1024, 16384};
 }
 
+std::vector<GemmCase> gemm_cases(const SweepShape& s, bool quick) {
+  std::vector<GemmCase> out;
+  out.push_back({"square", 8192, 8192, 8192, 1});
+  const int64_t qkv = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
+  const std::vector<int64_t> tokens =
+      quick ? std::vector<int64_t>{1, 256, 4096} : std::vector<int64_t>{1, 8, 32, 128, 512, 2048, 8192};
+  const std::pair<const char*, std::pair<int64_t, int64_t>> layers[] = {
+      {"qkv", {qkv, s.hidden}},
+      {"o", {s.hidden, s.q_heads * s.head_dim}},
+      {"gate_up", {2 * s.intermediate, s.hidden}},
+      {"down", {s.hidden, s.intermediate}},
+      {"lm_head", {s.vocab, s.hidden}}};
+  for (const auto& [name, nk] : layers)
+    for (int64_t m : tokens) out.push_back({name, m, nk.first, nk.second, 1});
+  if (s.moe_experts > 0 && s.moe_top_k > 0) {
+    for (int64_t t : quick ? std::vector<int64_t>{1, 4096} : std::vector<int64_t>{1, 16, 256, 4096}) {
+      const int64_t pairs = t * s.moe_top_k;
+      const int64_t touched = std::min(s.moe_experts, pairs);
+      const int64_t rows = (pairs + touched - 1) / touched;
+      out.push_back({"moe_gate_up", rows, 2 * s.moe_intermediate, s.moe_hidden, touched});
+      out.push_back({"moe_down", rows, s.moe_hidden, s.moe_intermediate, touched});
+    }
+  }
+  return out;
+}
+
+bool gemm_fits_arenas(const GemmCase& g, bool fp8) {
+  const int64_t elem = fp8 ? 1 : 2;
+  const int64_t w_stride = (g.n * g.k * elem + 255) / 256 * 256;
+  return w_stride * g.launches <= kGemmWeightArenaBytes && g.m * g.k * elem <= kGemmActArenaBytes &&
+         g.m * g.n * 2 <= kGemmOutArenaBytes;
+}
+
+RawGemm gemm_record(const GemmCase& g, bool fp8) {
+  const double elem = fp8 ? 1 : 2;
+  const double m = static_cast<double>(g.m), n = static_cast<double>(g.n), k = static_cast<double>(g.k),
+               l = static_cast<double>(g.launches);
+  RawGemm r;
+  r.name = g.name;
+  r.dtype = fp8 ? "fp8_e4m3" : "bf16";
+  r.m = g.m * g.launches;
+  r.n = g.n;
+  r.k = g.k;
+  r.flops = 2.0 * m * n * k * l;
+  r.bytes = l * (n * k * elem + m * k * elem + m * n * 2);  // weights + activations read, bf16 output written
+  return r;
+}
+
 int64_t page_data_bytes(KvStorage s, int64_t page_size, int64_t head_dim, int64_t kv_heads) {
   return page_size * kv_heads * head_dim * kern::kv_storage_bits(s) / 8;
 }

@@ -19,7 +19,33 @@ namespace kvcap {
 /// intermediate 14336, 32 query / 8 KV heads of 128, vocabulary 128256).
 struct SweepShape {
   int64_t hidden = 4096, intermediate = 14336, q_heads = 32, kv_heads = 8, head_dim = 128, vocab = 128256;
+  /// MoE expert GEMMs (0 experts: none). Defaults: Qwen/Qwen3-30B-A3B's config.json (hidden 2048,
+  /// moe_intermediate_size 768, 128 experts, 8 per token; kvcap's model catalog holds it).
+  int64_t moe_hidden = 2048, moe_intermediate = 768, moe_experts = 128, moe_top_k = 8;
 };
+
+/// One GEMM point: D[m×n] = A[m×k] · W[n×k]ᵀ. `launches` > 1 for MoE: that many experts, each
+/// with its own weights and m rows, timed together as one point.
+struct GemmCase {
+  std::string name;  ///< "square" (the ceiling), "qkv", "o", "gate_up", "down", "lm_head", "moe_gate_up", "moe_down"
+  int64_t m = 0, n = 0, k = 0;
+  int64_t launches = 1;
+};
+/// Device buffers of the GEMM bench: weights (rotated copies), activations, outputs.
+inline constexpr int64_t kGemmWeightArenaBytes = int64_t{3} << 30;
+inline constexpr int64_t kGemmActArenaBytes = int64_t{512} << 20;
+inline constexpr int64_t kGemmOutArenaBytes = int64_t{1} << 30;
+/// A large square bf16 GEMM first (the compute ceiling, 8192³ as the lent machines' notes
+/// measured it), then the model's layers at the token counts a step can have, then MoE experts
+/// for step token counts T (experts touched = min(E, T·top_k), ⌈T·top_k / touched⌉ rows each).
+std::vector<GemmCase> gemm_cases(const SweepShape& shape, bool quick);
+/// False when a case's operands do not fit the bench's arenas (it is skipped).
+bool gemm_fits_arenas(const GemmCase& g, bool fp8);
+/// The raw record of a GEMM point, every field but time_s. MoE points count every launch's
+/// FLOPs, every touched expert's weights and all rows' activations and outputs.
+RawGemm gemm_record(const GemmCase& g, bool fp8);
+/// MoE points are many launches each and stay out of the dense GEMM fits.
+inline bool is_moe_gemm(const std::string& name) { return name.rfind("moe_", 0) == 0; }
 
 /// One kernel-vs-reference check configuration.
 struct CheckShape {

@@ -2,7 +2,8 @@
 // model's GEMMs and the HBM copy ceiling, and writes the RAW measurements JSON (kvcap-raw) that
 // `kvcap calibrate --fit-only` turns into a profile.
 //   kvcap-gpu-calibrate --gpu-id h200 --out raw.json [--quick] [--check-only] [--sweep-budget-s 300]
-//       [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT] [--git-commit SHA]
+//       [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--moe hidden,inter,experts,top_k|none]
+//       [--clocks TEXT] [--git-commit SHA]
 // The raw file is rewritten after the checks, each stage and each KV dtype of the sweep (a
 // checkpoint that says it is unfinished), so a run stopped by a timeout or an error keeps what it
 // measured; `provenance.incomplete` says what is missing.
@@ -38,7 +39,7 @@ int usage(const std::string& why) {
   std::fprintf(stderr,
                "kvcap-gpu-calibrate: %s\nusage: kvcap-gpu-calibrate --gpu-id ID --out RAW.json [--quick] [--check-only]\n"
                "  [--sweep-budget-s S] [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT]\n"
-               "  [--git-commit SHA]\n",
+               "  [--moe hidden,expert_intermediate,experts,top_k|none] [--git-commit SHA]\n",
                why.c_str());
   return 2;
 }
@@ -53,8 +54,35 @@ bool parse_shape(const std::string& text, SweepShape& s) {
     v[i] = std::strtoll(part.c_str(), &end, 10);
     if (*end != '\0' || v[i] <= 0) return false;
   }
-  s = {v[0], v[1], v[2], v[3], v[4], v[5]};
+  s.hidden = v[0];
+  s.intermediate = v[1];
+  s.q_heads = v[2];
+  s.kv_heads = v[3];
+  s.head_dim = v[4];
+  s.vocab = v[5];
   return s.q_heads % s.kv_heads == 0 && (s.head_dim == 64 || s.head_dim == 128 || s.head_dim == 256);
+}
+
+/// "hidden,expert_intermediate,experts,top_k" or "none".
+bool parse_moe(const std::string& text, SweepShape& s) {
+  if (text == "none") {
+    s.moe_experts = s.moe_top_k = 0;
+    return true;
+  }
+  int64_t v[4];
+  std::stringstream in(text);
+  std::string part;
+  for (int i = 0; i < 4; ++i) {
+    if (!std::getline(in, part, ',')) return false;
+    char* end = nullptr;
+    v[i] = std::strtoll(part.c_str(), &end, 10);
+    if (*end != '\0' || v[i] <= 0) return false;
+  }
+  s.moe_hidden = v[0];
+  s.moe_intermediate = v[1];
+  s.moe_experts = v[2];
+  s.moe_top_k = v[3];
+  return s.moe_top_k <= s.moe_experts;
 }
 
 std::string utc_now() {
@@ -119,6 +147,9 @@ int run_main(int argc, char** argv) {
       if (!value(v) || !parse_shape(v, opt.shape))
         return usage("--shape: expected six positive integers hidden,intermediate,q_heads,kv_heads,head_dim,vocab "
                      "(head_dim 64/128/256, q_heads a multiple of kv_heads)");
+    } else if (a == "--moe") {
+      if (!value(v) || !parse_moe(v, opt.shape))
+        return usage("--moe: expected hidden,expert_intermediate,experts,top_k (top_k <= experts) or none");
     } else return usage("unknown argument '" + a + "'");
   }
   if (opt.out.empty() || opt.gpu_id.empty()) return usage("--out and --gpu-id are required");

@@ -1,7 +1,8 @@
-// Linear-layer cost: cuBLASLt GEMMs at the model's shapes (QKV, O, MLP gate/up and down,
-// lm_head) for the token counts a step can have, bf16 and fp8 e4m3 (where cuBLASLt has an
-// algorithm), and the HBM copy ceiling. Weights rotate over copies so each launch streams them
-// from HBM, as a forward pass does.
+// Linear-layer cost: cuBLASLt GEMMs (cases in kernels/calibrate/sweep_plan: a square 8192³
+// ceiling, the model's QKV, O, MLP gate/up and down, lm_head for the token counts a step can
+// have, MoE experts), bf16 and fp8 e4m3 where cuBLASLt has an algorithm, and the HBM copy
+// ceiling. Weights rotate over copies so each launch streams them from HBM, as a forward pass does.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,11 +13,6 @@
 namespace kvcap::kern {
 
 namespace {
-
-struct GemmShape {
-  const char* name;
-  int64_t n, k;  ///< output features, input features
-};
 
 class LtGemm {
  public:
@@ -89,69 +85,58 @@ void run_copy_bench(RawRun& run) {
 }
 
 std::string run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run) {
-  const SweepShape& s = opt.shape;
-  const int64_t qkv = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
-  const std::vector<GemmShape> shapes = {{"qkv", qkv, s.hidden},
-                                         {"o", s.hidden, s.q_heads * s.head_dim},
-                                         {"gate_up", 2 * s.intermediate, s.hidden},
-                                         {"down", s.hidden, s.intermediate},
-                                         {"lm_head", s.vocab, s.hidden}};
-  const std::vector<int64_t> tokens = opt.quick ? std::vector<int64_t>{1, 256, 4096}
-                                                : std::vector<int64_t>{1, 8, 32, 128, 512, 2048, 8192};
-  const size_t weight_arena = size_t{3} << 30, act_arena = size_t{512} << 20, out_arena = size_t{1} << 30;
-  DeviceBuffer w(weight_arena), a(act_arena), d(out_arena);
+  const std::vector<GemmCase> cases = gemm_cases(opt.shape, opt.quick);
+  DeviceBuffer w(static_cast<size_t>(kGemmWeightArenaBytes)), a(static_cast<size_t>(kGemmActArenaBytes)),
+      d(static_cast<size_t>(kGemmOutArenaBytes));
   LtGemm gemm;
   int refused = 0;
   for (bool fp8 : {false, true}) {
-    const int64_t elem = fp8 ? 1 : 2;
-    launch_fill_random(w.get<uint8_t>(), static_cast<int64_t>(weight_arena), fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 21, nullptr);
-    launch_fill_random(a.get<uint8_t>(), static_cast<int64_t>(act_arena), fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 22, nullptr);
-    for (const GemmShape& g : shapes) {
-      for (int64_t m : tokens) {
-        if (harness_elapsed_s() > deadline_s) {
-          std::printf("gemm   time budget reached: stopping before %s %s m=%lld\n", g.name, fp8 ? "fp8_e4m3" : "bf16",
-                      static_cast<long long>(m));
-          return "GEMM time budget reached before " + std::string(g.name) + (fp8 ? " fp8_e4m3" : " bf16") +
-                 " m=" + std::to_string(m) + "; later GEMM points not measured";
-        }
-        const int64_t w_bytes = g.n * g.k * elem, a_bytes = m * g.k * elem, d_bytes = m * g.n * 2;
-        if (w_bytes > static_cast<int64_t>(weight_arena) || a_bytes > static_cast<int64_t>(act_arena) ||
-            d_bytes > static_cast<int64_t>(out_arena))
-          continue;
-        if (!gemm.plan(m, g.n, g.k, fp8)) {
-          std::printf("gemm   %-8s %-8s m=%lld: no cuBLASLt algorithm, skipped\n", g.name, fp8 ? "fp8_e4m3" : "bf16",
-                      static_cast<long long>(m));
-          continue;
-        }
-        // One untimed probe: an algorithm the heuristic offered can still be refused at launch
-        // (fp8 layout rules); that point is skipped, not the whole run.
-        const cublasStatus_t probe = gemm.try_run(w.get(), a.get(), d.get());
-        if (probe != CUBLAS_STATUS_SUCCESS) {
-          std::printf("gemm   %-8s %-8s m=%lld: cuBLASLt refused the launch (status %d), skipped\n", g.name,
-                      fp8 ? "fp8_e4m3" : "bf16", static_cast<long long>(m), static_cast<int>(probe));
-          ++refused;
-          continue;
-        }
-        CUDA_CHECK(cudaDeviceSynchronize());
-        // Rotate weight copies (16-byte aligned offsets) so the set exceeds L2.
-        const int64_t stride = (w_bytes + 255) / 256 * 256;
-        const int64_t copies = std::max<int64_t>(1, std::min<int64_t>(8, static_cast<int64_t>(weight_arena) / stride));
-        auto launch = [&](int i) { gemm.run(w.get<uint8_t>() + (i % copies) * stride, a.get(), d.get()); };
-        const double t = time_median_s(launch, 3, 10, static_cast<int>(std::max<int64_t>(copies, 2)));
-        RawGemm r;
-        r.name = g.name;
-        r.dtype = fp8 ? "fp8_e4m3" : "bf16";
-        r.m = m;
-        r.n = g.n;
-        r.k = g.k;
-        r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-        r.bytes = static_cast<double>(w_bytes + a_bytes + d_bytes);
-        r.time_s = t;
-        run.gemm.push_back(r);
-        std::printf("gemm   %-8s %-8s m=%5lld n=%6lld k=%5lld  %9.2f us  %7.1f TFLOP/s  %7.1f GB/s\n", g.name,
-                    r.dtype.c_str(), static_cast<long long>(m), static_cast<long long>(g.n), static_cast<long long>(g.k),
-                    t * 1e6, r.flops / t * 1e-12, r.bytes / t * 1e-9);
+    const char* dtype = fp8 ? "fp8_e4m3" : "bf16";
+    launch_fill_random(w.get<uint8_t>(), kGemmWeightArenaBytes, fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 21, nullptr);
+    launch_fill_random(a.get<uint8_t>(), kGemmActArenaBytes, fp8 ? KvStorage::kFP8E4M3 : KvStorage::kBF16, 22, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (const GemmCase& g : cases) {
+      if (harness_elapsed_s() > deadline_s) {
+        std::printf("gemm   time budget reached: stopping before %s %s m=%lld\n", g.name.c_str(), dtype,
+                    static_cast<long long>(g.m));
+        return "GEMM time budget reached before " + g.name + " " + dtype + " m=" + std::to_string(g.m) +
+               "; later GEMM points not measured";
       }
+      if (!gemm_fits_arenas(g, fp8)) continue;
+      if (!gemm.plan(g.m, g.n, g.k, fp8)) {
+        std::printf("gemm   %-11s %-8s m=%lld: no cuBLASLt algorithm, skipped\n", g.name.c_str(), dtype,
+                    static_cast<long long>(g.m));
+        continue;
+      }
+      // One untimed probe: an algorithm the heuristic offered can still be refused at launch
+      // (fp8 layout rules); that point is skipped, not the whole run.
+      const cublasStatus_t probe = gemm.try_run(w.get(), a.get(), d.get());
+      if (probe != CUBLAS_STATUS_SUCCESS) {
+        std::printf("gemm   %-11s %-8s m=%lld: cuBLASLt refused the launch (status %d), skipped\n", g.name.c_str(),
+                    dtype, static_cast<long long>(g.m), static_cast<int>(probe));
+        ++refused;
+        continue;
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      RawGemm r = gemm_record(g, fp8);
+      const int64_t stride = (g.n * g.k * (fp8 ? 1 : 2) + 255) / 256 * 256;  // 256-byte aligned weights
+      if (g.launches > 1) {
+        // MoE: each touched expert's own weights, one launch each, timed together.
+        auto launch = [&](int) {
+          for (int64_t e = 0; e < g.launches; ++e) gemm.run(w.get<uint8_t>() + e * stride, a.get(), d.get());
+        };
+        r.time_s = time_median_s(launch, 1, 7, 1);
+      } else {
+        // Rotate weight copies so the set exceeds L2 and each launch streams its weights from HBM.
+        const int64_t copies = std::max<int64_t>(1, std::min<int64_t>(8, kGemmWeightArenaBytes / stride));
+        auto launch = [&](int i) { gemm.run(w.get<uint8_t>() + (i % copies) * stride, a.get(), d.get()); };
+        r.time_s = time_median_s(launch, 3, 10, static_cast<int>(std::max<int64_t>(copies, 2)));
+      }
+      run.gemm.push_back(r);
+      std::printf("gemm   %-11s %-8s m=%5lld n=%6lld k=%5lld x%-3lld %9.2f us  %7.1f TFLOP/s  %7.1f GB/s\n",
+                  g.name.c_str(), dtype, static_cast<long long>(g.m), static_cast<long long>(g.n),
+                  static_cast<long long>(g.k), static_cast<long long>(g.launches), r.time_s * 1e6,
+                  r.flops / r.time_s * 1e-12, r.bytes / r.time_s * 1e-9);
     }
     std::fflush(stdout);
   }

@@ -113,3 +113,31 @@ TEST_CASE("the kernel sweep is expected to take well under its budget") {
   CHECK(t > 1.0);
   CHECK(t < 60.0);
 }
+
+TEST_CASE("GEMM cases: the square ceiling first - model layers - MoE experts touched per step") {
+  const auto g = gemm_cases(SweepShape{}, false);
+  REQUIRE(g.size() == 1 + 5 * 7 + 4 * 2);
+  CHECK(g[0].name == "square");
+  CHECK(g[0].m * g[0].n * g[0].k == int64_t{1} << 39);
+  // Qwen3-30B-A3B experts: 1 token × top-8 touches 8 experts of 1 row; 16 tokens → 128 pairs →
+  // all 128 experts, 1 row; 256 → 2048 pairs → 16 rows; 4096 → 256 rows.
+  std::vector<std::pair<int64_t, int64_t>> moe;
+  for (const auto& c : g)
+    if (c.name == "moe_gate_up") moe.push_back({c.launches, c.m});
+  CHECK(moe == std::vector<std::pair<int64_t, int64_t>>{{8, 1}, {128, 1}, {128, 16}, {128, 256}});
+  const GemmCase e{"moe_gate_up", 1, 1536, 2048, 8};
+  const RawGemm r = gemm_record(e, false);
+  CHECK(r.m == 8);
+  CHECK(r.flops == doctest::Approx(2.0 * 1536 * 2048 * 8));
+  CHECK(r.bytes == doctest::Approx(8.0 * (1536.0 * 2048 * 2 + 2048 * 2 + 1536 * 2)));
+  CHECK(is_moe_gemm(r.name));
+  CHECK_FALSE(is_moe_gemm("gate_up"));
+  // lm_head at 8192 tokens: an 8192 × 128256 bf16 output is 2.1 GB > the 1 GiB output arena.
+  CHECK_FALSE(gemm_fits_arenas({"lm_head", 8192, 128256, 4096, 1}, false));
+  CHECK(gemm_fits_arenas({"lm_head", 2048, 128256, 4096, 1}, false));
+  // 128 experts' gate/up weights (805 MB bf16) fit the 3 GiB weight arena.
+  CHECK(gemm_fits_arenas({"moe_gate_up", 256, 1536, 2048, 128}, false));
+  SweepShape dense;
+  dense.moe_experts = 0;
+  CHECK(gemm_cases(dense, false).size() == 1 + 5 * 7);
+}
