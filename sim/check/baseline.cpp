@@ -1,6 +1,8 @@
 #include "sim/check/baseline.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 #include "sim/check/metric_path.hpp"
@@ -75,7 +77,8 @@ CapacityRequest parse_capacity(const JsonObjectReader& r) {
   return c;
 }
 
-BaselineCheck parse_check(const JsonObjectReader& r, const std::string& base_dir, std::set<std::string>& names) {
+BaselineCheck parse_check(const JsonObjectReader& r, const nlohmann::ordered_json& expect_order,
+                          const std::string& base_dir, std::set<std::string>& names) {
   r.reject_unknown({"name", "why", "scenario", "set", "capacity", "expect"});
   BaselineCheck c;
   c.pointer = r.pointer();
@@ -99,8 +102,10 @@ BaselineCheck parse_check(const JsonObjectReader& r, const std::string& base_dir
   const JsonObjectReader ex = r.object("expect");
   if (ex.json().empty()) throw InputError(r.where("expect"), "names no figure to check");
   bool wants_capacity = false;
-  for (auto it = ex.json().begin(); it != ex.json().end(); ++it) {
-    JsonObjectReader er(it.value(), r.file(), ex.pointer() + "/" + pointer_token(it.key()));
+  // Figures in file order (the table reads as the file does); `expect_order` is the same object
+  // parsed order-preserving.
+  for (auto it = expect_order.begin(); it != expect_order.end(); ++it) {
+    JsonObjectReader er(ex.raw(it.key()), r.file(), ex.pointer() + "/" + pointer_token(it.key()));
     c.expect.push_back(parse_expectation(er, it.key()));
     wants_capacity = wants_capacity || is_capacity_metric(it.key());
   }
@@ -130,8 +135,16 @@ Baseline load_baseline(const std::string& path) {
   Baseline b;
   b.file = path;
   std::set<std::string> names;
-  for (size_t i = 0; i < checks.size(); ++i)
-    b.checks.push_back(parse_check(JsonObjectReader(checks[i], path, "/checks/" + std::to_string(i)), base_dir, names));
+  // The same text again, order-preserving, only for the order of each check's figures.
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto ordered = nlohmann::ordered_json::parse(text.str());
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const JsonObjectReader cr(checks[i], path, "/checks/" + std::to_string(i));
+    const auto& order = checks[i].contains("expect") ? ordered["checks"][i]["expect"] : nlohmann::ordered_json::object();
+    b.checks.push_back(parse_check(cr, order, base_dir, names));
+  }
   return b;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/check/check_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -18,7 +19,11 @@ using ojson = nlohmann::ordered_json;
 std::string num(std::optional<double> v) {
   if (!v) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", *v);
+  // Whole numbers (token counts, running.max) print in full so an exact baseline reads exactly.
+  if (*v == std::floor(*v) && std::fabs(*v) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", *v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", *v);
   return buf;
 }
 
