@@ -16,5 +16,7 @@ void add_run_command(CLI::App& app, CommandAction& action);        // cmd_run.cp
 void add_trace_command(CLI::App& app, CommandAction& action);      // cmd_trace.cpp
 void add_calibrate_command(CLI::App& app, CommandAction& action);  // cmd_calibrate.cpp
 void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search.cpp
+void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.cpp
+void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
 
 }  // namespace kvcap::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   kvcap::cli::add_trace_command(app, action);
   kvcap::cli::add_calibrate_command(app, action);
   kvcap::cli::add_search_command(app, action);
+  kvcap::cli::add_sweep_command(app, action);
+  kvcap::cli::add_check_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
