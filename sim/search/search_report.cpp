@@ -251,6 +251,10 @@ ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, co
     arr.push_back(j);
   }
   out["candidates"] = arr;
+  // The answer's run in full: the first row (cheapest) when it met the goal.
+  const bool answered = !rows.empty() && rows.front().found;
+  out["answer_results"] =
+      answered ? rows.front().probes[static_cast<size_t>(rows.front().best_probe)].results : ojson(nullptr);
   return out;
 }
 

@@ -30,7 +30,7 @@ void write_load_search_csv(std::ostream& os, const LoadSearchResult& r);
 void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in);
 
 /// search.json for sizing: one entry per candidate (sorted as search_min_replicas returns them),
-/// each with its probes, and the price source.
+/// each with its probes, the price source, and the answer's (first row's) whole results.json.
 nlohmann::ordered_json sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, const SearchInputs& in);
 /// One row per candidate.
 void write_sizing_csv(std::ostream& os, const std::vector<SizingRow>& rows);

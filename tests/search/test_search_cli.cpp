@@ -117,6 +117,8 @@ TEST_CASE("kvcap search --min-replicas: sizing table with a price override") {
   CHECK(out["candidates"].size() == 1);  // the scenario's own GPU and TP
   CHECK(out["candidates"][0]["gpu"] == "h200");
   CHECK(out["candidates"][0]["replicas"] == 4);
+  CHECK(out["answer_results"]["scenario"]["replicas"] == 4);
+  CHECK(out["answer_results"]["requests"]["met_slo"] == 200);
 }
 
 TEST_CASE("kvcap search on a shipped scenario: exit 0 and an answer line") {
