@@ -1,7 +1,8 @@
 // kvcap-gpu-calibrate: checks the KV kernels against the CPU reference, then times them, the
 // model's GEMMs and the HBM copy ceiling, and writes the RAW measurements JSON (kvcap-raw) that
 // `kvcap calibrate --fit-only` turns into a profile.
-//   kvcap-gpu-calibrate --gpu-id h200 --out raw.json [--quick] [--check-only] [--sweep-budget-s 300]
+//   kvcap-gpu-calibrate --gpu-id h200 --out raw.json [--quick] [--check-only] [--synthetic] [--sweep-budget-s 300]
+//       [--clocks-log FILE]
 //       [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--moe hidden,inter,experts,top_k|none]
 //       [--clocks TEXT] [--git-commit SHA]
 // The raw file is rewritten after the checks, each stage and each KV dtype of the sweep (a
@@ -10,6 +11,7 @@
 // Exit: 0 checks passed, raw written (complete or not: see provenance.incomplete); 1 a check
 // failed (raw written, no profile may be fitted); 2 bad arguments; 3 no GPU, or a CUDA error
 // (raw written with what was measured before it).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/calibrate/synthetic_run.hpp"
 #include "kernels/cuda/harness.cuh"
 
 namespace kvcap::kern {
@@ -37,7 +40,8 @@ namespace {
 
 int usage(const std::string& why) {
   std::fprintf(stderr,
-               "kvcap-gpu-calibrate: %s\nusage: kvcap-gpu-calibrate --gpu-id ID --out RAW.json [--quick] [--check-only]\n"
+               "kvcap-gpu-calibrate: %s\nusage: kvcap-gpu-calibrate --gpu-id ID --out RAW.json [--quick] [--check-only] [--synthetic]\n"
+               "  [--clocks-log FILE]\n"
                "  [--sweep-budget-s S] [--shape hidden,intermediate,q_heads,kv_heads,head_dim,vocab] [--clocks TEXT]\n"
                "  [--moe hidden,expert_intermediate,experts,top_k|none] [--git-commit SHA]\n",
                why.c_str());
@@ -94,30 +98,75 @@ std::string utc_now() {
   return buf;
 }
 
+/// Min–max of the SM and memory clocks sampled into `path` ("SM, memory" MHz per line), or "".
+std::string clocks_seen(const std::string& path) {
+  if (path.empty()) return "";
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return "";
+  long sm_lo = 1 << 30, sm_hi = 0, mem_lo = 1 << 30, mem_hi = 0, n = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f)) {
+    long sm = 0, mem = 0;
+    if (std::sscanf(line, " %ld , %ld", &sm, &mem) != 2) continue;
+    sm_lo = std::min(sm_lo, sm);
+    sm_hi = std::max(sm_hi, sm);
+    mem_lo = std::min(mem_lo, mem);
+    mem_hi = std::max(mem_hi, mem);
+    ++n;
+  }
+  std::fclose(f);
+  if (n == 0) return "";
+  return "during the run (" + std::to_string(n) + " samples): SM " + std::to_string(sm_lo) + "-" + std::to_string(sm_hi) +
+         " MHz, memory " + std::to_string(mem_lo) + "-" + std::to_string(mem_hi) + " MHz";
+}
+
+const RawDecode* longest_page16(const RawRun& run, const std::string& dt) {
+  const RawDecode* best = nullptr;
+  for (const auto& d : run.decode)
+    if (d.kv_dtype == dt && d.page_size == 16 && (!best || d.kv_bytes > best->kv_bytes)) best = &d;
+  return best;
+}
+
+/// The short table tools/gpu-check prints last: per KV dtype, decode at its largest page-16
+/// point (GB/s of K/V + scales, fraction of the measured copy bandwidth, speed-up over bf16 at
+/// the same batch and context) and quantize-append at its largest token count; max check errors.
 void print_summary(const RawRun& run) {
   const double copy = run.copy.empty() ? 0 : static_cast<double>(run.copy[0].bytes) / run.copy[0].time_s;
-  std::printf("\n%-16s %-9s %12s %14s %12s\n", "kernel", "dtype", "GB/s", "frac of copy", "max err");
+  std::printf("\n%-16s %-9s %10s %13s %9s %11s\n", "kernel", "dtype", "GB/s", "frac of copy", "x bf16", "max err");
   for (const char* dt : {"bf16", "fp16", "fp8_e4m3", "int8", "int4"}) {
-    double err = 0;
-    for (const auto& c : run.checks)
-      if (c.kv_dtype == dt && c.kernel.rfind("paged_decode", 0) == 0) err = std::fmax(err, c.rel_error);
-    const RawDecode* best = nullptr;
-    for (const auto& d : run.decode)
-      if (d.kv_dtype == dt && d.page_size == 16 && (!best || d.kv_bytes > best->kv_bytes)) best = &d;
-    if (best) {
+    double dec_err = 0, app_err = 0;
+    for (const auto& c : run.checks) {
+      if (c.kv_dtype != dt) continue;
+      double& e = c.kernel == "quantize_append" ? app_err : dec_err;
+      e = std::isnan(c.rel_error) || std::isnan(e) ? NAN : std::fmax(e, c.rel_error);
+    }
+    if (const RawDecode* best = longest_page16(run, dt)) {
       const double bw = best->kv_bytes / best->time_s;
-      std::printf("%-16s %-9s %12.1f %14.3f %12.2e\n", "paged_decode", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0, err);
+      double speedup = 0;
+      for (const auto& d : run.decode)
+        if (d.kv_dtype == "bf16" && d.batch == best->batch && d.context == best->context && d.page_size == 16 &&
+            d.head_dim == best->head_dim && d.num_q_heads == best->num_q_heads && d.num_kv_heads == best->num_kv_heads)
+          speedup = d.time_s / best->time_s;
+      std::printf("%-16s %-9s %10.1f %13.3f %9.2f %11.2e\n", "paged_decode", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0,
+                  speedup, dec_err);
     }
     const RawAppend* app = nullptr;
     for (const auto& a : run.append)
       if (a.kv_dtype == dt && (!app || a.tokens > app->tokens)) app = &a;
     if (app) {
       const double bw = app->bytes / app->time_s;
-      std::printf("%-16s %-9s %12.1f %14.3f %12s\n", "quantize_append", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0,
-                  "exact?");
+      // Append is checked byte for byte: the error is the fraction of mismatching bytes.
+      std::printf("%-16s %-9s %10.1f %13.3f %9s %11.2e\n", "quantize_append", dt, bw * 1e-9,
+                  copy > 0 ? bw / copy : 0.0, "", app_err);
     }
   }
-  std::printf("copy ceiling: %.1f GB/s; checks %s\n", copy * 1e-9, run.checks_passed() ? "all passed" : "FAILED");
+  for (const auto& g : run.gemm)
+    if (g.name == "square")
+      std::printf("%-16s %-9s %10.1f TFLOP/s (8192^3)\n", "gemm_ceiling", g.dtype.c_str(), g.flops / g.time_s * 1e-12);
+  std::printf("copy ceiling: %.1f GB/s (read + written); checks %s (%zu)%s%s%s\n", copy * 1e-9,
+              run.checks_passed() ? "all passed" : "FAILED", run.checks.size(),
+              run.provenance.incomplete.empty() ? "" : "; INCOMPLETE: ", run.provenance.incomplete.c_str(),
+              run.provenance.synthetic ? "; SYNTHETIC dry run, not a measurement" : "");
 }
 
 int run_main(int argc, char** argv) {
@@ -138,6 +187,8 @@ int run_main(int argc, char** argv) {
     else if (a == "--git-commit") { if (!value(opt.git_commit)) return usage("--git-commit needs a sha"); }
     else if (a == "--quick") opt.quick = true;
     else if (a == "--check-only") opt.check_only = true;
+    else if (a == "--synthetic") opt.synthetic = true;
+    else if (a == "--clocks-log") { if (!value(opt.clocks_log)) return usage("--clocks-log needs a file"); }
     else if (a == "--sweep-budget-s") {
       if (!value(v)) return usage("--sweep-budget-s needs seconds");
       char* end = nullptr;
@@ -154,6 +205,19 @@ int run_main(int argc, char** argv) {
   }
   if (opt.out.empty() || opt.gpu_id.empty()) return usage("--out and --gpu-id are required");
 
+  if (opt.synthetic) {
+    // No CUDA call at all: the dry run must work on machines without a GPU or a driver. 132 SMs
+    // and 60 MB of L2 are what PyTorch reported on the lent H200s (device notes, KINDS.md).
+    RawRun run = synthetic_raw_run(opt.shape, opt.quick, 132, 60'000'000, opt.gpu_id);
+    run.provenance.command = command;
+    run.provenance.git_commit = opt.git_commit;
+    write_raw_file(run, opt.out);
+    std::printf("synthetic dry run: %zu checks, %zu GEMM, %zu decode, %zu append records (made-up timings)\n",
+                run.checks.size(), run.gemm.size(), run.decode.size(), run.append.size());
+    print_summary(run);
+    std::printf("raw measurements: %s (synthetic)\n", opt.out.c_str());
+    return 0;
+  }
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::fprintf(stderr, "kvcap-gpu-calibrate: no CUDA GPU visible\n");
@@ -164,8 +228,11 @@ int run_main(int argc, char** argv) {
   int driver = 0, runtime = 0, clock_khz = 0, mem_clock_khz = 0;
   CUDA_CHECK(cudaDriverGetVersion(&driver));
   CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  CUDA_CHECK(cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0));
+  // Peak clocks are provenance only: an attribute this runtime no longer answers must not stop
+  // the run (CUDA 13 dropped the matching cudaDeviceProp fields).
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0) != cudaSuccess) clock_khz = 0;
+  if (cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess) mem_clock_khz = 0;
+  (void)cudaGetLastError();
 
   RawRun run;
   auto& p = run.provenance;
@@ -177,7 +244,7 @@ int run_main(int argc, char** argv) {
   p.driver_version = std::to_string(driver);
   p.cuda_runtime_version = std::to_string(runtime);
   p.clocks = "peak SM " + std::to_string(clock_khz / 1000) + " MHz, peak memory " + std::to_string(mem_clock_khz / 1000) +
-             " MHz" + (opt.clocks.empty() ? "" : "; seen: " + opt.clocks);
+             " MHz" + (opt.clocks.empty() ? "" : "; before the run: " + opt.clocks);
   p.date_utc = utc_now();
   p.git_commit = opt.git_commit;
   p.command = command;
@@ -186,6 +253,14 @@ int run_main(int argc, char** argv) {
               prop.multiProcessorCount, static_cast<double>(prop.totalGlobalMem) / (1 << 30), prop.l2CacheSize >> 20,
               driver, runtime, static_cast<unsigned long long>(p.check_seed));
 
+  // Clocks: the peaks the driver reports, the line tools/gpu-check read before the run, and the
+  // range sampled while it runs (refreshed at every checkpoint).
+  const std::string clocks_base = p.clocks;
+  auto save = [&] {
+    const std::string during = clocks_seen(opt.clocks_log);
+    p.clocks = clocks_base + (during.empty() ? "" : "; " + during);
+    write_raw_file(run, opt.out);
+  };
   // Checks. An exception here (a CUDA error) is recorded as a failed check, so no profile can
   // ever be fitted from a run whose checks did not all complete.
   try {
@@ -195,7 +270,7 @@ int run_main(int argc, char** argv) {
     failed.kernel = std::string("harness error during checks: ") + e.what();
     run.checks.push_back(failed);
     p.incomplete = "stopped by an error during the checks";
-    write_raw_file(run, opt.out);
+    save();
     std::fprintf(stderr, "kvcap-gpu-calibrate: %s\n", e.what());
     return 3;
   }
@@ -206,8 +281,8 @@ int run_main(int argc, char** argv) {
     // killed by tools/gpu-check's timeout leaves a raw file that is honest about it.
     std::vector<std::string> notes;
     p.incomplete = "harness stopped before the end of the sweep (file is its last checkpoint)";
-    write_raw_file(run, opt.out);
-    auto checkpoint = [&] { write_raw_file(run, opt.out); };
+    save();
+    auto checkpoint = [&] { save(); };
     // Each stage's error is kept and the next stage still runs, unless the CUDA context is
     // broken (a sticky error: illegal address, launch failure), after which nothing is measured.
     auto stage = [&](const char* name, const std::function<std::string()>& body) {
@@ -245,7 +320,7 @@ int run_main(int argc, char** argv) {
     p.incomplete.clear();
     for (const auto& n : notes) p.incomplete += (p.incomplete.empty() ? "" : "; ") + n;
   }
-  write_raw_file(run, opt.out);
+  save();
   print_summary(run);
   std::printf("raw measurements: %s (%.0f s)%s%s\n", opt.out.c_str(), harness_elapsed_s(),
               p.incomplete.empty() ? "" : "; INCOMPLETE: ", p.incomplete.c_str());

@@ -85,6 +85,8 @@ struct HarnessOptions {
   std::string git_commit;
   bool quick = false;       ///< fewer sweep points (smoke test)
   bool check_only = false;  ///< stop after the checks
+  bool synthetic = false;   ///< no GPU: write synthetic_raw_run's made-up records (dry run)
+  std::string clocks_log;   ///< nvidia-smi samples "SM MHz, memory MHz" per line, taken while this runs
   double sweep_budget_s = 300;
   SweepShape shape;
 };
