@@ -45,6 +45,12 @@ void write_polyline(std::ostream& os, const Chart& c, const Series& s) {
     os << px(to_px_x(c.frame, c.x, p.x)) << ',' << px(to_px_y(c.frame, c.y, p.y));
   }
   os << "\"><title>" << escape_html(s.label) << "</title></polyline>\n";
+  if (!s.dots) return;
+  for (const Point& p : s.points) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    os << "<circle cx=\"" << px(to_px_x(c.frame, c.x, p.x)) << "\" cy=\"" << px(to_px_y(c.frame, c.y, p.y))
+       << "\" r=\"3\" fill=\"" << escape_html(s.color) << "\"></circle>\n";
+  }
 }
 
 }  // namespace
@@ -141,6 +147,57 @@ void write_svg_chart(std::ostream& os, const Chart& c) {
       os << "<text x=\"" << px(right) << "\" y=\"" << y << "\" dy=\"-3\" text-anchor=\"end\" fill=\""
          << escape_html(m.color) << "\">" << escape_html(m.label) << "</text>\n";
     }
+  }
+  os << "</svg>\n";
+}
+
+}  // namespace kvcap::report
+
+namespace kvcap::report {
+
+void write_svg_bar_chart(std::ostream& os, const BarChart& c) {
+  const PlotFrame& f = c.frame;
+  const double left = f.plot_left, right = f.plot_left + f.plot_width;
+  const double top = f.plot_top, bottom = f.plot_top + f.plot_height;
+  double highest = 0;
+  for (const Bar& b : c.bars)
+    if (b.has_value && std::isfinite(b.value)) highest = std::max(highest, b.value);
+  const Axis y{c.y_label, 0, nice_axis_max(highest), 1};
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 " << px(f.width) << ' '
+     << px(f.height) << "\" width=\"" << px(f.width) << "\" height=\"" << px(f.height)
+     << "\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  os << "<title>" << escape_html(c.title) << "</title>\n";
+  os << "<text x=\"" << px(left) << "\" y=\"14\" font-size=\"13\" font-weight=\"bold\">" << escape_html(c.title)
+     << "</text>\n";
+  const int yd = decimals_for(tick_step(y.min, y.max, 5));
+  for (double t : nice_ticks(y.min, y.max)) {
+    const std::string ty = px(to_px_y(f, y, t));
+    os << "<line x1=\"" << px(left) << "\" y1=\"" << ty << "\" x2=\"" << px(right) << "\" y2=\"" << ty
+       << "\" stroke=\"#e4e4e4\"></line>\n";
+    os << "<text x=\"" << px(left - 6) << "\" y=\"" << ty << "\" dy=\"4\" text-anchor=\"end\">" << fixed(t, yd)
+       << "</text>\n";
+  }
+  os << "<polyline fill=\"none\" stroke=\"#333333\" points=\"" << px(left) << ',' << px(top) << ' ' << px(left) << ','
+     << px(bottom) << ' ' << px(right) << ',' << px(bottom) << "\"></polyline>\n";
+  os << "<text transform=\"translate(14 " << px((top + bottom) / 2) << ") rotate(-90)\" text-anchor=\"middle\">"
+     << escape_html(c.y_label) << "</text>\n";
+  const double slot = c.bars.empty() ? f.plot_width : f.plot_width / static_cast<double>(c.bars.size());
+  for (size_t i = 0; i < c.bars.size(); ++i) {
+    const Bar& b = c.bars[i];
+    const double x0 = left + slot * static_cast<double>(i);
+    const double mid = x0 + slot / 2;
+    double label_y = bottom - 4;
+    if (b.has_value && std::isfinite(b.value)) {
+      const double ty = to_px_y(f, y, b.value);
+      os << "<rect x=\"" << px(x0 + slot * 0.2) << "\" y=\"" << px(ty) << "\" width=\"" << px(slot * 0.6)
+         << "\" height=\"" << px(bottom - ty) << "\" fill=\"" << escape_html(b.color) << "\"><title>"
+         << escape_html(b.label) << "</title></rect>\n";
+      label_y = ty - 4;
+    }
+    os << "<text x=\"" << px(mid) << "\" y=\"" << px(label_y) << "\" text-anchor=\"middle\">"
+       << escape_html(b.value_label) << "</text>\n";
+    os << "<text x=\"" << px(mid) << "\" y=\"" << px(bottom + 17) << "\" text-anchor=\"middle\">"
+       << escape_html(b.label) << "</text>\n";
   }
   os << "</svg>\n";
 }

@@ -36,6 +36,7 @@ struct Series {
   std::string color;  ///< an SVG colour, e.g. "#1f77b4"
   bool dashed = false;
   std::vector<Point> points;  ///< in data units, already bounded in number
+  bool dots = false;          ///< also mark each point with a small circle (few-point series)
 };
 
 /// A straight reference line across the plot at a data value.
@@ -66,6 +67,26 @@ std::vector<double> nice_ticks(double min, double max, int target = 5);
 /// An axis maximum for data peaking at v: v rounded up to the tick step nice_ticks(0, v) uses
 /// (31 → 40, 4.2 → 5, 0.3 → 0.3); 1 for v <= 0.
 double nice_axis_max(double v);
+
+/// One bar of a bar chart; a bar without a value shows only its note (e.g. "does not fit").
+struct Bar {
+  std::string label;        ///< under the bar
+  double value = 0;
+  bool has_value = true;
+  std::string value_label;  ///< above the bar (or in its place when !has_value)
+  std::string color = "#1f77b4";
+};
+
+struct BarChart {
+  std::string title;
+  std::string y_label;  ///< with its unit
+  std::vector<Bar> bars;
+  PlotFrame frame;
+};
+
+/// Writes a vertical bar chart as one <svg> element; the y axis runs from 0 to
+/// nice_axis_max(largest value) and bars share the plot width equally.
+void write_svg_bar_chart(std::ostream& os, const BarChart& chart);
 
 /// Writes the chart as one <svg> element (no XML prolog, for inline use in HTML). Values outside
 /// the axis range are clamped to the plot box edge.

@@ -1,0 +1,156 @@
+#include "sim/report/search_report_html.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <string>
+
+#include "sim/report/html_text.hpp"
+#include "sim/report/report_page.hpp"
+#include "sim/report/svg_chart.hpp"
+
+namespace kvcap {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using report::at_path;
+using report::cell;
+using report::escape_html;
+using report::fixed;
+using report::sig;
+
+std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
+
+/// Title and the not-measured banner, from the first probe's results.json.
+void write_search_header(std::ostream& os, const std::string& what, const std::vector<const Probe*>& probes) {
+  static const ojson kNull;
+  const ojson& res = probes.empty() ? kNull : probes.front()->results;
+  const ojson& name = at_path(res, "scenario.name");
+  report::write_page_start(os, what + ": " + (name.is_string() ? name.get<std::string>() : std::string("?")));
+  os << "<h1>" << escape_html(what) << ": " << cell(name) << "</h1>\n";
+  bool measured = !probes.empty();
+  for (const Probe* p : probes) {
+    const ojson& m = at_path(p->results, "scenario.cost_model_measured");
+    measured = measured && m.is_boolean() && m.get<bool>();
+  }
+  if (!measured)
+    os << "<div class=\"banner\" id=\"not-measured\"><strong>Timings are not measured.</strong> The probes' step "
+          "times come from a cost model that was not calibrated on a GPU (cost model: "
+       << cell(at_path(res, "scenario.cost_model")) << "): capacities are estimates.</div>\n";
+  const ojson& slo = at_path(res, "slo");
+  os << "<p>SLO per request: TTFT ≤ " << cell(at_path(slo, "ttft_p99_s")) << " s, TPOT ≤ "
+     << cell(at_path(slo, "tpot_p99_s")) << " s, end-to-end ≤ " << cell(at_path(slo, "e2e_p99_s"))
+     << " s (\"-\": none).</p>\n";
+}
+
+}  // namespace
+
+void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o) {
+  std::vector<const Probe*> probes;
+  for (const Probe& p : r.probes) probes.push_back(&p);
+  write_search_header(os, "kvcap capacity search", probes);
+
+  os << "<h2>Answer</h2>\n<p id=\"answer\">";
+  if (!r.found)
+    os << "No probed load met the goal (" << pct(o.goal.min_attainment) << " of arrived requests within the SLO).";
+  else if (r.capped)
+    os << "The goal still held at the largest load probed: capacity is at least " << sig(r.capacity_requests_per_s, 4)
+       << " requests/s (load scale " << sig(r.capacity_load_scale, 4) << ").";
+  else
+    os << "Capacity: " << sig(r.capacity_requests_per_s, 4) << " requests/s (load scale "
+       << sig(r.capacity_load_scale, 4) << ") with " << pct(o.goal.min_attainment)
+       << " of arrived requests within the SLO; the next load probed above it, scale "
+       << sig(r.first_failing_scale, 4) << ", failed.";
+  os << "</p>\n";
+
+  std::vector<const Probe*> by_rate = probes;
+  std::stable_sort(by_rate.begin(), by_rate.end(), [](const Probe* a, const Probe* b) {
+    return a->offered_requests_per_s < b->offered_requests_per_s;
+  });
+  report::Chart c;
+  c.title = "SLO attainment vs offered load";
+  double top = 0;
+  for (const Probe* p : by_rate) top = std::max(top, p->offered_requests_per_s);
+  c.x = report::Axis{"offered load (requests/s)", 0, report::nice_axis_max(top), 1};
+  c.y = report::Axis{"% of arrived requests within SLO", 0, 1, 100};
+  report::Series pass{"probes", report::kColorCompute, false, {}, true};
+  for (const Probe* p : by_rate) pass.points.push_back({p->offered_requests_per_s, p->attainment});
+  c.series.push_back(std::move(pass));
+  c.markers.push_back(report::Marker{false, o.goal.min_attainment, "goal " + pct(o.goal.min_attainment), report::kColorSlo});
+  if (r.found)
+    c.markers.push_back(report::Marker{true, r.capacity_requests_per_s,
+                                       "capacity " + sig(r.capacity_requests_per_s, 4) + " req/s", report::kColorKv});
+  write_svg_chart(os, c);
+
+  os << "<h2>Probes (in the order they ran)</h2>\n<table>\n<tr><th>#</th><th>load scale</th><th>replicas</th>"
+        "<th>offered (req/s)</th><th>arrived</th><th>met SLO</th><th>attainment</th><th>meets goal</th>"
+        "<th>KV peak</th><th>preemptions</th><th>compute mean</th></tr>\n";
+  for (size_t i = 0; i < r.probes.size(); ++i) {
+    const Probe& p = r.probes[i];
+    const ojson& cap = at_path(p.results, "kv.capacity_tokens");
+    const ojson& peak = at_path(p.results, "kv.peak_used_tokens");
+    const std::string kv_peak = cap.is_number() && peak.is_number() && cap.get<double>() > 0
+                                    ? pct(peak.get<double>() / cap.get<double>())
+                                    : std::string("-");
+    const ojson& compute = at_path(p.results, "utilization.compute_mean");
+    os << "<tr" << (static_cast<int>(i) == r.best_probe ? " id=\"capacity-probe\"" : "") << "><td>" << i << "</td><td>"
+       << sig(p.load_scale, 6) << "</td><td>" << p.replicas << "</td><td>" << sig(p.offered_requests_per_s, 6)
+       << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>" << pct(p.attainment) << "</td><td>"
+       << (p.pass ? "yes" : "no") << "</td><td>" << kv_peak << "</td><td>" << cell(at_path(p.results, "preemptions"))
+       << "</td><td>" << (compute.is_number() ? pct(compute.get<double>()) : std::string("-")) << "</td></tr>\n";
+  }
+  os << "</table>\n";
+  report::write_page_end(os);
+}
+
+void write_sizing_report_html(std::ostream& os, const std::vector<SizingRow>& rows, const SizingOptions& o) {
+  std::vector<const Probe*> probes;
+  for (const SizingRow& row : rows)
+    if (row.best_probe >= 0 && static_cast<size_t>(row.best_probe) < row.probes.size())
+      probes.push_back(&row.probes[static_cast<size_t>(row.best_probe)]);
+  write_search_header(os, "kvcap sizing", probes);
+  os << "<p>Goal: " << pct(o.goal.min_attainment) << " of arrived requests within the SLO, at most "
+     << o.max_replicas << " replicas per GPU shape.</p>\n";
+
+  report::BarChart c;
+  c.title = "Cost per hour of the smallest deployment meeting the goal";
+  c.y_label = "USD per hour";
+  for (const SizingRow& row : rows) {
+    report::Bar b;
+    b.label = row.candidate.gpu + " TP" + std::to_string(row.candidate.tensor_parallel_size);
+    if (!row.fits) {
+      b.has_value = false;
+      b.value_label = "does not fit";
+    } else if (!row.found) {
+      b.has_value = false;
+      b.value_label = "not met with " + std::to_string(o.max_replicas) + " replicas";
+    } else if (!(row.cost_per_hour_usd > 0)) {
+      b.has_value = false;
+      b.value_label = std::to_string(row.gpus) + " GPUs, price unknown";
+    } else {
+      b.value = row.cost_per_hour_usd;
+      b.value_label = "$" + fixed(row.cost_per_hour_usd, 2) + " (" + std::to_string(row.gpus) + " GPUs)";
+    }
+    c.bars.push_back(std::move(b));
+  }
+  write_svg_bar_chart(os, c);
+
+  os << "<h2>Candidates</h2>\n<table>\n<tr><th class=\"k\">GPU</th><th>TP</th><th>fits</th><th>replicas</th>"
+        "<th>GPUs</th><th>USD per GPU-hour</th><th>USD per hour</th><th>attainment</th><th class=\"k\">note</th></tr>\n";
+  for (const SizingRow& row : rows) {
+    const Probe* best = row.best_probe >= 0 && static_cast<size_t>(row.best_probe) < row.probes.size()
+                            ? &row.probes[static_cast<size_t>(row.best_probe)]
+                            : nullptr;
+    os << "<tr><td class=\"k\">" << escape_html(row.candidate.gpu) << "</td><td>" << row.candidate.tensor_parallel_size
+       << "</td><td>" << (row.fits ? "yes" : "no") << "</td><td>" << (row.found ? std::to_string(row.replicas) : "-")
+       << "</td><td>" << (row.found ? std::to_string(row.gpus) : "-") << "</td><td>"
+       << (row.price_per_gpu_hour_usd > 0 ? fixed(row.price_per_gpu_hour_usd, 2) : std::string("-")) << "</td><td>"
+       << (row.found && row.cost_per_hour_usd > 0 ? fixed(row.cost_per_hour_usd, 2) : std::string("-")) << "</td><td>"
+       << (best ? pct(best->attainment) : std::string("-")) << "</td><td class=\"k\">" << escape_html(row.why_not)
+       << "</td></tr>\n";
+  }
+  os << "</table>\n";
+  report::write_page_end(os);
+}
+
+}  // namespace kvcap
