@@ -43,7 +43,11 @@ std::string cell(const nlohmann::ordered_json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
   if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
-  if (v.is_number()) return sig(v.get<double>());
+  if (v.is_number()) {
+    // Large rates read better in full (11457 rather than 1.146e+04).
+    const double d = v.get<double>();
+    return std::fabs(d) >= 10000 ? fixed(d, 0) : sig(d);
+  }
   if (v.is_string()) return escape_html(v.get<std::string>());
   return escape_html(v.dump());
 }

@@ -19,7 +19,7 @@ std::string fixed(double v, int decimals);
 std::string sig(double v, int significant = 4);
 
 /// A results.json value for a table cell: "-" for null or absent, integers in full, other
-/// numbers with 4 significant digits, strings escaped, booleans as yes/no.
+/// numbers with 4 significant digits (whole numbers from 10000 up), strings escaped, booleans as yes/no.
 std::string cell(const nlohmann::ordered_json& v);
 
 /// Looks up `a.b.c` in a results document without throwing; null when any step is missing.

@@ -64,6 +64,24 @@ double first_reach(const std::vector<Point>& pts, double threshold) {
 
 std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
 
+/// Samples averaged before a wall is judged: one sample interval of utilization is noisy (a
+/// single long prefill step ending in it can push it past 100%), and a wall is a state that
+/// lasts, not one busy second.
+constexpr size_t kWallWindowSamples = 10;
+
+/// Trailing mean over `window` points (fewer at the start), at each point's x.
+std::vector<Point> moving_average(const std::vector<Point>& pts, size_t window) {
+  std::vector<Point> out;
+  out.reserve(pts.size());
+  double sum = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    sum += pts[i].y;
+    if (i >= window) sum -= pts[i - window].y;
+    out.push_back({pts[i].x, sum / static_cast<double>(std::min(i + 1, window))});
+  }
+  return out;
+}
+
 /// One sentence per resource, then which wall came first.
 std::string wall_caption(const WallSeries& w) {
   struct Wall {
@@ -77,13 +95,14 @@ std::string wall_caption(const WallSeries& w) {
   double first_t = -1;
   const char* first_name = nullptr;
   for (const Wall& x : walls) {
-    const double t = first_reach(*x.pts, kWallThreshold);
+    const std::vector<Point> smooth = moving_average(*x.pts, kWallWindowSamples);
+    const double t = first_reach(smooth, kWallThreshold);
     s += x.name;
     if (t >= 0)
       s += " first reached " + pct(kWallThreshold) + " at t = " + fixed(t, 1) + " s";
     else
       s += " never reached " + pct(kWallThreshold);
-    s += " (peak " + pct(max_y(*x.pts)) + "); ";
+    s += " (peak " + pct(max_y(smooth)) + "); ";
     if (t >= 0 && (first_t < 0 || t < first_t)) {
       first_t = t;
       first_name = x.name;
@@ -97,7 +116,7 @@ std::string wall_caption(const WallSeries& w) {
          " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
   else
     s += "none reached " + pct(kWallThreshold) + " and no request waited: the offered load set the pace.";
-  return s;
+  return s + " (Judged on the mean of the last " + std::to_string(kWallWindowSamples) + " samples.)";
 }
 
 std::vector<WallSeries> wall_series(const std::vector<std::span<const TimeseriesRow>>& samples,
