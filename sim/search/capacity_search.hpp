@@ -89,6 +89,11 @@ Probe run_probe(const nlohmann::json& scenario, const std::string& file, double 
 LoadSearchResult search_max_load(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options);
 
+/// Sets found, capacity_*, first_failing_scale, best_probe and limit from r.probes alone, in
+/// whatever order they ran: the lowest failing scale, and the highest passing scale below it
+/// (attainment need not be monotone in load). search_max_load ends with it.
+void settle_capacity(LoadSearchResult& r);
+
 /// A deployment shape to size: one replica is tensor_parallel_size GPUs of this kind.
 struct SizingCandidate {
   std::string gpu;  ///< catalog id or GPU JSON path

@@ -42,7 +42,7 @@ LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
   d.probe = index;
   const double capacity = number(res, "kv", "capacity_tokens");
   d.kv_peak_fraction = capacity > 0 ? number(res, "kv", "peak_used_tokens") / capacity : 0;
-  d.preemptions = res.value("preemptions", int64_t{0});
+  d.preemptions = res.is_object() ? res.value("preemptions", int64_t{0}) : 0;
   d.swap_outs = static_cast<int64_t>(number(res, "swap", "swap_outs"));
   d.rejected = static_cast<int64_t>(number(res, "requests", "rejected"));
   d.compute_mean = number(res, "utilization", "compute_mean");

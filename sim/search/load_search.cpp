@@ -25,9 +25,9 @@ void validate(const LoadSearchOptions& o) {
   if (o.max_probes < 1) throw InputError("max-probes", "expected at least one probe");
 }
 
-/// The answer over every probe, whatever order they ran in: the lowest failing scale, and the
-/// highest passing scale below it (attainment need not be monotone in load).
-void settle(LoadSearchResult& r) {
+}  // namespace
+
+void settle_capacity(LoadSearchResult& r) {
   r.first_failing_scale = std::numeric_limits<double>::infinity();
   int failing = -1;
   for (size_t i = 0; i < r.probes.size(); ++i)
@@ -50,8 +50,6 @@ void settle(LoadSearchResult& r) {
   }
   r.limit = failing >= 0 ? diagnose_limit(r.probes[static_cast<size_t>(failing)], failing) : LimitDiagnosis{};
 }
-
-}  // namespace
 
 LoadSearchResult search_max_load(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options) {
@@ -101,7 +99,7 @@ LoadSearchResult search_max_load(const nlohmann::json& scenario, const std::stri
         hi = mid;
     }
   }
-  settle(r);
+  settle_capacity(r);
   r.capped = r.found && !std::isfinite(r.first_failing_scale) && r.capacity_load_scale >= options.max_scale;
   return r;
 }

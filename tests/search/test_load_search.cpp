@@ -145,3 +145,32 @@ TEST_CASE("max load: fp8 KV serves at least the load bf16 does on a KV-bound set
   CHECK(bf16.limit.kv_free_at_peak_tokens < bf16.limit.mean_request_tokens);
   CHECK(bf16.limit.mean_request_tokens == doctest::Approx(64));
 }
+
+TEST_CASE("max load: a non-monotone attainment curve settles on the highest pass below the lowest failure") {
+  // Probes as a noisy workload could produce them: 1 and 2 pass, 4 fails, 3 fails, 2.5 passes,
+  // 2.8 fails, and 8 passes (a lucky run far above capacity). The lowest failure is 2.8; the
+  // highest pass below it is 2.5. The pass at 8 is above a failure and cannot be the answer.
+  LoadSearchResult r;
+  for (auto [scale, pass] : {std::pair{1.0, true}, {2.0, true}, {4.0, false}, {3.0, false}, {2.5, true},
+                             {2.8, false}, {8.0, true}}) {
+    Probe p;
+    p.load_scale = scale;
+    p.offered_requests_per_s = 10 * scale;
+    p.pass = pass;
+    p.replicas = 1;
+    r.probes.push_back(p);
+  }
+  settle_capacity(r);
+  CHECK(r.found);
+  CHECK(r.capacity_load_scale == 2.5);
+  CHECK(r.capacity_requests_per_s == 25.0);
+  CHECK(r.best_probe == 4);
+  CHECK(r.first_failing_scale == 2.8);
+  CHECK(r.limit.probe == 5);
+  // Nothing passes: not found, the lowest failure is still reported.
+  LoadSearchResult none;
+  none.probes.push_back(r.probes[2]);
+  settle_capacity(none);
+  CHECK_FALSE(none.found);
+  CHECK(none.first_failing_scale == 4.0);
+}
