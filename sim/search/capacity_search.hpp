@@ -33,6 +33,10 @@ struct Probe {
   double attainment = 0;              ///< met_slo / arrived (0 when nothing arrived)
   bool pass = false;
   int64_t max_num_seqs = 0;           ///< the probe's engine.max_num_seqs (per replica), for the limit rule
+  /// Time the replicas spent stepping / (replicas × run duration): 1 = never idle.
+  double busy_fraction = 0;
+  double compute_util_busy = 0;       ///< compute utilization averaged over stepping time only
+  double bandwidth_util_busy = 0;     ///< memory-bandwidth utilization over stepping time only
   nlohmann::ordered_json results;     ///< the run's whole results.json document
 };
 
@@ -40,7 +44,7 @@ struct Probe {
 /// (limit_diagnosis.cpp) and shown with the numbers the rule used.
 struct LimitDiagnosis {
   int probe = -1;               ///< index into probes of the diagnosed (first failing) run; -1 none
-  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "batch_limit", "latency"
+  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "batch_limit", "step_time"
   std::string explanation;      ///< one human sentence with the figures
   double kv_peak_fraction = 0;  ///< kv.peak_used_tokens / kv.capacity_tokens
   double kv_free_at_peak_tokens = 0;  ///< (capacity - peak) tokens per replica
@@ -50,6 +54,9 @@ struct LimitDiagnosis {
   int64_t rejected = 0;
   double compute_mean = 0;      ///< utilization.compute_mean
   double memory_bandwidth_mean = 0;
+  double busy_fraction = 0;     ///< see Probe
+  double compute_util_busy = 0;
+  double bandwidth_util_busy = 0;
   int64_t running_max = 0;      ///< most requests running at once on one replica
   int64_t max_num_seqs = 0;
 };

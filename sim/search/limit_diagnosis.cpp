@@ -4,12 +4,15 @@
 //     output tokens, which is what a small pool looks like when the next request cannot be
 //     admitted) while neither compute nor bandwidth utilization was higher than the KV peak
 //     fraction: requests waited for blocks, not for the GPU.
-//  2. compute / memory_bandwidth: the larger of utilization.compute_mean and
-//     utilization.memory_bandwidth_mean is at least 0.7 (time averages that include the
-//     ramp-up and the drain, so a saturated roofline server shows 0.7-0.9, not 1).
+//  2. compute / memory_bandwidth: the replicas were stepping at least 80% of the time (the GPU
+//     is saturated, queues grow) and the higher of compute and bandwidth utilization while
+//     stepping, which names the wall, is at least 25% (the cost model reports utilization at
+//     all: `constant` reports none and never lands here; the roofline shows ~50% on each when
+//     saturated by mixed prefill/decode steps).
 //  3. batch_limit: some replica ran max_num_seqs requests at once (the scheduler's cap).
-//  4. latency: none of these: the SLO was missed by queueing or step time with no resource near
-//     its wall (a tight threshold, or a cost model without utilization figures).
+//  4. step_time: none of these: the GPU had idle time, yet the SLO broke on how long steps take
+//     (long prefill chunks delaying decodes, a burst queueing behind them, or a threshold
+//     close to one step); the utilization while stepping says which resource made them long.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -21,7 +24,8 @@ namespace kvcap {
 namespace {
 
 constexpr double kKvNearFull = 0.9;
-constexpr double kUtilSaturated = 0.7;
+constexpr double kBusySaturated = 0.8;
+constexpr double kUtilWorking = 0.25;
 
 double number(const nlohmann::ordered_json& j, const char* a, const char* b) {
   if (!j.contains(a) || !j[a].contains(b) || !j[a][b].is_number()) return 0;
@@ -49,6 +53,9 @@ LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
   d.memory_bandwidth_mean = number(res, "utilization", "memory_bandwidth_mean");
   d.running_max = static_cast<int64_t>(number(res, "running", "max"));
   d.max_num_seqs = probe.max_num_seqs;
+  d.busy_fraction = probe.busy_fraction;
+  d.compute_util_busy = probe.compute_util_busy;
+  d.bandwidth_util_busy = probe.bandwidth_util_busy;
   const double finished_per_s = number(res, "throughput", "requests_per_s");
   d.mean_request_tokens = finished_per_s > 0 ? (number(res, "throughput", "input_tokens_per_s") +
                                                 number(res, "throughput", "output_tokens_per_s")) /
@@ -58,27 +65,27 @@ LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
       (capacity - number(res, "kv", "peak_used_tokens")) / static_cast<double>(std::max<int64_t>(probe.replicas, 1));
   const bool kv_full = d.kv_peak_fraction >= kKvNearFull || (capacity > 0 && d.kv_free_at_peak_tokens < d.mean_request_tokens);
 
-  const double busiest = std::max(d.compute_mean, d.memory_bandwidth_mean);
+  const double busiest = std::max(d.compute_util_busy, d.bandwidth_util_busy);
   const std::string figures = "KV peak " + fixed(100 * d.kv_peak_fraction, 1) + "% of capacity (" +
                               fixed(d.kv_free_at_peak_tokens, 0) + " tokens free per replica, mean request " +
                               fixed(d.mean_request_tokens, 0) + "), " +
                               std::to_string(d.preemptions) + " preemptions, " + std::to_string(d.swap_outs) +
-                              " swap-outs, " + std::to_string(d.rejected) + " rejected; compute " +
-                              fixed(100 * d.compute_mean, 1) + "%, memory bandwidth " +
-                              fixed(100 * d.memory_bandwidth_mean, 1) + "% (time means); running max " +
+                              " swap-outs, " + std::to_string(d.rejected) + " rejected; busy " + fixed(100 * d.busy_fraction, 1) +
+                              "% of the time at " + fixed(100 * d.compute_util_busy, 1) + "% compute and " +
+                              fixed(100 * d.bandwidth_util_busy, 1) + "% memory bandwidth utilization; running max " +
                               std::to_string(d.running_max) + " of max_num_seqs " + std::to_string(d.max_num_seqs);
   if (d.preemptions + d.swap_outs + d.rejected > 0 || (kv_full && d.kv_peak_fraction >= busiest)) {
     d.wall = "kv_memory";
     d.explanation = "KV memory: " + figures;
-  } else if (busiest >= kUtilSaturated) {
-    d.wall = d.compute_mean >= d.memory_bandwidth_mean ? "compute" : "memory_bandwidth";
+  } else if (d.busy_fraction >= kBusySaturated && busiest >= kUtilWorking) {
+    d.wall = d.compute_util_busy >= d.bandwidth_util_busy ? "compute" : "memory_bandwidth";
     d.explanation = (d.wall == "compute" ? "compute: " : "memory bandwidth: ") + figures;
   } else if (d.max_num_seqs > 0 && d.running_max >= d.max_num_seqs) {
     d.wall = "batch_limit";
     d.explanation = "batch limit (max_num_seqs): " + figures;
   } else {
-    d.wall = "latency";
-    d.explanation = "latency (queueing or step time, no resource near its wall): " + figures;
+    d.wall = "step_time";
+    d.explanation = "step time (the GPU had idle time; steps too long for the SLO): " + figures;
   }
   return d;
 }

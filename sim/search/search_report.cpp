@@ -1,6 +1,7 @@
 // Formatting of search results: JSON, CSV and the human tables. No simulation here.
 #include "sim/search/search_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -66,7 +67,10 @@ ojson probe_json(const Probe& p, int index) {
                {"preemptions", res.value("preemptions", int64_t{0})},
                {"kv_peak_fraction", num(kv_peak_fraction(res))},
                {"compute_mean", num(figure(res, {"utilization", "compute_mean"}))},
-               {"memory_bandwidth_mean", num(figure(res, {"utilization", "memory_bandwidth_mean"}))}};
+               {"memory_bandwidth_mean", num(figure(res, {"utilization", "memory_bandwidth_mean"}))},
+               {"busy_fraction", num(p.busy_fraction)},
+               {"compute_util_busy", num(p.compute_util_busy)},
+               {"bandwidth_util_busy", num(p.bandwidth_util_busy)}};
 }
 
 ojson goal_json(const SloGoal& g, const SearchInputs& in) {
@@ -98,7 +102,7 @@ std::string slo_text(const SearchInputs& in, double min_attainment) {
 const char* const kProbeCsvHeader =
     "index,load_scale,replicas,offered_requests_per_s,arrived,met_slo,attainment,pass,goodput_requests_per_s,"
     "input_tokens_per_s,output_tokens_per_s,ttft_p99_s,tpot_p99_s,e2e_p99_s,rejected,preemptions,kv_peak_fraction,"
-    "compute_mean,memory_bandwidth_mean";
+    "compute_mean,memory_bandwidth_mean,busy_fraction,compute_util_busy,bandwidth_util_busy";
 
 void probe_csv_row(std::ostream& os, const ojson& j) {
   bool first = true;
@@ -136,6 +140,29 @@ void print_probe_row(std::ostream& os, const Probe& p, int index) {
                 fmt("%.4f", figure(res, {"latency_s", "tpot", "p99"})).c_str(),
                 fmt("%.3f", kv_peak_fraction(res)).c_str(), static_cast<long long>(res.value("preemptions", int64_t{0})));
   os << buf;
+}
+
+/// Caveats on how fine the answer is, from the probes themselves.
+std::vector<std::string> search_notes(const LoadSearchResult& r, const LoadSearchOptions& o) {
+  std::vector<std::string> notes;
+  int64_t lo = -1, hi = -1;
+  for (const Probe& p : r.probes) {
+    lo = lo < 0 ? p.arrived : std::min(lo, p.arrived);
+    hi = std::max(hi, p.arrived);
+  }
+  if (lo != hi)
+    notes.push_back("arrivals differ between probes (" + std::to_string(lo) + " to " + std::to_string(hi) +
+                    "): the scenario's horizon_s cuts the slower replays; raise horizon_s to compare the same "
+                    "requests at every load");
+  if (r.found) {
+    const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
+    const double misses_allowed = (1 - o.goal.min_attainment) * static_cast<double>(best.arrived);
+    if (misses_allowed < 1)
+      notes.push_back("the capacity probe saw " + std::to_string(best.arrived) + " arrivals, so a single miss (" +
+                      fmt("%.2g", 100.0 / static_cast<double>(std::max<int64_t>(best.arrived, 1))) +
+                      "%) fails the goal: lengthen the workload (e.g. workload.duration_s) for a finer answer");
+  }
+  return notes;
 }
 
 }  // namespace
@@ -180,15 +207,21 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
                          {"rejected", d.rejected},
                          {"compute_mean", num(d.compute_mean)},
                          {"memory_bandwidth_mean", num(d.memory_bandwidth_mean)},
+                         {"busy_fraction", num(d.busy_fraction)},
+                         {"compute_util_busy", num(d.compute_util_busy)},
+                         {"bandwidth_util_busy", num(d.bandwidth_util_busy)},
                          {"running_max", d.running_max},
                          {"max_num_seqs", d.max_num_seqs},
                          {"rule", "first match: kv_memory (preemptions, swap-outs or rejections; or KV full at its "
                                   "peak - >= 90%, or less free per replica than one mean request - with the peak "
-                                  "fraction above both utilizations); compute / memory_bandwidth (time-mean utilization "
-                                  ">= 70%); batch_limit (running max = max_num_seqs); else latency"}};
+                                  "fraction above both utilizations while stepping); compute / memory_bandwidth (replicas "
+                                  "stepping >= 80% of the time, the higher utilization while stepping >= 25% names it); "
+                                  "batch_limit "
+                                  "(running max = max_num_seqs); else step_time"}};
   } else {
     out["limit"] = nullptr;
   }
+  out["notes"] = search_notes(r, o);
   out["capacity_results"] = r.found ? r.probes[static_cast<size_t>(r.best_probe)].results : ojson(nullptr);
   return out;
 }
@@ -223,6 +256,7 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
        << fmt("%.4g", fail.offered_requests_per_s) << " requests/s, attainment " << fmt("%.4f", fail.attainment)
        << ") is limited by " << r.limit.explanation << "\n";
   }
+  for (const std::string& n : search_notes(r, o)) os << "note: " << n << "\n";
 }
 
 ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, const SearchInputs& in) {
