@@ -329,14 +329,14 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
     else if (row.price_per_gpu_hour_usd <= 0) note += std::string(note.empty() ? "" : "; ") + "price unknown";
     const std::string att =
         row.best_probe >= 0 ? fmt("%.4f", row.probes[static_cast<size_t>(row.best_probe)].attainment) : "-";
-    std::snprintf(buf, sizeof buf, "%-12s %3lld %9s %5s %10s %10s %10s %7zu  %s\n", row.candidate.gpu.c_str(),
+    std::snprintf(buf, sizeof buf, "%-12s %3lld %9s %5s %10s %10s %10s %7zu  ", row.candidate.gpu.c_str(),
                   static_cast<long long>(row.candidate.tensor_parallel_size),
                   row.found ? std::to_string(row.replicas).c_str() : "-",
                   row.found ? std::to_string(row.gpus).c_str() : "-",
                   row.price_per_gpu_hour_usd > 0 ? fmt("%.2f", row.price_per_gpu_hour_usd).c_str() : "-",
                   row.found && row.price_per_gpu_hour_usd > 0 ? fmt("%.2f", row.cost_per_hour_usd).c_str() : "-",
-                  att.c_str(), row.probes.size(), note.c_str());
-    os << buf;
+                  att.c_str(), row.probes.size());
+    os << buf << note << "\n";
   }
   const SizingRow* best = nullptr;
   for (const SizingRow& row : rows)
