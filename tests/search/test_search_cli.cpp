@@ -34,13 +34,18 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+/// A scratch folder for this process, removed at exit.
 fs::path temp_dir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("kvcap-search-test-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  struct Scratch {
+    fs::path dir = fs::temp_directory_path() / ("kvcap-search-test-" + std::to_string(::getpid()));
+    Scratch() { fs::create_directories(dir); }
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.dir;
 }
 
 CliRun run_cli(const std::string& args) {
@@ -111,6 +116,11 @@ TEST_CASE("kvcap search --min-replicas: sizing table with a price override") {
   CHECK(r.out.find("answer: 4 x h200 TP1 = 4 GPUs at 14.00 USD/h") != std::string::npos);
   CHECK(r.out.find("price from --price-per-gpu-hour") != std::string::npos);
   CHECK(r.out.find("prices: catalog") != std::string::npos);
+  // A shape that cannot be built is a row, not a failure; its long message keeps the table intact.
+  const CliRun tp3 = run_cli("search " + file + " --min-replicas --tp 1,3 --max-replicas 8");
+  REQUIRE(tp3.code == 0);
+  CHECK(tp3.out.find("  does not fit: ") != std::string::npos);
+  CHECK(tp3.out.find("do not split evenly over 3 GPUs\nanswer: 4 x h200 TP1 = 4 GPUs at 25.40 USD/h") != std::string::npos);
   const CliRun js = run_cli("search " + file + " --min-replicas --json --max-replicas 8");
   REQUIRE(js.code == 0);
   const json out = json::parse(js.out);
