@@ -174,3 +174,19 @@ TEST_CASE("max load: a non-monotone attainment curve settles on the highest pass
   CHECK_FALSE(none.found);
   CHECK(none.first_failing_scale == 4.0);
 }
+
+TEST_CASE("probe: a request still in flight at the horizon counts as a miss") {
+  // Arrivals every 1 s at load_scale 1; the horizon at 100.02 s lets requests 0..100 arrive
+  // (101), and request 100, started at 100 s, has produced its first token (100.01 s) but not
+  // its last (100.04 s): 100 finished, all within the SLO, 1 in flight. Attainment is over
+  // arrivals: 100 / 101 = 0.990, which meets 0.99 but not 0.995 (100/100 would meet both).
+  json doc = service_bound_scenario();
+  doc["horizon_s"] = 100.02;
+  const Probe strict = run_probe(doc, "horizon.json", 1.0, 1, SloGoal{0.995});
+  CHECK(strict.arrived == 101);
+  CHECK(strict.met_slo == 100);
+  CHECK(strict.results["requests"]["in_flight"] == 1);
+  CHECK(strict.attainment == doctest::Approx(100.0 / 101));
+  CHECK_FALSE(strict.pass);
+  CHECK(run_probe(doc, "horizon.json", 1.0, 1, SloGoal{0.99}).pass);
+}
