@@ -42,7 +42,8 @@ std::vector<std::span<const TimeseriesRow>> by_sample(std::span<const Timeseries
 struct WallSeries {
   std::string title;
   std::vector<Point> kv_used, kv_fullest, kv_stored, compute, bandwidth;
-  int64_t peak_waiting = 0, peak_running = 0;
+  std::vector<Point> waiting;  ///< requests waiting at each sample
+  int64_t peak_running = 0;
 };
 
 Series bounded(std::string label, const char* color, bool dashed, const std::vector<Point>& pts) {
@@ -68,6 +69,11 @@ std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
 /// single long prefill step ending in it can push it past 100%), and a wall is a state that
 /// lasts, not one busy second.
 constexpr size_t kWallWindowSamples = 10;
+
+/// A queue is blamed on an engine limit only when its 10-sample mean reaches this share of the
+/// largest batch (and at least one request): a request or two caught between its arrival and
+/// the next step is how a busy server works, not a limit.
+constexpr double kQueueShareOfBatch = 0.1;
 
 /// Trailing mean over `window` points (fewer at the start), at each point's x.
 std::vector<Point> moving_average(const std::vector<Point>& pts, size_t window) {
@@ -110,12 +116,13 @@ std::string wall_caption(const WallSeries& w) {
   }
   if (first_name)
     s += std::string("first wall: ") + first_name + ".";
-  else if (w.peak_waiting > 0)
-    s += "none reached " + pct(kWallThreshold) + ", yet up to " + std::to_string(w.peak_waiting) +
-         " requests waited with at most " + std::to_string(w.peak_running) +
+  else if (const double queue = max_y(moving_average(w.waiting, kWallWindowSamples));
+           queue >= std::max(1.0, kQueueShareOfBatch * static_cast<double>(w.peak_running)))
+    s += "none reached " + pct(kWallThreshold) + ", yet a queue of up to " + fixed(queue, 1) +
+         " waiting requests persisted with at most " + std::to_string(w.peak_running) +
          " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
   else
-    s += "none reached " + pct(kWallThreshold) + " and no request waited: the offered load set the pace.";
+    s += "none reached " + pct(kWallThreshold) + " and no queue persisted: the offered load set the pace.";
   return s + " (Judged on the mean of the last " + std::to_string(kWallWindowSamples) + " samples.)";
 }
 
@@ -140,7 +147,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
         w.kv_stored.push_back({r.time_s, fraction(r.kv_stored_tokens, cap_of(r.replica))});
         w.compute.push_back({r.time_s, r.compute_utilization});
         w.bandwidth.push_back({r.time_s, r.bandwidth_utilization});
-        w.peak_waiting = std::max(w.peak_waiting, r.waiting);
+        w.waiting.push_back({r.time_s, static_cast<double>(r.waiting)});
         w.peak_running = std::max(w.peak_running, r.running);
       }
     return out;
@@ -149,7 +156,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
   w.title = "Which wall first: all " + std::to_string(replicas) + " replicas";
   for (const auto& s : samples) {
     int64_t used = 0, total = 0, stored = 0, cap = 0;
-    double fullest = 0, compute = 0, bandwidth = 0;
+    double fullest = 0, compute = 0, bandwidth = 0, waiting = 0;
     for (const TimeseriesRow& r : s) {
       used += r.kv_used_blocks;
       total += total_blocks(r);
@@ -158,7 +165,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
       fullest = std::max(fullest, fraction(r.kv_used_blocks, total_blocks(r)));
       compute += r.compute_utilization;
       bandwidth += r.bandwidth_utilization;
-      w.peak_waiting = std::max(w.peak_waiting, r.waiting);
+      waiting += static_cast<double>(r.waiting);
       w.peak_running = std::max(w.peak_running, r.running);
     }
     const double t = s.front().time_s;
@@ -168,6 +175,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
     w.kv_stored.push_back({t, fraction(stored, cap)});
     w.compute.push_back({t, compute / n});
     w.bandwidth.push_back({t, bandwidth / n});
+    w.waiting.push_back({t, waiting});
   }
   out.push_back(std::move(w));
   return out;

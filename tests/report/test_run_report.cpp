@@ -188,3 +188,36 @@ TEST_CASE("an hour on 8 replicas stays under 2 MB, lines stay bounded, and a one
   CHECK(count(polyline_points(html, "all requests"), ",") <= kMaxPointsPerSeries);
   CHECK(unbalanced_tags(html) == "");
 }
+
+TEST_CASE("with no wall reached, a lasting queue is blamed on an engine limit and a momentary one is not") {
+  // 20 one-second samples on one replica: KV 30%, compute 50%, bandwidth 20%, 8 running.
+  auto rows_with = [](int64_t waiting_all, int64_t waiting_once) {
+    std::vector<TimeseriesRow> rows(20);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      rows[i].time_s = static_cast<double>(i + 1);
+      rows[i].kv_used_blocks = 30;
+      rows[i].kv_free_blocks = 70;
+      rows[i].compute_utilization = 0.5;
+      rows[i].bandwidth_utilization = 0.2;
+      rows[i].running = 8;
+      rows[i].waiting = waiting_all;
+    }
+    rows[7].waiting += waiting_once;
+    return rows;
+  };
+  ojson results;
+  results["scenario"] = ojson{{"name", "q"}, {"cost_model_measured", true}};
+  RunReportInputs in;
+  in.capacity_tokens = {1600};
+  const auto lasting = rows_with(5, 0);
+  in.timeseries = lasting;
+  // A 10-sample mean of 5 waiting: "5.0".
+  CHECK(minimal_report(results, in).find("a queue of up to 5.0 waiting requests persisted with at most 8 running") !=
+        std::string::npos);
+  // Three requests caught at one sample: the 10-sample mean peaks at 0.3 < 1.
+  const auto momentary = rows_with(0, 3);
+  in.timeseries = momentary;
+  const std::string html = minimal_report(results, in);
+  CHECK(html.find("no queue persisted") != std::string::npos);
+  CHECK(html.find("compute never reached 90.0% (peak 50.0%)") != std::string::npos);
+}
