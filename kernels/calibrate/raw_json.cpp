@@ -28,7 +28,7 @@ nlohmann::json raw_to_json(const RawRun& r) {
                      {"synthetic", p.synthetic}};
   j["checks"] = nlohmann::json::array();
   for (const auto& c : r.checks)
-    j["checks"].push_back({{"kernel", c.kernel}, {"kv_dtype", c.kv_dtype}, {"qo_dtype", c.qo_dtype},
+    j["checks"].push_back({{"kernel", c.kernel}, {"variant", c.variant}, {"kv_dtype", c.kv_dtype}, {"qo_dtype", c.qo_dtype},
                            {"head_dim", c.head_dim}, {"page_size", c.page_size}, {"gqa", c.gqa},
                            {"num_kv_heads", c.num_kv_heads}, {"layout", c.layout}, {"rel_error", c.rel_error},
                            {"bound", c.bound}, {"all_written", c.all_written}, {"finite", c.finite},
@@ -41,7 +41,7 @@ nlohmann::json raw_to_json(const RawRun& r) {
                          {"flops", g.flops}, {"bytes", g.bytes}, {"time_s", g.time_s}});
   j["decode"] = nlohmann::json::array();
   for (const auto& d : r.decode)
-    j["decode"].push_back({{"kv_dtype", d.kv_dtype}, {"batch", d.batch}, {"context", d.context},
+    j["decode"].push_back({{"kv_dtype", d.kv_dtype}, {"variant", d.variant}, {"batch", d.batch}, {"context", d.context},
                            {"page_size", d.page_size}, {"head_dim", d.head_dim}, {"num_q_heads", d.num_q_heads},
                            {"num_kv_heads", d.num_kv_heads}, {"splits", d.splits}, {"kv_bytes", d.kv_bytes},
                            {"total_bytes", d.total_bytes}, {"time_s", d.time_s},
@@ -49,7 +49,7 @@ nlohmann::json raw_to_json(const RawRun& r) {
                            {"block_table_bytes", d.block_table_bytes}});
   j["append"] = nlohmann::json::array();
   for (const auto& a : r.append)
-    j["append"].push_back({{"kv_dtype", a.kv_dtype}, {"tokens", a.tokens}, {"head_dim", a.head_dim},
+    j["append"].push_back({{"kv_dtype", a.kv_dtype}, {"variant", a.variant}, {"tokens", a.tokens}, {"head_dim", a.head_dim},
                            {"num_kv_heads", a.num_kv_heads}, {"bytes", a.bytes}, {"time_s", a.time_s}});
   return j;
 }
@@ -74,6 +74,14 @@ void each_object(const JsonObjectReader& r, const char* key, F&& f) {
 }
 
 constexpr double kBig = 1e30;
+
+/// Absent in raw files written before variants existed: those timed only the baseline.
+std::string variant_field(const JsonObjectReader& o) {
+  if (!o.has("variant")) return kBaselineVariant;
+  std::string v = o.get_string("variant");
+  if (v.empty()) throw InputError(o.where("variant"), "must name a kernel variant (\"baseline\", \"vec\")");
+  return v;
+}
 
 }  // namespace
 
@@ -108,10 +116,11 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
     if (p.has("synthetic")) v.synthetic = p.get_bool("synthetic");
   }
   each_object(r, "checks", [&](const JsonObjectReader& o) {
-    o.reject_unknown({"kernel", "kv_dtype", "qo_dtype", "head_dim", "page_size", "gqa", "num_kv_heads", "layout",
+    o.reject_unknown({"kernel", "variant", "kv_dtype", "qo_dtype", "head_dim", "page_size", "gqa", "num_kv_heads", "layout",
                       "rel_error", "bound", "all_written", "finite", "passed"});
     RawCheck c;
     c.kernel = o.get_string("kernel");
+    c.variant = variant_field(o);
     c.kv_dtype = o.get_string("kv_dtype");
     c.qo_dtype = o.get_string("qo_dtype");
     c.head_dim = o.get_int("head_dim", 0, 4096);
@@ -146,10 +155,11 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
     run.gemm.push_back(g);
   });
   each_object(r, "decode", [&](const JsonObjectReader& o) {
-    o.reject_unknown({"kv_dtype", "batch", "context", "page_size", "head_dim", "num_q_heads", "num_kv_heads", "splits",
+    o.reject_unknown({"kv_dtype", "variant", "batch", "context", "page_size", "head_dim", "num_q_heads", "num_kv_heads", "splits",
                       "kv_bytes", "total_bytes", "time_s", "allocated_bytes_per_token", "block_table_bytes"});
     RawDecode d;
     d.kv_dtype = o.get_string("kv_dtype");
+    d.variant = variant_field(o);
     d.batch = o.get_int("batch", 1, 1 << 20);
     d.context = o.get_int("context", 1, int64_t{1} << 32);
     d.page_size = o.get_int("page_size", 1, 4096);
@@ -165,9 +175,10 @@ RawRun raw_from_json(const nlohmann::json& j, const std::string& origin) {
     run.decode.push_back(d);
   });
   each_object(r, "append", [&](const JsonObjectReader& o) {
-    o.reject_unknown({"kv_dtype", "tokens", "head_dim", "num_kv_heads", "bytes", "time_s"});
+    o.reject_unknown({"kv_dtype", "variant", "tokens", "head_dim", "num_kv_heads", "bytes", "time_s"});
     RawAppend a;
     a.kv_dtype = o.get_string("kv_dtype");
+    a.variant = variant_field(o);
     a.tokens = o.get_int("tokens", 1, int64_t{1} << 32);
     a.head_dim = o.get_int("head_dim", 1, 4096);
     a.num_kv_heads = o.get_int("num_kv_heads", 1, 4096);

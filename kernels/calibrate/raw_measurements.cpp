@@ -17,6 +17,30 @@ bool RawRun::checks_passed() const {
   return true;
 }
 
+bool RawRun::baseline_checks_passed() const {
+  bool any = false;
+  for (const auto& c : checks) {
+    if (c.variant != kBaselineVariant) continue;
+    any = true;
+    if (!c.passed) return false;
+  }
+  return any;
+}
+
+bool RawRun::variant_usable(const std::string& prefix, const std::string& variant, const std::string& dtype) const {
+  if (variant == kBaselineVariant) return baseline_checks_passed();
+  bool any = false;
+  for (const auto& c : checks) {
+    if (c.variant != variant) continue;
+    // A harness error while checking this variant names no dtype: it disables the variant.
+    if (!c.passed && c.kv_dtype.empty()) return false;
+    if (c.kv_dtype != dtype || c.kernel.rfind(prefix, 0) != 0) continue;
+    any = true;
+    if (!c.passed) return false;
+  }
+  return any;
+}
+
 namespace {
 
 std::string quote(const std::string& s) {
@@ -98,6 +122,7 @@ void write_raw_file(const RawRun& r, const std::string& path) {
   array(out, "checks", r.checks, [](const RawCheck& c) {
     return Obj()
         .s("kernel", c.kernel)
+        .s("variant", c.variant)
         .s("kv_dtype", c.kv_dtype)
         .s("qo_dtype", c.qo_dtype)
         .i("head_dim", c.head_dim)
@@ -117,13 +142,13 @@ void write_raw_file(const RawRun& r, const std::string& path) {
         .n("bytes", g.bytes).n("time_s", g.time_s);
   });
   array(out, "decode", r.decode, [](const RawDecode& d) {
-    return Obj().s("kv_dtype", d.kv_dtype).i("batch", d.batch).i("context", d.context).i("page_size", d.page_size)
+    return Obj().s("kv_dtype", d.kv_dtype).s("variant", d.variant).i("batch", d.batch).i("context", d.context).i("page_size", d.page_size)
         .i("head_dim", d.head_dim).i("num_q_heads", d.num_q_heads).i("num_kv_heads", d.num_kv_heads)
         .i("splits", d.splits).n("kv_bytes", d.kv_bytes).n("total_bytes", d.total_bytes).n("time_s", d.time_s)
         .i("allocated_bytes_per_token", d.allocated_bytes_per_token).i("block_table_bytes", d.block_table_bytes);
   });
   array(out, "append", r.append, [](const RawAppend& a) {
-    return Obj().s("kv_dtype", a.kv_dtype).i("tokens", a.tokens).i("head_dim", a.head_dim)
+    return Obj().s("kv_dtype", a.kv_dtype).s("variant", a.variant).i("tokens", a.tokens).i("head_dim", a.head_dim)
         .i("num_kv_heads", a.num_kv_heads).n("bytes", a.bytes).n("time_s", a.time_s);
   }, true);
   out << "}\n";

@@ -28,9 +28,17 @@ struct RawProvenance {
   bool synthetic = false;
 };
 
+/// Kernel variants. "baseline" is the one every profile may be fitted from: its checks must all
+/// pass. Others ("vec": 16-byte loads, quantized tiles in shared memory, several tiles in
+/// flight) are optional: a variant whose checks fail for a KV dtype is recorded, not timed for
+/// that dtype, and never fitted (kernels/NOTES.md, "Variants").
+inline constexpr const char* kBaselineVariant = "baseline";
+inline constexpr const char* kVecVariant = "vec";
+
 /// One kernel-vs-reference check.
 struct RawCheck {
   std::string kernel;   ///< "paged_decode", "paged_decode_split", "quantize_append"
+  std::string variant = kBaselineVariant;  ///< optional in files (older runs had only the baseline)
   std::string kv_dtype;
   std::string qo_dtype;
   int64_t head_dim = 0, page_size = 0, gqa = 0, num_kv_heads = 0;
@@ -58,6 +66,7 @@ struct RawGemm {
 
 struct RawDecode {
   std::string kv_dtype;
+  std::string variant = kBaselineVariant;  ///< kernel variant timed (optional in files)
   int64_t batch = 0, context = 0, page_size = 0, head_dim = 0, num_q_heads = 0, num_kv_heads = 0;
   int64_t splits = 1;
   double kv_bytes = 0;     ///< K/V data + scales read (one layer)
@@ -69,6 +78,7 @@ struct RawDecode {
 
 struct RawAppend {
   std::string kv_dtype;
+  std::string variant = kBaselineVariant;  ///< kernel variant timed (optional in files)
   int64_t tokens = 0, head_dim = 0, num_kv_heads = 0;
   double bytes = 0;  ///< inputs read + stored bytes and scales written
   double time_s = 0;
@@ -81,7 +91,15 @@ struct RawRun {
   std::vector<RawGemm> gemm;
   std::vector<RawDecode> decode;
   std::vector<RawAppend> append;
+  /// Every check of every variant passed (and there is at least one).
   bool checks_passed() const;
+  /// Every baseline check passed (and there is at least one): what a profile needs. A check
+  /// without a variant (a harness error) counts as baseline.
+  bool baseline_checks_passed() const;
+  /// True when `variant` has checks of `kv_dtype` whose kernel name starts with `kernel_prefix`
+  /// ("paged_decode" covers the split check too) and all of them passed. The baseline is
+  /// usable whenever baseline_checks_passed().
+  bool variant_usable(const std::string& kernel_prefix, const std::string& variant, const std::string& kv_dtype) const;
 };
 
 // No JSON types here: the CUDA harness includes this header and nvcc never parses nlohmann/json

@@ -129,13 +129,22 @@ int64_t rotation_sets(int64_t set_bytes, int64_t l2_bytes, int64_t pool_pages, i
   return std::max<int64_t>(1, std::min({want, kMaxRotationSets, pool_pages / set_pages}));
 }
 
-RawDecode decode_record(KvStorage s, const DecodeCase& c, const kern::DecodePlan& plan) {
+kern::DecodePlan decode_plan_for(const std::string& variant, const DecodeCase& c, int32_t sm_count,
+                                 int32_t vec_blocks_per_sm) {
+  if (variant == kVecVariant)
+    return kern::plan_decode_resident(static_cast<int32_t>(c.batch), c.kv_heads, c.context,
+                                      static_cast<int64_t>(std::max(vec_blocks_per_sm, 1)) * std::max(sm_count, 1));
+  return kern::plan_decode(static_cast<int32_t>(c.batch), c.kv_heads, c.context, sm_count);
+}
+
+RawDecode decode_record(KvStorage s, const DecodeCase& c, const kern::DecodePlan& plan, const std::string& variant) {
   const int64_t group = kern::kv_storage_scaled(s) ? kSweepGroupSize : c.head_dim;
   const int64_t pages_per_seq = (c.context + c.page_size - 1) / c.page_size;
   const int64_t tokens = c.batch * c.context;
   const int64_t qo_elems = c.batch * c.q_heads * c.head_dim;
   RawDecode d;
   d.kv_dtype = kern::kv_storage_name(s);
+  d.variant = variant;
   d.batch = c.batch;
   d.context = c.context;
   d.page_size = c.page_size;
@@ -158,10 +167,11 @@ RawDecode decode_record(KvStorage s, const DecodeCase& c, const kern::DecodePlan
   return d;
 }
 
-RawAppend append_record(KvStorage s, int64_t tokens, const SweepShape& sh) {
+RawAppend append_record(KvStorage s, int64_t tokens, const SweepShape& sh, const std::string& variant) {
   const int64_t group = kern::kv_storage_scaled(s) ? kSweepGroupSize : sh.head_dim;
   RawAppend a;
   a.kv_dtype = kern::kv_storage_name(s);
+  a.variant = variant;
   a.tokens = tokens;
   a.head_dim = sh.head_dim;
   a.num_kv_heads = sh.kv_heads;
@@ -174,12 +184,18 @@ RawAppend append_record(KvStorage s, int64_t tokens, const SweepShape& sh) {
 double estimate_kernel_sweep_s(const SweepShape& sh, bool quick, int32_t sm_count, int64_t l2_bytes, double bw,
                                double launch_s) {
   constexpr double kHostSecondsPerPage = 20e-9;  // shuffle + block-table build per pool page (a few ns each)
-  double t = 0;
+  // The vec variant's checks run after the baseline sweep: ~3 launches each (append, decode,
+  // split) on tiny caches plus the float64 reference on the host; the baseline's checks took the
+  // same before the clock of this estimate started. 50 ms a check shape is generous for both.
+  constexpr double kHostSecondsPerCheckShape = 50e-3;
+  double t = kHostSecondsPerCheckShape * static_cast<double>(check_shapes().size());
+  for (const char* variant : kKernelVariants)
   for (KvStorage s : kSweepStorages) {
-    t += 2.0 * static_cast<double>(kSweepArenaBytes + kSweepScaleArenaBytes) / bw;  // arena fills
+    t += 2.0 * static_cast<double>(kSweepArenaBytes + kSweepScaleArenaBytes) / bw;  // arena fills (each variant refills)
     for (const DecodeCase& c : decode_cases(sh, quick)) {
-      const kern::DecodePlan plan = kern::plan_decode(static_cast<int32_t>(c.batch), c.kv_heads, c.context, sm_count);
-      const RawDecode d = decode_record(s, c, plan);
+      const kern::DecodePlan plan =
+          decode_plan_for(variant, c, sm_count, kern::vec_decode_expected_blocks_per_sm(s, c.head_dim));
+      const RawDecode d = decode_record(s, c, plan, variant);
       const int64_t pages_per_seq = (c.context + c.page_size - 1) / c.page_size;
       const int64_t pool = arena_pages(s, c);
       const int64_t set_pages = c.batch * pages_per_seq;
@@ -190,7 +206,7 @@ double estimate_kernel_sweep_s(const SweepShape& sh, bool quick, int32_t sm_coun
       t += launches * per_launch + kHostSecondsPerPage * static_cast<double>(pool);
     }
     for (int64_t tokens : append_token_counts(quick)) {
-      const RawAppend a = append_record(s, tokens, sh);
+      const RawAppend a = append_record(s, tokens, sh, variant);
       t += (kWarmupLaunches + kTimedRounds * 4.0) * (launch_s + a.bytes / bw);
     }
   }

@@ -101,14 +101,25 @@ int64_t block_table_bytes(int64_t batch, int64_t pages_per_seq);
 /// (each launch then reads from HBM), at most kMaxRotationSets and what the pool holds.
 int64_t rotation_sets(int64_t set_bytes, int64_t l2_bytes, int64_t pool_pages, int64_t set_pages);
 
-/// The raw record of a decode point, every field but time_s.
-RawDecode decode_record(kern::KvStorage s, const DecodeCase& c, const kern::DecodePlan& plan);
-/// The raw record of an append point, every field but time_s.
-RawAppend append_record(kern::KvStorage s, int64_t tokens, const SweepShape& shape);
+/// Kernel variants the harness checks and times, baseline first (kernels/NOTES.md, "Variants").
+inline constexpr const char* kKernelVariants[] = {kBaselineVariant, kVecVariant};
+/// The split plan of a decode point for `variant`: the baseline plans two waves of one block per
+/// SM (plan_decode); vec plans one wave of its resident blocks, `vec_blocks_per_sm` × SMs
+/// (plan_decode_resident; the GPU's occupancy on a GPU run, vec_decode_expected_blocks_per_sm in
+/// the dry run and the time estimate).
+kern::DecodePlan decode_plan_for(const std::string& variant, const DecodeCase& c, int32_t sm_count,
+                                 int32_t vec_blocks_per_sm);
 
-/// Seconds the decode/append sweep is expected to take at `bytes_per_s` with `launch_s` per
-/// launch (timed and warm-up launches, rotation rounds, per-point host set-up), for sizing the
-/// budget before the GPU is lent.
+/// The raw record of a decode point, every field but time_s.
+RawDecode decode_record(kern::KvStorage s, const DecodeCase& c, const kern::DecodePlan& plan,
+                        const std::string& variant = kBaselineVariant);
+/// The raw record of an append point, every field but time_s.
+RawAppend append_record(kern::KvStorage s, int64_t tokens, const SweepShape& shape,
+                        const std::string& variant = kBaselineVariant);
+
+/// Seconds the decode/append sweep of every variant is expected to take at `bytes_per_s` with
+/// `launch_s` per launch (timed and warm-up launches, rotation rounds, per-point host set-up,
+/// arena fills, and the vec variant's checks), for sizing the budget before the GPU is lent.
 double estimate_kernel_sweep_s(const SweepShape& shape, bool quick, int32_t sm_count, int64_t l2_bytes,
                                double bytes_per_s, double launch_s);
 

@@ -15,10 +15,14 @@ RawRun synthetic_raw_run(const SweepShape& shape, bool quick, int32_t sm_count, 
   p.clocks = "none (synthetic)";
   p.date_utc = "1970-01-01T00:00:00Z";  // fixed: a dry run's files are byte-stable
   p.synthetic = true;
+  // The GPU run's order: baseline checks first, vec checks after the baseline sweep; the raw
+  // file lists checks per variant in that order either way.
+  for (const char* variant : kKernelVariants)
   for (const CheckShape& c : check_shapes()) {
     for (const char* kernel : {"quantize_append", "paged_decode", "paged_decode_split"}) {
       RawCheck r;
       r.kernel = kernel;
+      r.variant = variant;
       r.kv_dtype = kern::kv_storage_name(c.storage);
       r.qo_dtype = c.qo == kern::QoType::kBF16 ? "bf16" : "fp16";
       r.head_dim = c.head_dim;
@@ -42,16 +46,21 @@ RawRun synthetic_raw_run(const SweepShape& shape, bool quick, int32_t sm_count, 
       r.time_s = static_cast<double>(g.launches) * t.gemm_launch_s + std::max(r.flops / flops, r.bytes / t.gemm_bytes_per_s);
       run.gemm.push_back(r);
     }
+  for (const char* variant : kKernelVariants)
   for (kern::KvStorage s : kSweepStorages) {
+    // Made-up rates: the vec variant a little faster, so the fit's choice of the fastest passing
+    // variant has something to choose.
+    const double speed = std::string(variant) == kVecVariant ? t.vec_speedup : 1.0;
     for (const DecodeCase& c : decode_cases(shape, quick)) {
-      const kern::DecodePlan plan = kern::plan_decode(static_cast<int32_t>(c.batch), c.kv_heads, c.context, sm_count);
-      RawDecode d = decode_record(s, c, plan);
-      d.time_s = t.decode_launch_s * (plan.num_splits > 1 ? 2 : 1) + d.kv_bytes / t.decode_bytes_per_s;
+      const kern::DecodePlan plan =
+          decode_plan_for(variant, c, sm_count, kern::vec_decode_expected_blocks_per_sm(s, c.head_dim));
+      RawDecode d = decode_record(s, c, plan, variant);
+      d.time_s = t.decode_launch_s * (plan.num_splits > 1 ? 2 : 1) + d.kv_bytes / (t.decode_bytes_per_s * speed);
       run.decode.push_back(d);
     }
     for (int64_t tokens : append_token_counts(quick)) {
-      RawAppend a = append_record(s, tokens, shape);
-      a.time_s = t.append_launch_s + a.bytes / t.append_bytes_per_s;
+      RawAppend a = append_record(s, tokens, shape, variant);
+      a.time_s = t.append_launch_s + a.bytes / (t.append_bytes_per_s * speed);
       run.append.push_back(a);
     }
   }

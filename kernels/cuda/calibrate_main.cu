@@ -120,10 +120,10 @@ std::string clocks_seen(const std::string& path) {
          " MHz, memory " + std::to_string(mem_lo) + "-" + std::to_string(mem_hi) + " MHz";
 }
 
-const RawDecode* longest_page16(const RawRun& run, const std::string& dt) {
+const RawDecode* longest_page16(const RawRun& run, const std::string& dt, const std::string& variant) {
   const RawDecode* best = nullptr;
   for (const auto& d : run.decode)
-    if (d.kv_dtype == dt && d.page_size == 16 && (!best || d.kv_bytes > best->kv_bytes)) best = &d;
+    if (d.kv_dtype == dt && d.variant == variant && d.page_size == 16 && (!best || d.kv_bytes > best->kv_bytes)) best = &d;
   return best;
 }
 
@@ -132,39 +132,55 @@ const RawDecode* longest_page16(const RawRun& run, const std::string& dt) {
 /// the same batch and context) and quantize-append at its largest token count; max check errors.
 void print_summary(const RawRun& run) {
   const double copy = run.copy.empty() ? 0 : static_cast<double>(run.copy[0].bytes) / run.copy[0].time_s;
-  std::printf("\n%-16s %-9s %10s %13s %9s %11s\n", "kernel", "dtype", "GB/s", "frac of copy", "x bf16", "max err");
+  std::printf("\n%-16s %-9s %-8s %10s %13s %9s %11s\n", "kernel", "dtype", "variant", "GB/s", "frac of copy", "x bf16",
+              "max err");
   for (const char* dt : {"bf16", "fp16", "fp8_e4m3", "int8", "int4"}) {
-    double dec_err = 0, app_err = 0;
-    for (const auto& c : run.checks) {
-      if (c.kv_dtype != dt) continue;
-      double& e = c.kernel == "quantize_append" ? app_err : dec_err;
-      e = std::isnan(c.rel_error) || std::isnan(e) ? NAN : std::fmax(e, c.rel_error);
-    }
-    if (const RawDecode* best = longest_page16(run, dt)) {
-      const double bw = best->kv_bytes / best->time_s;
-      double speedup = 0;
-      for (const auto& d : run.decode)
-        if (d.kv_dtype == "bf16" && d.batch == best->batch && d.context == best->context && d.page_size == 16 &&
-            d.head_dim == best->head_dim && d.num_q_heads == best->num_q_heads && d.num_kv_heads == best->num_kv_heads)
-          speedup = d.time_s / best->time_s;
-      std::printf("%-16s %-9s %10.1f %13.3f %9.2f %11.2e\n", "paged_decode", dt, bw * 1e-9, copy > 0 ? bw / copy : 0.0,
-                  speedup, dec_err);
-    }
-    const RawAppend* app = nullptr;
-    for (const auto& a : run.append)
-      if (a.kv_dtype == dt && (!app || a.tokens > app->tokens)) app = &a;
-    if (app) {
-      const double bw = app->bytes / app->time_s;
-      // Append is checked byte for byte: the error is the fraction of mismatching bytes.
-      std::printf("%-16s %-9s %10.1f %13.3f %9s %11.2e\n", "quantize_append", dt, bw * 1e-9,
-                  copy > 0 ? bw / copy : 0.0, "", app_err);
+    for (const char* variant : kKernelVariants) {
+      double dec_err = 0, app_err = 0;
+      bool dec_failed = false, app_failed = false;
+      for (const auto& c : run.checks) {
+        if (c.kv_dtype != dt || c.variant != variant) continue;
+        const bool append = c.kernel == "quantize_append";
+        double& e = append ? app_err : dec_err;
+        e = std::isnan(c.rel_error) || std::isnan(e) ? NAN : std::fmax(e, c.rel_error);
+        (append ? app_failed : dec_failed) |= !c.passed;
+      }
+      // Speed-up over the fastest bf16 variant timed at the same point: the goal's comparison.
+      if (const RawDecode* best = longest_page16(run, dt, variant)) {
+        const double bw = best->kv_bytes / best->time_s;
+        double speedup = 0;
+        for (const auto& d : run.decode)
+          if (d.kv_dtype == "bf16" && d.batch == best->batch && d.context == best->context && d.page_size == 16 &&
+              d.head_dim == best->head_dim && d.num_q_heads == best->num_q_heads && d.num_kv_heads == best->num_kv_heads)
+            speedup = std::fmax(0.0, speedup == 0 ? d.time_s / best->time_s : std::fmin(speedup, d.time_s / best->time_s));
+        std::printf("%-16s %-9s %-8s %10.1f %13.3f %9.2f %11.2e%s\n", "paged_decode", dt, variant, bw * 1e-9,
+                    copy > 0 ? bw / copy : 0.0, speedup, dec_err, dec_failed ? " FAILED" : "");
+      } else if (dec_failed) {
+        std::printf("%-16s %-9s %-8s %10s %13s %9s %11.2e FAILED (not timed)\n", "paged_decode", dt, variant, "-", "-", "-",
+                    dec_err);
+      }
+      const RawAppend* app = nullptr;
+      for (const auto& a : run.append)
+        if (a.kv_dtype == dt && a.variant == variant && (!app || a.tokens > app->tokens)) app = &a;
+      if (app) {
+        const double bw = app->bytes / app->time_s;
+        // Append is checked byte for byte: the error is the fraction of mismatching bytes.
+        std::printf("%-16s %-9s %-8s %10.1f %13.3f %9s %11.2e%s\n", "quantize_append", dt, variant, bw * 1e-9,
+                    copy > 0 ? bw / copy : 0.0, "", app_err, app_failed ? " FAILED" : "");
+      } else if (app_failed) {
+        std::printf("%-16s %-9s %-8s %10s %13s %9s %11.2e FAILED (not timed)\n", "quantize_append", dt, variant, "-", "-",
+                    "", app_err);
+      }
     }
   }
   for (const auto& g : run.gemm)
     if (g.name == "square")
       std::printf("%-16s %-9s %10.1f TFLOP/s (8192^3)\n", "gemm_ceiling", g.dtype.c_str(), g.flops / g.time_s * 1e-12);
   std::printf("copy ceiling: %.1f GB/s (read + written); checks %s (%zu)%s%s%s\n", copy * 1e-9,
-              run.checks_passed() ? "all passed" : "FAILED", run.checks.size(),
+              run.checks_passed()            ? "all passed"
+              : run.baseline_checks_passed() ? "of the baseline passed, a vec check FAILED (vec excluded there)"
+                                             : "of the baseline FAILED",
+              run.checks.size(),
               run.provenance.incomplete.empty() ? "" : "; INCOMPLETE: ", run.provenance.incomplete.c_str(),
               run.provenance.synthetic ? "; SYNTHETIC dry run, not a measurement" : "");
 }
@@ -261,10 +277,23 @@ int run_main(int argc, char** argv) {
     p.clocks = clocks_base + (during.empty() ? "" : "; " + during);
     write_raw_file(run, opt.out);
   };
-  // Checks. An exception here (a CUDA error) is recorded as a failed check, so no profile can
-  // ever be fitted from a run whose checks did not all complete.
+  // A hung kernel (sync_within) ends the process: first record it as a failed check of the
+  // variant being checked and write what was measured.
+  std::string checking = kBaselineVariant;
+  g_on_hang = [&](const std::string& why) {
+    RawCheck failed;
+    failed.kernel = "harness error during checks: " + why;
+    failed.variant = checking;
+    run.checks.push_back(failed);
+    if (p.incomplete.empty()) p.incomplete = "stopped by a hung kernel during the " + checking + " checks";
+    save();
+    print_summary(run);
+  };
+  // Checks of the baseline, the variant every profile may be fitted from. An exception here (a
+  // CUDA error) is recorded as a failed check, so no profile can ever be fitted from a run whose
+  // baseline checks did not all complete. The vec variant is checked after the baseline sweep.
   try {
-    run_checks(p.check_seed, run);
+    run_checks(p.check_seed, kBaselineVariant, run);
   } catch (const std::exception& e) {
     RawCheck failed;
     failed.kernel = std::string("harness error during checks: ") + e.what();
@@ -274,7 +303,7 @@ int run_main(int argc, char** argv) {
     std::fprintf(stderr, "kvcap-gpu-calibrate: %s\n", e.what());
     return 3;
   }
-  const bool ok = run.checks_passed();
+  const bool ok = run.baseline_checks_passed();
   bool cuda_broken = false;
   if (ok && !opt.check_only) {
     // Until the last stage ends, every checkpoint on disk says the run is unfinished: a harness
@@ -315,8 +344,32 @@ int run_main(int argc, char** argv) {
     // GEMMs get at most half the budget: the KV kernels are what this tool exists for.
     stage("gemm", [&] { return run_gemm_bench(opt, deadline - opt.sweep_budget_s * 0.5, run); });
     stage("kernel sweep", [&] {
-      return run_kernel_sweep(opt, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
+      return run_kernel_sweep(opt, kBaselineVariant, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
     });
+    // The vec variant last: its checks, then its sweep for the dtypes it passed. Everything the
+    // profile needs is already on disk, so a vec kernel that breaks the CUDA context (or hangs:
+    // sync_within ends the process after writing the raw file) costs only the vec measurements.
+    if (!cuda_broken && harness_elapsed_s() < deadline) {
+      checking = kVecVariant;
+      try {
+        run_checks(p.check_seed ^ 0x7ec7ec7ecull, kVecVariant, run);
+      } catch (const std::exception& e) {
+        RawCheck failed;
+        failed.kernel = std::string("harness error during checks: ") + e.what();
+        failed.variant = kVecVariant;
+        run.checks.push_back(failed);
+        notes.push_back(std::string("vec checks stopped by an error: ") + e.what());
+        std::printf("vec checks stopped by an error: %s\n", e.what());
+        (void)cudaGetLastError();
+        cuda_broken = cudaDeviceSynchronize() != cudaSuccess;
+      }
+      checkpoint();
+      stage("vec kernel sweep", [&] {
+        return run_kernel_sweep(opt, kVecVariant, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
+      });
+    } else {
+      notes.push_back("vec variant not checked or timed (" + std::string(cuda_broken ? "CUDA context broken" : "time budget reached") + ")");
+    }
     p.incomplete.clear();
     for (const auto& n : notes) p.incomplete += (p.incomplete.empty() ? "" : "; ") + n;
   }

@@ -91,17 +91,27 @@ struct HarnessOptions {
   SweepShape shape;
 };
 
-/// Kernel-vs-CPU-reference checks on fresh random inputs; appends one RawCheck per check.
-void run_checks(uint64_t seed, RawRun& run);
+/// Kernel-vs-CPU-reference checks of one kernel variant ("baseline" or "vec") on fresh random
+/// inputs; appends one RawCheck per check, tagged with the variant.
+void run_checks(uint64_t seed, const std::string& variant, RawRun& run);
+/// Wait for the default stream, at most `seconds`. A kernel still running then is hung: nothing
+/// else can run on this GPU and freeing its buffers would wait forever, so `on_hang` (which the
+/// harness sets to write the raw file with the failure) is called and the process ends with
+/// exit code 3 at once. CUDA errors throw as CUDA_CHECK does.
+void sync_within(double seconds, const std::string& what);
+/// Called by sync_within before it ends the process; set by the harness's main.
+extern std::function<void(const std::string&)> g_on_hang;
 /// HBM copy ceiling.
 void run_copy_bench(RawRun& run);
 /// cuBLASLt GEMMs at the model's shapes, bf16 and fp8. Returns what was left out ("" if nothing):
 /// points past `deadline_s` (harness_elapsed_s), or ones cuBLASLt refused.
 std::string run_gemm_bench(const HarnessOptions& opt, double deadline_s, RawRun& run);
-/// Paged decode and quantize-append timing sweep; `checkpoint` runs after each KV dtype (it
-/// rewrites the raw file). Returns what the deadline left out ("" if nothing).
-std::string run_kernel_sweep(const HarnessOptions& opt, int sm_count, int64_t l2_bytes, double deadline_s, RawRun& run,
-                             const std::function<void()>& checkpoint);
+/// Paged decode and quantize-append timing sweep of one kernel variant; `checkpoint` runs after
+/// each KV dtype (it rewrites the raw file). A non-baseline variant is timed only for the KV
+/// dtypes whose checks it passed (RawRun::variant_usable). Returns what the deadline left out
+/// ("" if nothing).
+std::string run_kernel_sweep(const HarnessOptions& opt, const std::string& variant, int sm_count, int64_t l2_bytes,
+                             double deadline_s, RawRun& run, const std::function<void()>& checkpoint);
 
 /// Seconds since the harness started (steady clock), for the sweep's time budget.
 double harness_elapsed_s();

@@ -7,7 +7,10 @@
 //    cannot hide among correct ones. Outputs and the split workspace are poisoned with NaN before
 //    each launch; any NaN or unwritten element fails.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -44,9 +47,10 @@ struct DevicePool {
   }
 };
 
-RawCheck base_check(const char* kernel, const CheckConfig& c) {
+RawCheck base_check(const char* kernel, const std::string& variant, const CheckConfig& c) {
   RawCheck r;
   r.kernel = kernel;
+  r.variant = variant;
   r.kv_dtype = kv_storage_name(c.storage);
   r.qo_dtype = qo_name(c.qo);
   r.head_dim = c.head_dim;
@@ -57,7 +61,12 @@ RawCheck base_check(const char* kernel, const CheckConfig& c) {
   return r;
 }
 
-void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
+/// A check's kernels finish in milliseconds; 20 s means a hang (a deadlocked barrier, a loop
+/// that never ends), not a slow GPU.
+constexpr double kCheckSyncSeconds = 20;
+
+void check_one(const CheckConfig& c, uint64_t seed, const std::string& variant, RawRun& run) {
+  const bool vec = variant == kVecVariant;
   const std::vector<int64_t> lens = {17, 54, 97, 2048};  // odd lengths end mid-page; 2048 = max here
   PagedKvPoolSpec spec;
   spec.storage = c.storage;
@@ -88,9 +97,10 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
     for (int64_t t = 0; t < len; ++t) slots.push_back(hv.page_of(b, t) * c.page_size + hv.slot_of(t));
   }
   DeviceBuffer dk = to_device(k_all), dv = to_device(v_all), dslots = to_device(slots);
-  launch_quantize_append(dev.view, c.qo, dk.get<uint16_t>(), dv.get<uint16_t>(), dslots.get<int64_t>(),
-                         static_cast<int64_t>(slots.size()), nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
+  (vec ? launch_quantize_append_vec : launch_quantize_append)(dev.view, c.qo, dk.get<uint16_t>(), dv.get<uint16_t>(),
+                                                              dslots.get<int64_t>(), static_cast<int64_t>(slots.size()),
+                                                              nullptr);
+  sync_within(kCheckSyncSeconds, "quantize_append [" + variant + "] " + kv_storage_name(c.storage));
   {
     std::vector<uint8_t> gk(host.k.size()), gv(host.v.size());
     std::vector<float> gks(host.k_scales.size()), gvs(host.v_scales.size());
@@ -105,7 +115,7 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
     for (size_t i = 0; i < gks.size(); ++i)
       mismatches += (std::memcmp(&gks[i], &host.k_scales[i], 4) != 0) + (std::memcmp(&gvs[i], &host.v_scales[i], 4) != 0);
     total += 2 * static_cast<int64_t>(gks.size()) * 4;
-    RawCheck r = base_check("quantize_append", c);
+    RawCheck r = base_check("quantize_append", variant, c);
     r.rel_error = static_cast<double>(mismatches) / static_cast<double>(total);
     r.bound = 0;
     r.all_written = r.finite = mismatches == 0;
@@ -133,12 +143,13 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
     // Partials the decode kernel fails to write must reach the merge as NaN, not as whatever
     // cudaMalloc left there (often zeros, which a merge could silently weigh in).
     if (ws.bytes()) CUDA_CHECK(cudaMemset(ws.get(), 0xff, ws.bytes()));
-    launch_paged_decode(dev.view, c.qo, dq.get<uint16_t>(), hq, static_cast<float>(sm_scale), plan,
-                        dout.get<uint16_t>(), ws.get(), nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
+    (vec ? launch_paged_decode_vec : launch_paged_decode)(dev.view, c.qo, dq.get<uint16_t>(), hq,
+                                                          static_cast<float>(sm_scale), plan, dout.get<uint16_t>(),
+                                                          ws.get(), nullptr);
+    sync_within(kCheckSyncSeconds, "paged_decode [" + variant + "] " + kv_storage_name(c.storage));
     std::vector<uint16_t> o(q.size());
     to_host(dout, o);
-    RawCheck r = base_check(split ? "paged_decode_split" : "paged_decode", c);
+    RawCheck r = base_check(split ? "paged_decode_split" : "paged_decode", variant, c);
     r.all_written = r.finite = true;
     double worst = 0;
     const size_t d = static_cast<size_t>(c.head_dim);
@@ -164,15 +175,35 @@ void check_one(const CheckConfig& c, uint64_t seed, RawRun& run) {
 
 }  // namespace
 
-void run_checks(uint64_t seed, RawRun& run) {
+std::function<void(const std::string&)> g_on_hang;
+
+void sync_within(double seconds, const std::string& what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(nullptr);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) CUDA_CHECK(e);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) {
+      const std::string why = what + ": kernel still running after " + std::to_string(static_cast<int>(seconds)) + " s (hung)";
+      std::fprintf(stderr, "kvcap-gpu-calibrate: %s; ending the process\n", why.c_str());
+      if (g_on_hang) g_on_hang(why);
+      std::fflush(nullptr);
+      std::_Exit(3);  // no destructors: freeing memory a hung kernel uses would wait forever
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void run_checks(uint64_t seed, const std::string& variant, RawRun& run) {
   uint64_t n = 0;
   for (const CheckShape& c : check_shapes()) {
     const size_t before = run.checks.size();
-    check_one(c, seed + 1000 * ++n, run);
+    check_one(c, seed + 1000 * ++n, variant, run);
     for (size_t i = before; i < run.checks.size(); ++i) {
       const RawCheck& r = run.checks[i];
-      std::printf("check %-19s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld kvh=%lld %s  err=%.3g (bound %.3g)  %s\n",
-                  r.kernel.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
+      std::printf("check %-19s %-8s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld kvh=%lld %s  err=%.3g (bound %.3g)  %s\n",
+                  r.kernel.c_str(), r.variant.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
                   static_cast<long long>(r.page_size), static_cast<long long>(r.gqa),
                   static_cast<long long>(r.num_kv_heads), r.layout.c_str(), r.rel_error, r.bound,
                   r.passed ? "PASS" : "FAIL");

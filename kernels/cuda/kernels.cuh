@@ -18,11 +18,32 @@ namespace kvcap::kern {
 void launch_paged_decode(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
                          const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream);
 
+/// Variant "vec" of launch_paged_decode (paged_decode_vec.cu): same arguments and results, 16-byte
+/// cp.async copies of still-quantized tiles, vec_stages(storage) tiles in flight per block. Plan
+/// it with plan_decode_resident(…, paged_decode_vec_blocks_per_sm(…) × SMs). A view it cannot take
+/// (paged_decode_vec_supported false) runs the baseline kernel instead.
+void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                             const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream);
+/// True when the vec kernel takes this view: head_dim 64/128/256, 16-byte aligned pools and
+/// strides (so no 16-byte copy crosses a row or a page), scale groups of ≥ 32 elements.
+bool paged_decode_vec_supported(const PagedKvView& kv);
+/// Blocks of the vec kernel resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim);
+/// Merge split-KV partials (decode_workspace_bytes layout) into o; used by both decode variants.
+void launch_decode_merge(const float* part_o, const float* part_lse, int64_t rows, int32_t num_splits, int32_t head_dim,
+                         QoType qo, uint16_t* o, cudaStream_t stream);
+
 /// Write `tokens` new K/V rows into their slots. slot_mapping[t] = page × page_size + slot.
 /// head_dim ∈ {64, 128, 256}; group_size a multiple of head_dim / 32 dividing head_dim.
 /// @param k_new, v_new  device [tokens][num_kv_heads][head_dim] elements of `in`
 void launch_quantize_append(const PagedKvView& kv, QoType in, const uint16_t* k_new, const uint16_t* v_new,
                             const int64_t* slot_mapping, int64_t tokens, cudaStream_t stream);
+
+/// Variant "vec" of launch_quantize_append: each lane loads its inputs and stores its encoded
+/// bytes with one vector access (1–16 bytes) instead of element by element; the same bytes.
+/// Falls back to the baseline when a pool or an input is not 16-byte aligned.
+void launch_quantize_append_vec(const PagedKvView& kv, QoType in, const uint16_t* k_new, const uint16_t* v_new,
+                                const int64_t* slot_mapping, int64_t tokens, cudaStream_t stream);
 
 /// Fill `bytes` of device memory with valid random encodings of `s` (never NaN, never zero
 /// runs: timing on zeros can differ from real data).

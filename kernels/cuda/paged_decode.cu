@@ -225,6 +225,13 @@ void dispatch_head_dim(const PagedKvView& kv, QoType qo, const uint16_t* q, int3
 
 }  // namespace
 
+void launch_decode_merge(const float* part_o, const float* part_lse, int64_t rows, int32_t num_splits, int32_t head_dim,
+                         QoType qo, uint16_t* o, cudaStream_t stream) {
+  merge_splits_kernel<<<static_cast<unsigned>(rows), static_cast<unsigned>(head_dim), 0, stream>>>(part_o, part_lse, num_splits,
+                                                                                                  head_dim, qo, o);
+  CUDA_CHECK_LAUNCH();
+}
+
 void launch_paged_decode(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
                          const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
   if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)

@@ -59,9 +59,14 @@ std::string last_line(const std::string& s) {
 
 TEST_CASE("a full synthetic run has every record of a GPU run and fits every component") {
   const RawRun r = synthetic_raw_run(SweepShape{}, false, 132, 60'000'000, "h200");
-  CHECK(r.checks.size() == 5 * 7 * 3);  // 5 storages × 7 shapes × (append, decode, split decode)
-  CHECK(r.decode.size() == 5 * 23);
-  CHECK(r.append.size() == 5 * 4);
+  // 2 variants (baseline, vec) × 5 storages × 7 shapes × (append, decode, split decode).
+  CHECK(r.checks.size() == 2 * 5 * 7 * 3);
+  CHECK(r.decode.size() == 2 * 5 * 23);
+  CHECK(r.append.size() == 2 * 5 * 4);
+  // The GPU run's order: every baseline record before the first vec one (the vec variant is
+  // checked and timed after the baseline sweep, so a crash in it cannot cost the baseline).
+  for (size_t i = 0; i < r.decode.size(); ++i) CHECK(r.decode[i].variant == (i < 5 * 23 ? "baseline" : "vec"));
+  for (size_t i = 0; i < r.checks.size(); ++i) CHECK(r.checks[i].variant == (i < 5 * 7 * 3 ? "baseline" : "vec"));
   // 8192³ + 5 layers × 7 token counts − lm_head at 8192 (output over its arena) + 8 MoE, twice.
   CHECK(r.gemm.size() == 2 * (1 + 35 - 1 + 8));
   // The fit on the GPU run's exact case lists: both GEMM regimes and fp8 get points, every KV
@@ -76,6 +81,17 @@ TEST_CASE("a full synthetic run has every record of a GPU run and fits every com
   CHECK(p.coefficients.append.size() == 5);
   // The synthetic GEMMs sit on max(FLOPs / 790 T, bytes / 3.6 T) + 6 us: the compute fit finds 790 T.
   CHECK(p.coefficients.gemm_compute.rate == doctest::Approx(7.9e14).epsilon(0.02));
+  // Both variants passed; the synthetic vec is 1.1× the baseline's rate, so its points are fitted.
+  std::vector<double> work, time;
+  for (const auto& d : r.decode)
+    if (d.kv_dtype == "int4" && d.variant == "vec") {
+      work.push_back(d.kv_bytes);
+      time.push_back(d.time_s);
+    }
+  CHECK(p.coefficients.decode.at("int4").rate == doctest::Approx(1.0 / fit_line(work, time, "vec int4").slope));
+  CHECK(p.provenance["fit_variants"]["decode int4"] == "vec");
+  CHECK(p.provenance["fit_variants"]["append bf16"] == "vec");
+  CHECK(p.checks.size() == r.checks.size());
 }
 
 TEST_CASE("gpu-check --dry-run: fit - profile - scenario - table last") {
@@ -108,9 +124,12 @@ TEST_CASE("gpu-check --dry-run: fit - profile - scenario - table last") {
 TEST_CASE("gpu-check --dry-run: an incomplete raw is fitted and said - a failed check is never fitted") {
   const std::string out = temp_dir("out2");
   RawRun run = synthetic_raw_run(SweepShape{}, true, 132, 60'000'000, "h200");
-  // --quick: 10 decode points per dtype, fp16 last; the budget stopped after fp16's first point.
+  // --quick: 10 decode points per dtype, fp16 last; the budget stopped the baseline sweep after
+  // fp16's first point, so the vec variant was neither checked nor timed.
   run.provenance.incomplete = "sweep time budget reached at fp16 decode point 2 of 10";
-  run.decode.resize(run.decode.size() - 9);
+  run.decode.resize(run.decode.size() / 2 - 9);
+  run.append.resize(run.append.size() / 2 - 3);
+  run.checks.resize(run.checks.size() / 2);
   const std::string raw = out + "/inc.raw.json";
   write_raw_file(run, raw);
   Result r = sh(gpu_check("", "--raw " + raw + " " + out));
@@ -123,6 +142,29 @@ TEST_CASE("gpu-check --dry-run: an incomplete raw is fitted and said - a failed 
   CHECK(p.provenance["fit_skipped"].dump().find("decode fp16") != std::string::npos);
   CHECK(p.coefficients.decode.count("int4") == 1);
 
+  // A vec check failed for int4 (checks in blocks of 7 shapes × 3 kernels per storage, baseline's
+  // 5 storages then vec's; vec int4 is block 5 + 3): the profile is still written, int4's decode
+  // fitted from the baseline.
+  run = synthetic_raw_run(SweepShape{}, true, 132, 60'000'000, "h200");
+  const size_t vec_int4 = 8 * 21 + 2;
+  REQUIRE(run.checks[vec_int4].variant == "vec");
+  REQUIRE(run.checks[vec_int4].kv_dtype == "int4");
+  REQUIRE(run.checks[vec_int4].kernel == "paged_decode_split");
+  run.checks[vec_int4].passed = false;
+  run.checks[vec_int4].rel_error = 0.2;
+  write_raw_file(run, raw);
+  r = sh(gpu_check("", "--raw " + raw + " " + out));
+  INFO(r.output);
+  CHECK(r.code == 0);
+  const Profile pv = read_profile_file(out + "/h200.profile.json");
+  CHECK(pv.provenance["fit_variants"]["decode int4"] == "baseline");
+  CHECK(pv.provenance["fit_variants"]["decode int8"] == "vec");
+  CHECK(pv.provenance["fit_variants"]["append int4"] == "vec");  // its append checks passed
+  CHECK(pv.coefficients.decode.at("int4").rate == doctest::Approx(3.4e12).epsilon(1e-6));
+  CHECK(pv.provenance["variants_excluded"].dump().find("decode int4 [vec]") != std::string::npos);
+  fs::remove(out + "/h200.profile.json");
+
+  // A baseline check failed: never fitted.
   run = synthetic_raw_run(SweepShape{}, true, 132, 60'000'000, "h200");
   run.checks[7].passed = false;
   run.checks[7].rel_error = 0.2;

@@ -1,0 +1,357 @@
+// Paged decode, variant "vec": the baseline's computation (paged_decode.cu: same tile shape, same
+// logits, online softmax and output code, dequantization through load_kv_element) fed by a
+// different load path that keeps more bytes in flight:
+//  - every K/V copy is one 16-byte cp.async (8 bf16/fp16, 16 fp8/int8 or 32 int4 elements),
+//    straight into shared memory, still quantized; scales are copied once per (token, group);
+//  - vec_stages(S) tiles are in flight per block (bf16/fp16 4, fp8/int8 7, int4 13: ~24 KB of
+//    raw K+V), where the baseline has one tile in registers (8/4/2 KB);
+//  - a tile is dequantized from shared memory into the float tile the compute reads;
+//  - the split plan fills every resident block slot (plan_decode_resident with the occupancy the
+//    harness asks for), not two waves of one block per SM.
+// A 16-byte copy never crosses a row, hence never a page: every row is head_dim × bits / 8 =
+// 32..512 bytes, a multiple of 16, and the launcher requires 16-byte aligned pools and strides.
+// Shapes it cannot take (unaligned pools or strides, scale groups under 32 elements) fall back
+// to the baseline kernel, per launch (paged_decode_vec_supported).
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/kernels.cuh"
+#include "kernels/reference/kv_quantize.hpp"
+
+namespace kvcap::kern {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxGqa = 16;
+constexpr int kVec = 8;     // compute: elements of head_dim per thread per row (as the baseline)
+constexpr int kCopy = 16;   // bytes per cp.async
+constexpr int kMinBlocks = 3;  // __launch_bounds__: registers capped so 3 blocks stay resident
+
+template <KvStorage S, int HEAD_DIM>
+struct VecTile {
+  static constexpr int kBits = kv_storage_bits(S);
+  static constexpr int kBdx = HEAD_DIM / kVec;              // threads across one row (compute)
+  static constexpr int kRows = kThreads / kBdx;             // rows one pass computes
+  static constexpr int kTokens = 2048 / HEAD_DIM;           // tokens per tile (vec_tile_tokens)
+  static constexpr int kRowBytes = HEAD_DIM * kBits / 8;    // one token's K (or V) row of one head
+  static constexpr int kCopiesPerRow = kRowBytes / kCopy;
+  static constexpr int kCopies = kTokens * kCopiesPerRow;   // 16-byte copies per K (or V) tile
+  static constexpr int kStages = static_cast<int>(kVecInflightBytes / (512 * kBits)) + 1;  // vec_stages
+  static constexpr int kStageBytes = kTokens * kRowBytes;
+  static constexpr int kMaxGroups = HEAD_DIM / kVecMinGroup;  // scale slots per token
+  static constexpr int kHeadsPerThread = (kMaxGqa + kRows - 1) / kRows;
+  static constexpr bool kScaled = kv_storage_scaled(S);
+  // Shared-memory carve-up, in bytes (each piece a multiple of 16; total = vec_decode_smem_bytes).
+  static constexpr int kRawOff = 0;
+  static constexpr int kScaleOff = kRawOff + 2 * kStages * kStageBytes;
+  static constexpr int kScaleFloats = kScaled ? kStages * kTokens * kMaxGroups : 0;  // per K or V
+  static constexpr int kQOff = kScaleOff + 2 * kScaleFloats * 4;
+  static constexpr int kKOff = kQOff + kMaxGqa * HEAD_DIM * 4;
+  static constexpr int kVOff = kKOff + kTokens * HEAD_DIM * 4;
+  static constexpr int kSOff = kVOff + kTokens * HEAD_DIM * 4;
+  static constexpr int kSmemBytes = kSOff + kMaxGqa * kTokens * 4;
+  static_assert(kTokens == kRows, "tile rows must equal tokens per tile (whole warps reach each shuffle)");
+  static_assert(HEAD_DIM % kVec == 0 && 32 % kBdx == 0, "a row must map onto whole lanes of one warp");
+  static_assert(kRowBytes % kCopy == 0, "a 16-byte copy must not cross a row (nor a page)");
+  static_assert(kCopies <= kThreads && kTokens * kMaxGroups <= kThreads, "one copy per thread per tile");
+  static_assert(kStageBytes % 16 == 0 && (kScaleFloats * 4) % 16 == 0, "16-byte aligned carve-up");
+  static_assert(kStages >= 2, "at least one tile in flight while one is computed");
+};
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const auto s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// 8 stored elements of one row, read from shared memory (16, 8 or 4 bytes, aligned to that).
+template <KvStorage S>
+__device__ __forceinline__ void read_raw8(const uint8_t* src, uint8_t* buf) {
+  constexpr int kBytes = kVec * kv_storage_bits(S) / 8;
+  if constexpr (kBytes == 16) {
+    *reinterpret_cast<uint4*>(buf) = *reinterpret_cast<const uint4*>(src);
+  } else if constexpr (kBytes == 8) {
+    *reinterpret_cast<uint2*>(buf) = *reinterpret_cast<const uint2*>(src);
+  } else {
+    *reinterpret_cast<uint32_t*>(buf) = *reinterpret_cast<const uint32_t*>(src);
+  }
+}
+
+template <KvStorage S, int HEAD_DIM>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    paged_decode_vec_kernel(PagedKvView kv, QoType qo, const uint16_t* __restrict__ q, int num_q_heads,
+                            float sm_scale_log2, int64_t chunk_tokens, uint16_t* __restrict__ o,
+                            float* __restrict__ part_o, float* __restrict__ part_lse) {
+  using T = VecTile<S, HEAD_DIM>;
+  extern __shared__ __align__(16) uint8_t smem[];
+  uint8_t* raw_k = smem + T::kRawOff;                      // [kStages][kTokens][kRowBytes]
+  uint8_t* raw_v = raw_k + T::kStages * T::kStageBytes;
+  float* scale_k = reinterpret_cast<float*>(smem + T::kScaleOff);  // [kStages][kTokens][kMaxGroups]
+  float* scale_v = scale_k + T::kScaleFloats;
+  auto q_s = reinterpret_cast<float(*)[HEAD_DIM]>(smem + T::kQOff);   // [kMaxGqa][HEAD_DIM]
+  auto k_s = reinterpret_cast<float(*)[HEAD_DIM]>(smem + T::kKOff);   // [kTokens][HEAD_DIM]
+  auto v_s = reinterpret_cast<float(*)[HEAD_DIM]>(smem + T::kVOff);
+  auto s_s = reinterpret_cast<float(*)[T::kTokens]>(smem + T::kSOff); // [kMaxGqa][kTokens]
+
+  const int split = blockIdx.x, kvh = blockIdx.y, b = blockIdx.z;
+  const int gqa = num_q_heads / kv.num_kv_heads;
+  const int tid = threadIdx.x, x = tid % T::kBdx, r = tid / T::kBdx;
+  const int64_t len = kv.seq_len(b);
+  const int64_t begin = static_cast<int64_t>(split) * chunk_tokens;
+  const int64_t end = min(len, begin + chunk_tokens);
+  const int64_t ntiles = end > begin ? (end - begin + T::kTokens - 1) / T::kTokens : 0;
+  const int groups = kv.head_dim / kv.group_size;  // ≤ kMaxGroups (launcher: group_size ≥ 32)
+
+  for (int i = tid; i < gqa * HEAD_DIM; i += kThreads) {
+    const int g = i / HEAD_DIM, d = i % HEAD_DIM;
+    q_s[g][d] = qo_to_float(qo, q[(static_cast<int64_t>(b) * num_q_heads + kvh * gqa + g) * HEAD_DIM + d]) * sm_scale_log2;
+  }
+
+  // Tile `tile` into stage `stage`: thread tid < kCopies copies 16 bytes of K and of V of one
+  // row; thread tid < kTokens × groups copies one K and one V scale. Rows past `end` are not
+  // copied (their stale bytes are never dequantized: the compute masks them).
+  auto issue = [&](int64_t tile, int stage) {
+    const int64_t t0 = begin + tile * T::kTokens;
+    if (tid < T::kCopies) {
+      const int row = tid / T::kCopiesPerRow, c = tid % T::kCopiesPerRow;
+      const int64_t pos = t0 + row;
+      if (pos < end) {
+        const int64_t page = kv.page_of(b, pos);
+        const int64_t off = kv.offset_bytes(page, kv.slot_of(pos), kvh) + static_cast<int64_t>(c) * kCopy;
+        const int64_t dst = static_cast<int64_t>(stage) * T::kStageBytes + row * T::kRowBytes + c * kCopy;
+        cp_async16(raw_k + dst, kv.k_data + off);
+        cp_async16(raw_v + dst, kv.v_data + off);
+      }
+    }
+    if constexpr (T::kScaled) {
+      if (tid < T::kTokens * groups) {
+        const int row = tid / groups, g = tid % groups;
+        const int64_t pos = t0 + row;
+        if (pos < end) {
+          const int64_t page = kv.page_of(b, pos);
+          const int64_t si = kv.scale_index(page, kv.slot_of(pos), kvh) + g;
+          const int dst = (stage * T::kTokens + row) * T::kMaxGroups + g;
+          cp_async4(scale_k + dst, kv.k_scales + si);
+          cp_async4(scale_v + dst, kv.v_scales + si);
+        }
+      }
+    }
+  };
+
+  float m[T::kHeadsPerThread], l[T::kHeadsPerThread], acc[T::kHeadsPerThread][kVec];
+#pragma unroll
+  for (int i = 0; i < T::kHeadsPerThread; ++i) {
+    m[i] = -INFINITY;
+    l[i] = 0;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) acc[i][j] = 0;
+  }
+
+  // Prologue: tiles 0 .. kStages-2 in flight, one commit group each (empty groups too, so that
+  // group i always holds tile i and wait_group's count is the same every iteration).
+#pragma unroll 1
+  for (int s = 0; s < T::kStages - 1; ++s) {
+    if (s < ntiles) issue(s, s);
+    cp_async_commit();
+  }
+  __syncthreads();  // q_s
+
+#pragma unroll 1
+  for (int64_t it = 0; it < ntiles; ++it) {
+    const int64_t t0 = begin + it * T::kTokens;
+    const int ntile = static_cast<int>(min(static_cast<int64_t>(T::kTokens), end - t0));
+    const int stage = static_cast<int>(it % T::kStages);
+    // Refill the stage tile it-1 used: every thread passed three barriers since it was read.
+    const int64_t ahead = it + T::kStages - 1;
+    if (ahead < ntiles) issue(ahead, static_cast<int>(ahead % T::kStages));
+    cp_async_commit();
+    cp_async_wait<T::kStages - 1>();  // this thread's copies of tile `it` have landed
+    __syncthreads();                  // everyone's have
+    if (r < ntile) {
+      alignas(16) uint8_t kbuf[16], vbuf[16];
+      const int64_t src = static_cast<int64_t>(stage) * T::kStageBytes + r * T::kRowBytes + x * kVec * T::kBits / 8;
+      read_raw8<S>(raw_k + src, kbuf);
+      read_raw8<S>(raw_v + src, vbuf);
+      float ks = 1.0f, vs = 1.0f;
+      if constexpr (T::kScaled) {
+        const int si = (stage * T::kTokens + r) * T::kMaxGroups + (x * kVec) / kv.group_size;
+        ks = scale_k[si];
+        vs = scale_v[si];
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        k_s[r][x * kVec + j] = load_kv_element(S, kbuf, &ks, kVec, j);
+        v_s[r][x * kVec + j] = load_kv_element(S, vbuf, &vs, kVec, j);
+      }
+    }
+    __syncthreads();
+    for (int p = r; p < gqa * T::kTokens; p += T::kRows) {
+      const int g = p / T::kTokens, t = p % T::kTokens;
+      float dot = 0;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) dot += q_s[g][x * kVec + j] * k_s[t][x * kVec + j];
+#pragma unroll
+      for (int off = T::kBdx / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+      if (x == 0) s_s[g][t] = t < ntile ? dot : -INFINITY;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < T::kHeadsPerThread; ++i) {
+      const int g = r + i * T::kRows;
+      if (g >= gqa) continue;
+      float tile_max = -INFINITY;
+      for (int t = 0; t < ntile; ++t) tile_max = fmaxf(tile_max, s_s[g][t]);
+      const float m_new = fmaxf(m[i], tile_max);
+      const float corr = exp2f(m[i] - m_new);  // 0 on the first tile (m = −inf)
+      l[i] *= corr;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[i][j] *= corr;
+      for (int t = 0; t < ntile; ++t) {
+        const float pr = exp2f(s_s[g][t] - m_new);
+        l[i] += pr;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[i][j] += pr * v_s[t][x * kVec + j];
+      }
+      m[i] = m_new;
+    }
+    __syncthreads();
+  }
+  cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep it clean)
+
+#pragma unroll
+  for (int i = 0; i < T::kHeadsPerThread; ++i) {
+    const int g = r + i * T::kRows;
+    if (g >= gqa) continue;
+    const int64_t row = static_cast<int64_t>(b) * num_q_heads + kvh * gqa + g;
+    const float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+    if (part_o == nullptr) {
+      alignas(16) uint16_t out[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[j] = float_to_qo(qo, acc[i][j] * inv);
+      *reinterpret_cast<uint4*>(o + row * HEAD_DIM + x * kVec) = *reinterpret_cast<const uint4*>(out);
+    } else {
+      const int64_t idx = row * gridDim.x + split;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part_o[idx * HEAD_DIM + x * kVec + j] = acc[i][j] * inv;
+      if (x == 0) part_lse[idx] = l[i] > 0 ? m[i] + log2f(l[i]) : -INFINITY;
+    }
+  }
+}
+
+/// Opt the kernel into its dynamic shared memory (above the 48 KB default) once per process.
+template <KvStorage S, int HEAD_DIM>
+void prepare_typed() {
+  static bool done = false;
+  if (done) return;
+  using T = VecTile<S, HEAD_DIM>;
+  if (T::kSmemBytes != vec_decode_smem_bytes(S, HEAD_DIM))
+    throw std::logic_error("paged decode vec: shared-memory carve-up disagrees with vec_decode_smem_bytes");
+  CUDA_CHECK(cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  T::kSmemBytes));
+  done = true;
+}
+
+template <KvStorage S, int HEAD_DIM>
+int blocks_per_sm_typed() {
+  prepare_typed<S, HEAD_DIM>();
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, paged_decode_vec_kernel<S, HEAD_DIM>, kThreads,
+                                                           VecTile<S, HEAD_DIM>::kSmemBytes));
+  return n;
+}
+
+template <KvStorage S, int HEAD_DIM>
+void launch_typed(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                  const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
+  prepare_typed<S, HEAD_DIM>();
+  const dim3 grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(kv.num_kv_heads),
+                  static_cast<unsigned>(kv.batch));
+  float* part_o = nullptr;
+  float* part_lse = nullptr;
+  if (plan.num_splits > 1) {
+    part_o = static_cast<float*>(workspace);
+    part_lse = part_o + static_cast<int64_t>(kv.batch) * num_q_heads * plan.num_splits * HEAD_DIM;
+  }
+  const float log2e = 1.4426950408889634f;
+  paged_decode_vec_kernel<S, HEAD_DIM><<<grid, kThreads, VecTile<S, HEAD_DIM>::kSmemBytes, stream>>>(
+      kv, qo, q, num_q_heads, sm_scale * log2e, plan.chunk_tokens, o, part_o, part_lse);
+  CUDA_CHECK_LAUNCH();
+  if (plan.num_splits > 1)
+    launch_decode_merge(part_o, part_lse, static_cast<int64_t>(kv.batch) * num_q_heads, plan.num_splits, HEAD_DIM, qo,
+                        o, stream);
+}
+
+template <typename F>
+auto by_head_dim(int32_t head_dim, F&& f) {
+  switch (head_dim) {
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    case 256: return f(std::integral_constant<int, 256>{});
+    default: throw std::invalid_argument("paged decode vec: head_dim " + std::to_string(head_dim) + " not built (64, 128, 256)");
+  }
+}
+
+template <typename F>
+auto by_storage(KvStorage s, F&& f) {
+  switch (s) {
+    case KvStorage::kBF16: return f(std::integral_constant<KvStorage, KvStorage::kBF16>{});
+    case KvStorage::kFP16: return f(std::integral_constant<KvStorage, KvStorage::kFP16>{});
+    case KvStorage::kFP8E4M3: return f(std::integral_constant<KvStorage, KvStorage::kFP8E4M3>{});
+    case KvStorage::kINT8: return f(std::integral_constant<KvStorage, KvStorage::kINT8>{});
+    case KvStorage::kINT4: return f(std::integral_constant<KvStorage, KvStorage::kINT4>{});
+  }
+  throw std::invalid_argument("paged decode vec: unknown KV storage " + std::to_string(static_cast<int>(s)));
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+bool paged_decode_vec_supported(const PagedKvView& kv) {
+  if (kv.head_dim != 64 && kv.head_dim != 128 && kv.head_dim != 256) return false;
+  if (!aligned16(kv.k_data) || !aligned16(kv.v_data)) return false;
+  if (kv.stride_page_bytes % 16 != 0 || kv.stride_token_bytes % 16 != 0 || kv.stride_head_bytes % 16 != 0) return false;
+  if (kv.row_bytes() % 16 != 0) return false;
+  if (kv_storage_scaled(kv.storage) &&
+      (kv.group_size < kVecMinGroup || kv.group_size % kVec != 0 || kv.head_dim % kv.group_size != 0))
+    return false;
+  return true;
+}
+
+int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim) {
+  return by_storage(s, [&](auto st) {
+    return by_head_dim(head_dim, [&](auto hd) {
+      return blocks_per_sm_typed<decltype(st)::value, decltype(hd)::value>();
+    });
+  });
+}
+
+void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                             const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
+  if (!paged_decode_vec_supported(kv))
+    return launch_paged_decode(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace, stream);
+  if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)
+    throw std::invalid_argument("paged decode vec: query heads " + std::to_string(num_q_heads) + " per KV heads " +
+                                std::to_string(kv.num_kv_heads) + " must be a whole group of 1..16");
+  if (plan.num_splits > 1 && workspace == nullptr) throw std::invalid_argument("paged decode vec: split plan needs a workspace");
+  by_storage(kv.storage, [&](auto st) {
+    by_head_dim(kv.head_dim, [&](auto hd) {
+      launch_typed<decltype(st)::value, decltype(hd)::value>(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace,
+                                                             stream);
+    });
+  });
+}
+
+}  // namespace kvcap::kern
