@@ -119,33 +119,35 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     q_s[g][d] = qo_to_float(qo, q[(static_cast<int64_t>(b) * num_q_heads + kvh * gqa + g) * HEAD_DIM + d]) * sm_scale_log2;
   }
 
+  // Which row of a tile this thread copies: data row (16-byte copies) and scale row. Page ids
+  // are read one tile ahead of their copies (page_ahead), so the block-table load's latency is
+  // hidden behind a tile of compute instead of standing before every copy.
+  const int data_row = tid / T::kCopiesPerRow, data_col = tid % T::kCopiesPerRow;
+  const bool copies_data = tid < T::kCopies;
+  const int scale_row = groups > 0 ? tid / groups : 0, scale_g = groups > 0 ? tid % groups : 0;
+  const bool copies_scale = T::kScaled && tid < T::kTokens * groups;
+  const int32_t* seq_pages = kv.indices + kv.indptr[b];
+  auto page_ahead = [&](int64_t tile, bool copies, int row) -> int64_t {
+    const int64_t pos = begin + tile * T::kTokens + row;
+    return copies && tile < ntiles && pos < end ? seq_pages[pos / kv.page_size] : -1;
+  };
   // Tile `tile` into stage `stage`: thread tid < kCopies copies 16 bytes of K and of V of one
-  // row; thread tid < kTokens × groups copies one K and one V scale. Rows past `end` are not
-  // copied (their stale bytes are never dequantized: the compute masks them).
-  auto issue = [&](int64_t tile, int stage) {
+  // row; thread tid < kTokens × groups copies one K and one V scale. Rows past `end` (page −1)
+  // are not copied: their stale bytes are never dequantized (the compute masks them).
+  auto issue = [&](int64_t tile, int stage, int64_t data_page, int64_t scale_page) {
     const int64_t t0 = begin + tile * T::kTokens;
-    if (tid < T::kCopies) {
-      const int row = tid / T::kCopiesPerRow, c = tid % T::kCopiesPerRow;
-      const int64_t pos = t0 + row;
-      if (pos < end) {
-        const int64_t page = kv.page_of(b, pos);
-        const int64_t off = kv.offset_bytes(page, kv.slot_of(pos), kvh) + static_cast<int64_t>(c) * kCopy;
-        const int64_t dst = static_cast<int64_t>(stage) * T::kStageBytes + row * T::kRowBytes + c * kCopy;
-        cp_async16(raw_k + dst, kv.k_data + off);
-        cp_async16(raw_v + dst, kv.v_data + off);
-      }
+    if (data_page >= 0) {
+      const int64_t off = kv.offset_bytes(data_page, kv.slot_of(t0 + data_row), kvh) + static_cast<int64_t>(data_col) * kCopy;
+      const int64_t dst = static_cast<int64_t>(stage) * T::kStageBytes + data_row * T::kRowBytes + data_col * kCopy;
+      cp_async16(raw_k + dst, kv.k_data + off);
+      cp_async16(raw_v + dst, kv.v_data + off);
     }
     if constexpr (T::kScaled) {
-      if (tid < T::kTokens * groups) {
-        const int row = tid / groups, g = tid % groups;
-        const int64_t pos = t0 + row;
-        if (pos < end) {
-          const int64_t page = kv.page_of(b, pos);
-          const int64_t si = kv.scale_index(page, kv.slot_of(pos), kvh) + g;
-          const int dst = (stage * T::kTokens + row) * T::kMaxGroups + g;
-          cp_async4(scale_k + dst, kv.k_scales + si);
-          cp_async4(scale_v + dst, kv.v_scales + si);
-        }
+      if (scale_page >= 0) {
+        const int64_t si = kv.scale_index(scale_page, kv.slot_of(t0 + scale_row), kvh) + scale_g;
+        const int dst = (stage * T::kTokens + scale_row) * T::kMaxGroups + scale_g;
+        cp_async4(scale_k + dst, kv.k_scales + si);
+        cp_async4(scale_v + dst, kv.v_scales + si);
       }
     }
   };
@@ -163,9 +165,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   // group i always holds tile i and wait_group's count is the same every iteration).
 #pragma unroll 1
   for (int s = 0; s < T::kStages - 1; ++s) {
-    if (s < ntiles) issue(s, s);
+    issue(s, s, page_ahead(s, copies_data, data_row), page_ahead(s, copies_scale, scale_row));
     cp_async_commit();
   }
+  int64_t next_data_page = page_ahead(T::kStages - 1, copies_data, data_row);
+  int64_t next_scale_page = page_ahead(T::kStages - 1, copies_scale, scale_row);
   __syncthreads();  // q_s
 
 #pragma unroll 1
@@ -175,8 +179,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const int stage = static_cast<int>(it % T::kStages);
     // Refill the stage tile it-1 used: every thread passed three barriers since it was read.
     const int64_t ahead = it + T::kStages - 1;
-    if (ahead < ntiles) issue(ahead, static_cast<int>(ahead % T::kStages));
+    issue(ahead, static_cast<int>(ahead % T::kStages), next_data_page, next_scale_page);  // no-op past the end (−1)
     cp_async_commit();
+    next_data_page = page_ahead(ahead + 1, copies_data, data_row);  // used next iteration
+    next_scale_page = page_ahead(ahead + 1, copies_scale, scale_row);
     cp_async_wait<T::kStages - 1>();  // this thread's copies of tile `it` have landed
     __syncthreads();                  // everyone's have
     if (r < ntile) {
