@@ -21,8 +21,12 @@ struct LineFit {
 /// InputError naming `what` if fewer than 2 points, or if the fitted slope is not positive.
 LineFit fit_line(const std::vector<double>& work, const std::vector<double>& time_s, const std::string& what);
 
-/// Fit a measured profile from a raw run. CheckFailure when the run's checks did not all pass
-/// (a profile is never written from a failed run); InputError when a component has too few points
+/// Fit a measured profile from a raw run. CheckFailure when the baseline variant's checks did
+/// not all pass (a profile is never written from the kernels of a failed run). Per KV dtype,
+/// decode and append are fitted from the fastest variant whose checks of that dtype all passed
+/// (provenance.fit_variants names it; provenance.variants_excluded lists variants left out and
+/// other variants' failed checks; the profile's `checks` are those of the variants it used).
+/// InputError when a component has too few points
 /// (in a run marked incomplete, a KV dtype with fewer than 2 points is left out and listed in
 /// provenance.fit_skipped instead). A synthetic run's profile has measured = false.
 /// @param spec_bf16_flops, spec_hbm_bytes_per_s  data-sheet ceilings of the GPU (for the
