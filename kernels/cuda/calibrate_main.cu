@@ -278,16 +278,19 @@ int run_main(int argc, char** argv) {
     write_raw_file(run, opt.out);
   };
   // A hung kernel (sync_within) ends the process: first record it as a failed check of the
-  // variant being checked and write what was measured.
+  // variant being checked and write what was measured. A hung vec kernel comes after the whole
+  // baseline run: exit 0 (the raw file is complete for the baseline, says the rest, and fits).
   std::string checking = kBaselineVariant;
   g_on_hang = [&](const std::string& why) {
     RawCheck failed;
     failed.kernel = "harness error during checks: " + why;
     failed.variant = checking;
     run.checks.push_back(failed);
-    if (p.incomplete.empty()) p.incomplete = "stopped by a hung kernel during the " + checking + " checks";
+    p.incomplete = "stopped by a hung kernel during the " + checking + " checks" +
+                   (checking == kBaselineVariant ? "" : "; everything before them is complete");
     save();
     print_summary(run);
+    return checking == kBaselineVariant ? 3 : 0;
   };
   // Checks of the baseline, the variant every profile may be fitted from. An exception here (a
   // CUDA error) is recorded as a failed check, so no profile can ever be fitted from a run whose
@@ -305,6 +308,9 @@ int run_main(int argc, char** argv) {
   }
   const bool ok = run.baseline_checks_passed();
   bool cuda_broken = false;
+  // A CUDA context broken by the vec variant (checked and timed last) costs only its own
+  // measurements: the run still exits 0 and its raw file says what is missing.
+  bool broken_before_vec = false;
   if (ok && !opt.check_only) {
     // Until the last stage ends, every checkpoint on disk says the run is unfinished: a harness
     // killed by tools/gpu-check's timeout leaves a raw file that is honest about it.
@@ -349,6 +355,7 @@ int run_main(int argc, char** argv) {
     // The vec variant last: its checks, then its sweep for the dtypes it passed. Everything the
     // profile needs is already on disk, so a vec kernel that breaks the CUDA context (or hangs:
     // sync_within ends the process after writing the raw file) costs only the vec measurements.
+    broken_before_vec = cuda_broken;
     if (!cuda_broken && harness_elapsed_s() < deadline) {
       checking = kVecVariant;
       try {
@@ -378,7 +385,7 @@ int run_main(int argc, char** argv) {
   std::printf("raw measurements: %s (%.0f s)%s%s\n", opt.out.c_str(), harness_elapsed_s(),
               p.incomplete.empty() ? "" : "; INCOMPLETE: ", p.incomplete.c_str());
   if (!ok) return 1;
-  return cuda_broken ? 3 : 0;
+  return broken_before_vec ? 3 : 0;
 }
 
 }  // namespace

@@ -95,12 +95,12 @@ struct HarnessOptions {
 /// inputs; appends one RawCheck per check, tagged with the variant.
 void run_checks(uint64_t seed, const std::string& variant, RawRun& run);
 /// Wait for the default stream, at most `seconds`. A kernel still running then is hung: nothing
-/// else can run on this GPU and freeing its buffers would wait forever, so `on_hang` (which the
-/// harness sets to write the raw file with the failure) is called and the process ends with
-/// exit code 3 at once. CUDA errors throw as CUDA_CHECK does.
+/// else can run on this GPU and freeing its buffers would wait forever, so g_on_hang (which the
+/// harness sets to write the raw file with the failure) is called and the process ends at once
+/// with the exit code it returns (3 without one). CUDA errors throw as CUDA_CHECK does.
 void sync_within(double seconds, const std::string& what);
-/// Called by sync_within before it ends the process; set by the harness's main.
-extern std::function<void(const std::string&)> g_on_hang;
+/// Called by sync_within before it ends the process; returns the exit code. Set by main.
+extern std::function<int(const std::string&)> g_on_hang;
 /// HBM copy ceiling.
 void run_copy_bench(RawRun& run);
 /// cuBLASLt GEMMs at the model's shapes, bf16 and fp8. Returns what was left out ("" if nothing):

@@ -175,7 +175,7 @@ void check_one(const CheckConfig& c, uint64_t seed, const std::string& variant, 
 
 }  // namespace
 
-std::function<void(const std::string&)> g_on_hang;
+std::function<int(const std::string&)> g_on_hang;
 
 void sync_within(double seconds, const std::string& what) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -186,9 +186,9 @@ void sync_within(double seconds, const std::string& what) {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) {
       const std::string why = what + ": kernel still running after " + std::to_string(static_cast<int>(seconds)) + " s (hung)";
       std::fprintf(stderr, "kvcap-gpu-calibrate: %s; ending the process\n", why.c_str());
-      if (g_on_hang) g_on_hang(why);
+      const int code = g_on_hang ? g_on_hang(why) : 3;
       std::fflush(nullptr);
-      std::_Exit(3);  // no destructors: freeing memory a hung kernel uses would wait forever
+      std::_Exit(code);  // no destructors: freeing memory a hung kernel uses would wait forever
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
