@@ -127,7 +127,9 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   }
   SimulationOptions opt;
   opt.event_skipping = e.event_skipping;
-  opt.horizon_s = s.horizon_s;
+  // The horizon belongs to the workload's clock: played f times faster, the same requests end
+  // f times sooner, so a stretched load (f < 1) is not cut off before its last arrivals.
+  opt.horizon_s = s.horizon_s / s.load_scale;
   opt.sample_interval_s = s.sample_interval_s;
   opt.max_model_len = max_model_len;
   run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), make_router(s.deployment.router),

@@ -64,8 +64,8 @@ struct ScenarioSettings {
   uint64_t seed = 1;
   double sample_interval_s = 1.0;
   double horizon_s = std::numeric_limits<double>::infinity();
-  /// Plays the workload this many times faster (arrival times and closed-loop think times
-  /// divided by it): the same requests at a higher rate. Capacity search varies it.
+  /// Plays the workload this many times faster (arrival times, closed-loop think times and the
+  /// horizon divided by it): the same requests at a higher rate. Capacity search varies it.
   double load_scale = 1.0;
 };
 
