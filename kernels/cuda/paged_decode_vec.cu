@@ -266,6 +266,12 @@ void prepare_typed() {
     throw std::logic_error("paged decode vec: shared-memory carve-up disagrees with vec_decode_smem_bytes");
   CUDA_CHECK(cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   T::kSmemBytes));
+  // A hint that the L1/shared split favour shared memory, so 3 blocks of ~66 KB fit: the default
+  // leaves the split to the driver. Only a hint: a refusal changes occupancy (which the harness
+  // reads back), not correctness, so it is not fatal.
+  if (cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared) != cudaSuccess)
+    (void)cudaGetLastError();
   done = true;
 }
 
