@@ -16,6 +16,7 @@
 #include "kernels/calibrate/fit.hpp"
 #include "kernels/calibrate/profile.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cost/profile_cost_model.hpp"
 #include "sim/cost/roofline_profile.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -40,8 +41,9 @@ std::string lower(std::string s) {
 }
 
 void print_written(const Profile& p, const std::string& out) {
-  std::cout << "wrote " << out << ": profile for " << p.gpu_id << ", "
-            << (p.measured ? "measured on the GPU" : "NOT measured (spec-sheet roofline)") << "\n";
+  std::cout << "wrote " << out << ": profile for " << p.gpu_id << ", " << profile_origin(p) << "\n";
+  if (p.provenance.is_object() && p.provenance.contains("fit_skipped") && !p.provenance["fit_skipped"].empty())
+    std::cout << "  not fitted (too few points): " << p.provenance["fit_skipped"].dump() << "\n";
   const auto& c = p.coefficients;
   std::cout << "  copy " << c.copy_bytes_per_s * 1e-9 << " GB/s; bf16 GEMM " << c.gemm_compute.rate * 1e-12
             << " TFLOP/s (fit rel rms " << c.gemm_compute.fit_rel_rms << ")\n";

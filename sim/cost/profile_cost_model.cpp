@@ -50,13 +50,27 @@ CostCoefficients profile_coefficients(const Profile& p, const GpuSpec& gpu, DTyp
   return c;
 }
 
+std::string profile_origin(const Profile& p) {
+  const auto flag = [&p](const char* key) {
+    return p.provenance.is_object() && p.provenance.contains(key) ? p.provenance[key] : nlohmann::json();
+  };
+  std::string s;
+  if (flag("synthetic").is_boolean() && flag("synthetic").get<bool>())
+    s = "NOT measured: synthetic dry-run timings (tools/gpu-check --dry-run)";
+  else
+    s = p.measured ? "measured on the GPU" : "NOT measured: spec-sheet roofline profile";
+  const nlohmann::json incomplete = flag("incomplete");
+  if (incomplete.is_string() && !incomplete.get<std::string>().empty())
+    s += "; incomplete run: " + incomplete.get<std::string>();
+  return s;
+}
+
 std::unique_ptr<CostModel> make_profile_cost_model(const std::string& path, ModelCostShape shape,
                                                    const GpuSpec& gpu, DType kv_dtype, bool fp8_weights) {
   Profile p = read_profile_file(path);
   CostCoefficients c = profile_coefficients(p, gpu, kv_dtype, fp8_weights, path);
   std::ostringstream d;
-  d << "profile " << path << " (" << p.gpu_id << ", "
-    << (p.measured ? "measured on the GPU" : "NOT measured: spec-sheet roofline profile") << ")";
+  d << "profile " << path << " (" << p.gpu_id << ", " << profile_origin(p) << ")";
   return std::make_unique<ProfileCostModel>(std::move(shape), c, p.measured, d.str());
 }
 

@@ -36,6 +36,10 @@ CostCoefficients profile_coefficients(const Profile& profile, const GpuSpec& gpu
                                       bool fp8_weights, const std::string& origin);
 
 /// Read the profile at `path` and build the model. InputError for a bad file or a mismatch.
+/// Where a profile's numbers come from, in words for outputs: measured on the GPU, synthetic
+/// dry-run timings, or the spec-sheet roofline; a run stopped early says what it lacks.
+std::string profile_origin(const Profile& p);
+
 std::unique_ptr<CostModel> make_profile_cost_model(const std::string& path, ModelCostShape shape,
                                                    const GpuSpec& gpu, DType kv_dtype, bool fp8_weights);
 
