@@ -357,9 +357,11 @@ void Replica::finish_step(double now_s) {
   interval_.prefill_tokens += step_prefill_tokens_;
   interval_.decode_tokens += plan_.total_tokens - step_prefill_tokens_;
   interval_.finished += static_cast<int64_t>(finished_.size());
-  interval_.busy_s += t;
-  interval_.compute_util += step_cost_.compute_utilization * t;
-  interval_.bandwidth_util += step_cost_.bandwidth_utilization * t;
+  // The part of the step before the last sample was counted in that sample's interval.
+  const double in_interval = std::clamp(now_s - interval_start_s_, 0.0, t);
+  interval_.busy_s += in_interval;
+  interval_.compute_util += step_cost_.compute_utilization * in_interval;
+  interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
   usage_ = kv_->usage();
   integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
   for (int32_t slot : to_park_) {
@@ -371,7 +373,16 @@ void Replica::finish_step(double now_s) {
     if (state_.seq(slot).status != SeqStatus::parked) state_.release_slot(slot);
 }
 
-IntervalCounters Replica::take_interval() { return std::exchange(interval_, IntervalCounters{}); }
+IntervalCounters Replica::take_interval(double now_s) {
+  if (step_in_progress_) {
+    const double elapsed = std::max(0.0, now_s - std::max(step_start_s_, interval_start_s_));
+    interval_.busy_s += elapsed;
+    interval_.compute_util += step_cost_.compute_utilization * elapsed;
+    interval_.bandwidth_util += step_cost_.bandwidth_utilization * elapsed;
+  }
+  interval_start_s_ = now_s;
+  return std::exchange(interval_, IntervalCounters{});
+}
 
 void Replica::report_in_flight() {
   for (int32_t slot : state_.running) metrics_.on_in_flight(state_.seq(slot), index_);

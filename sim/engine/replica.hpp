@@ -92,8 +92,9 @@ class Replica {
   const KvAllocator& kv() const { return *kv_; }
   const Scheduler& scheduler() const { return *scheduler_; }
   const ReplicaIntegrals& integrals() const { return integrals_; }
-  /// Counters since the last call; resets them (timeseries sampling).
-  IntervalCounters take_interval();
+  /// Counters since the last call; resets them (timeseries sampling). Busy time and utilization
+  /// are split at `now_s`: a step still running counts its elapsed part here, the rest later.
+  IntervalCounters take_interval(double now_s);
   const StepPlan& last_plan() const { return plan_; }
   int64_t steps_started() const { return step_index_; }
   const SchedulerConfig& config() const { return cfg_; }
@@ -139,6 +140,7 @@ class Replica {
   std::vector<int32_t> finished_;
   ReplicaIntegrals integrals_;
   IntervalCounters interval_;
+  double interval_start_s_ = 0;  ///< time of the last take_interval
   KvUsage usage_;  ///< cached after every change, for integration
 };
 

@@ -116,7 +116,7 @@ void Simulation::take_sample(double now_s) {
   for (Replica* r : replica_ptrs_) {
     r->advance(now_s);
     const KvUsage u = r->kv().usage();
-    const IntervalCounters c = r->take_interval();
+    const IntervalCounters c = r->take_interval(now_s);
     TimeseriesRow row;
     row.time_s = now_s;
     row.replica = r->index();
