@@ -34,19 +34,11 @@ Probe run_probe(const nlohmann::json& scenario, const std::string& file, double 
   p.load_scale = load_scale;
   p.replicas = replicas;
   p.max_num_seqs = settings.engine.max_num_seqs;
-  // Utilization while stepping: results.json's means are over the whole run, idle time and the
-  // drain included, which hides a GPU that is saturated whenever it works.
-  double busy = 0, compute = 0, bandwidth = 0;
-  for (const Replica* rep : run->sim->replicas()) {
-    busy += rep->integrals().busy_s;
-    compute += rep->integrals().compute_util;
-    bandwidth += rep->integrals().bandwidth_util;
-  }
-  const double span = (run->sim->end_time_s() - run->sim->first_arrival_s()) * static_cast<double>(run->sim->replicas().size());
-  p.busy_fraction = span > 0 ? busy / span : 0;
-  p.compute_util_busy = busy > 0 ? compute / busy : 0;
-  p.bandwidth_util_busy = busy > 0 ? bandwidth / busy : 0;
   p.results = results_json(run->header, *run->sim, run->metrics, settings.slo);
+  const auto& util = p.results.at("utilization");
+  p.busy_fraction = util.at("busy_fraction").get<double>();
+  p.compute_util_busy = util.at("compute_while_busy").get<double>();
+  p.bandwidth_util_busy = util.at("memory_bandwidth_while_busy").get<double>();
   const auto& req = p.results.at("requests");
   p.arrived = req.at("arrived").get<int64_t>();
   p.met_slo = req.at("met_slo").get<int64_t>();

@@ -2,6 +2,7 @@
 // intervals, so no interval reads above 100% and nothing is lost at the seams.
 #include <doctest/doctest.h>
 
+#include "sim/metrics/results.hpp"
 #include "tests/sim/sim_harness.hpp"
 
 using namespace kvcap;
@@ -57,4 +58,33 @@ TEST_CASE("a 0.4 s step spanning 0.25 s samples is split across them: every busy
   }
   // Nothing lost at the seams: 1.2 s of fully busy steps.
   CHECK(integral == doctest::Approx(1.2));
+
+  // results.json: busy the whole run (1.2 s of steps over a 1.2 s run), at 100% compute and 50%
+  // bandwidth while busy.
+  const auto res = results_json(RunHeader{}, sim, metrics, SloConfig{});
+  CHECK(res["utilization"]["busy_fraction"].get<double>() == doctest::Approx(1.0));
+  CHECK(res["utilization"]["compute_while_busy"].get<double>() == doctest::Approx(1.0));
+  CHECK(res["utilization"]["memory_bandwidth_while_busy"].get<double>() == doctest::Approx(0.5));
+}
+
+TEST_CASE("busy_fraction counts idle gaps: two 0.4 s steps 2 s apart keep the GPU busy 0.8 of 2.4 s") {
+  // r0 at 0 (16 prompt, 1 output): one step [0, 0.4]. r1 at 2.0: one step [2.0, 2.4].
+  // Run span 2.4 s, busy 0.8 s: busy_fraction 1/3, compute mean 1/3, while busy 1.0.
+  MetricsCollector metrics;
+  FullyBusySteps cost;
+  const SchedulerConfig sc = sched_cfg(64, 8, 128);
+  std::vector<std::unique_ptr<Replica>> reps;
+  reps.push_back(std::make_unique<Replica>(0, sc, std::make_unique<PagedKvAllocator>(pool_cfg(16, 16, 128)),
+                                           std::make_unique<VllmV1Scheduler>(sc), cost, metrics));
+  SimulationOptions opt;
+  opt.check_invariants = true;
+  opt.max_model_len = sc.max_model_len;
+  Simulation sim(opt, std::make_unique<VectorSource>(std::vector<Request>{req("r0", 0, 16, 1), req("r1", 2.0, 16, 1)}),
+                 std::move(reps), std::make_unique<RoundRobinRouter>(), metrics);
+  sim.run();
+  const auto res = results_json(RunHeader{}, sim, metrics, SloConfig{});
+  CHECK(res["duration_s"].get<double>() == doctest::Approx(2.4));
+  CHECK(res["utilization"]["busy_fraction"].get<double>() == doctest::Approx(1.0 / 3));
+  CHECK(res["utilization"]["compute_mean"].get<double>() == doctest::Approx(1.0 / 3));
+  CHECK(res["utilization"]["compute_while_busy"].get<double>() == doctest::Approx(1.0));
 }
