@@ -14,6 +14,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/report/search_report_html.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
@@ -77,7 +78,8 @@ std::string checked_gpu(const std::string& g) {
   return id;
 }
 
-void write_outputs(const std::string& dir, const nlohmann::ordered_json& doc, const std::string& csv) {
+void write_outputs(const std::string& dir, const nlohmann::ordered_json& doc, const std::string& csv,
+                   const std::string& html) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
@@ -87,6 +89,9 @@ void write_outputs(const std::string& dir, const nlohmann::ordered_json& doc, co
   std::ofstream cs(dir + "/search.csv");
   if (!cs) throw InputError(dir + "/search.csv", "cannot write");
   cs << csv;
+  std::ofstream hs(dir + "/search.html");
+  if (!hs) throw InputError(dir + "/search.html", "cannot write");
+  hs << html;
 }
 
 int run_search(const SearchOptions& o) {
@@ -122,7 +127,9 @@ int run_search(const SearchOptions& o) {
     if (!o.out_dir.empty()) {
       std::ostringstream csv;
       write_load_search_csv(csv, r);
-      write_outputs(o.out_dir, out, csv.str());
+      std::ostringstream html;
+      write_search_report_html(html, r, lo);
+      write_outputs(o.out_dir, out, csv.str(), html.str());
     }
     if (o.json)
       std::cout << out.dump(2) << "\n";
@@ -172,7 +179,9 @@ int run_search(const SearchOptions& o) {
   if (!o.out_dir.empty()) {
     std::ostringstream csv;
     write_sizing_csv(csv, rows);
-    write_outputs(o.out_dir, out, csv.str());
+    std::ostringstream html;
+    write_sizing_report_html(html, rows, so);
+    write_outputs(o.out_dir, out, csv.str(), html.str());
   }
   if (o.json)
     std::cout << out.dump(2) << "\n";
@@ -195,7 +204,7 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--max-scale", o->max_scale, "highest load_scale to try (1024)");
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
-  cmd->add_option("--out", o->out_dir, "folder for search.json and search.csv");
+  cmd->add_option("--out", o->out_dir, "folder for search.json, search.csv and search.html");
   cmd->add_flag("--min-replicas", o->min_replicas, "sizing: the fewest replicas meeting the SLO at the scenario's load");
   cmd->add_option("--gpu", o->gpus, "sizing: GPU ids or files, comma-separated (default: the scenario's)");
   cmd->add_option("--tp", o->tps, "sizing: tensor-parallel sizes, comma-separated (default: the scenario's)");

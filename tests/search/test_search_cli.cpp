@@ -90,6 +90,11 @@ TEST_CASE("kvcap search: hand-worked capacity, --out files byte-identical across
   const std::string j1 = slurp(fs::path(d1) / "search.json");
   CHECK(j1 == slurp(fs::path(d2) / "search.json"));
   CHECK(slurp(fs::path(d1) / "search.csv") == slurp(fs::path(d2) / "search.csv"));
+  // search.html: the attainment chart, byte-identical too.
+  const std::string html = slurp(fs::path(d1) / "search.html");
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html == slurp(fs::path(d2) / "search.html"));
   const json doc = json::parse(j1);
   CHECK(doc["probes"].size() == 12);
   CHECK(doc["capacity"]["load_scale"].get<double>() <= 25.016);
