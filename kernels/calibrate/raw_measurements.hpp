@@ -30,10 +30,12 @@ struct RawProvenance {
 
 /// Kernel variants. "baseline" is the one every profile may be fitted from: its checks must all
 /// pass. Others ("vec": 16-byte loads, quantized tiles in shared memory, several tiles in
-/// flight) are optional: a variant whose checks fail for a KV dtype is recorded, not timed for
+/// flight; "vec_spread": vec with the softmax/V work spread over all threads) are optional: a variant whose checks fail for a KV dtype is recorded, not timed for
 /// that dtype, and never fitted (kernels/NOTES.md, "Variants").
 inline constexpr const char* kBaselineVariant = "baseline";
 inline constexpr const char* kVecVariant = "vec";
+/// vec with the softmax/V phase spread over every row of threads (decode); its append is vec's.
+inline constexpr const char* kVecSpreadVariant = "vec_spread";
 
 /// One kernel-vs-reference check.
 struct RawCheck {

@@ -131,7 +131,7 @@ int64_t rotation_sets(int64_t set_bytes, int64_t l2_bytes, int64_t pool_pages, i
 
 kern::DecodePlan decode_plan_for(const std::string& variant, const DecodeCase& c, int32_t sm_count,
                                  int32_t vec_blocks_per_sm) {
-  if (variant == kVecVariant)
+  if (variant != kBaselineVariant)
     return kern::plan_decode_resident(static_cast<int32_t>(c.batch), c.kv_heads, c.context,
                                       static_cast<int64_t>(std::max(vec_blocks_per_sm, 1)) * std::max(sm_count, 1));
   return kern::plan_decode(static_cast<int32_t>(c.batch), c.kv_heads, c.context, sm_count);

@@ -102,9 +102,9 @@ int64_t block_table_bytes(int64_t batch, int64_t pages_per_seq);
 int64_t rotation_sets(int64_t set_bytes, int64_t l2_bytes, int64_t pool_pages, int64_t set_pages);
 
 /// Kernel variants the harness checks and times, baseline first (kernels/NOTES.md, "Variants").
-inline constexpr const char* kKernelVariants[] = {kBaselineVariant, kVecVariant};
+inline constexpr const char* kKernelVariants[] = {kBaselineVariant, kVecVariant, kVecSpreadVariant};
 /// The split plan of a decode point for `variant`: the baseline plans two waves of one block per
-/// SM (plan_decode); vec plans one wave of its resident blocks, `vec_blocks_per_sm` × SMs
+/// SM (plan_decode); vec and vec_spread plan one wave of their resident blocks, `vec_blocks_per_sm` × SMs
 /// (plan_decode_resident; the GPU's occupancy on a GPU run, vec_decode_expected_blocks_per_sm in
 /// the dry run and the time estimate).
 kern::DecodePlan decode_plan_for(const std::string& variant, const DecodeCase& c, int32_t sm_count,

@@ -50,7 +50,9 @@ RawRun synthetic_raw_run(const SweepShape& shape, bool quick, int32_t sm_count, 
   for (kern::KvStorage s : kSweepStorages) {
     // Made-up rates: the vec variant a little faster, so the fit's choice of the fastest passing
     // variant has something to choose.
-    const double speed = std::string(variant) == kVecVariant ? t.vec_speedup : 1.0;
+    const std::string v = variant;
+    const double speed = v == kVecVariant ? t.vec_speedup : v == kVecSpreadVariant ? t.vec_spread_speedup : 1.0;
+    const double append_speed = v == kBaselineVariant ? 1.0 : t.vec_speedup;  // vec_spread appends with vec's kernel
     for (const DecodeCase& c : decode_cases(shape, quick)) {
       const kern::DecodePlan plan =
           decode_plan_for(variant, c, sm_count, kern::vec_decode_expected_blocks_per_sm(s, c.head_dim));
@@ -60,7 +62,7 @@ RawRun synthetic_raw_run(const SweepShape& shape, bool quick, int32_t sm_count, 
     }
     for (int64_t tokens : append_token_counts(quick)) {
       RawAppend a = append_record(s, tokens, shape, variant);
-      a.time_s = t.append_launch_s + a.bytes / (t.append_bytes_per_s * speed);
+      a.time_s = t.append_launch_s + a.bytes / (t.append_bytes_per_s * append_speed);
       run.append.push_back(a);
     }
   }

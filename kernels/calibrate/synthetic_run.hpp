@@ -21,7 +21,8 @@ struct SyntheticRates {
   double gemm_flops = 7.9e14, gemm_fp8_flops = 1.3e15, gemm_bytes_per_s = 3.6e12, gemm_launch_s = 6e-6;
   double decode_bytes_per_s = 3.4e12, decode_launch_s = 8e-6;
   double append_bytes_per_s = 2.5e12, append_launch_s = 5e-6;
-  double vec_speedup = 1.1;  ///< the vec variant's rates over the baseline's (a placeholder, not a prediction)
+  double vec_speedup = 1.1;         ///< vec's rates over the baseline's (a placeholder, not a prediction)
+  double vec_spread_speedup = 1.2;  ///< vec_spread's decode rates over the baseline's (placeholder); its append is vec's
 };
 
 /// Every record a full (or --quick) GPU run writes, for `sm_count` SMs and `l2_bytes` of L2.

@@ -132,7 +132,7 @@ const RawDecode* longest_page16(const RawRun& run, const std::string& dt, const 
 /// the same batch and context) and quantize-append at its largest token count; max check errors.
 void print_summary(const RawRun& run) {
   const double copy = run.copy.empty() ? 0 : static_cast<double>(run.copy[0].bytes) / run.copy[0].time_s;
-  std::printf("\n%-16s %-9s %-8s %10s %13s %9s %11s\n", "kernel", "dtype", "variant", "GB/s", "frac of copy", "x bf16",
+  std::printf("\n%-16s %-9s %-10s %10s %13s %9s %11s\n", "kernel", "dtype", "variant", "GB/s", "frac of copy", "x bf16",
               "max err");
   for (const char* dt : {"bf16", "fp16", "fp8_e4m3", "int8", "int4"}) {
     for (const char* variant : kKernelVariants) {
@@ -153,10 +153,10 @@ void print_summary(const RawRun& run) {
           if (d.kv_dtype == "bf16" && d.batch == best->batch && d.context == best->context && d.page_size == 16 &&
               d.head_dim == best->head_dim && d.num_q_heads == best->num_q_heads && d.num_kv_heads == best->num_kv_heads)
             speedup = std::fmax(0.0, speedup == 0 ? d.time_s / best->time_s : std::fmin(speedup, d.time_s / best->time_s));
-        std::printf("%-16s %-9s %-8s %10.1f %13.3f %9.2f %11.2e%s\n", "paged_decode", dt, variant, bw * 1e-9,
+        std::printf("%-16s %-9s %-10s %10.1f %13.3f %9.2f %11.2e%s\n", "paged_decode", dt, variant, bw * 1e-9,
                     copy > 0 ? bw / copy : 0.0, speedup, dec_err, dec_failed ? " FAILED" : "");
       } else if (dec_failed) {
-        std::printf("%-16s %-9s %-8s %10s %13s %9s %11.2e FAILED (not timed)\n", "paged_decode", dt, variant, "-", "-", "-",
+        std::printf("%-16s %-9s %-10s %10s %13s %9s %11.2e FAILED (not timed)\n", "paged_decode", dt, variant, "-", "-", "-",
                     dec_err);
       }
       const RawAppend* app = nullptr;
@@ -165,10 +165,10 @@ void print_summary(const RawRun& run) {
       if (app) {
         const double bw = app->bytes / app->time_s;
         // Append is checked byte for byte: the error is the fraction of mismatching bytes.
-        std::printf("%-16s %-9s %-8s %10.1f %13.3f %9s %11.2e%s\n", "quantize_append", dt, variant, bw * 1e-9,
+        std::printf("%-16s %-9s %-10s %10.1f %13.3f %9s %11.2e%s\n", "quantize_append", dt, variant, bw * 1e-9,
                     copy > 0 ? bw / copy : 0.0, "", app_err, app_failed ? " FAILED" : "");
       } else if (app_failed) {
-        std::printf("%-16s %-9s %-8s %10s %13s %9s %11.2e FAILED (not timed)\n", "quantize_append", dt, variant, "-", "-",
+        std::printf("%-16s %-9s %-10s %10s %13s %9s %11.2e FAILED (not timed)\n", "quantize_append", dt, variant, "-", "-",
                     "", app_err);
       }
     }
@@ -178,7 +178,7 @@ void print_summary(const RawRun& run) {
       std::printf("%-16s %-9s %10.1f TFLOP/s (8192^3)\n", "gemm_ceiling", g.dtype.c_str(), g.flops / g.time_s * 1e-12);
   std::printf("copy ceiling: %.1f GB/s (read + written); checks %s (%zu)%s%s%s\n", copy * 1e-9,
               run.checks_passed()            ? "all passed"
-              : run.baseline_checks_passed() ? "of the baseline passed, a vec check FAILED (vec excluded there)"
+              : run.baseline_checks_passed() ? "of the baseline passed, another variant's FAILED (excluded there)"
                                              : "of the baseline FAILED",
               run.checks.size(),
               run.provenance.incomplete.empty() ? "" : "; INCOMPLETE: ", run.provenance.incomplete.c_str(),
@@ -352,30 +352,38 @@ int run_main(int argc, char** argv) {
     stage("kernel sweep", [&] {
       return run_kernel_sweep(opt, kBaselineVariant, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
     });
-    // The vec variant last: its checks, then its sweep for the dtypes it passed. Everything the
-    // profile needs is already on disk, so a vec kernel that breaks the CUDA context (or hangs:
-    // sync_within ends the process after writing the raw file) costs only the vec measurements.
+    // The other variants last (vec, then vec_spread), each its checks then its sweep for the
+    // dtypes it passed. Everything the profile needs is already on disk, so a variant that breaks
+    // the CUDA context (or hangs: sync_within ends the process after writing the raw file) costs
+    // only its own and later variants' measurements.
     broken_before_vec = cuda_broken;
-    if (!cuda_broken && harness_elapsed_s() < deadline) {
-      checking = kVecVariant;
+    uint64_t salt = 0;
+    for (const char* variant : kKernelVariants) {
+      const std::string v = variant;
+      if (v == kBaselineVariant) continue;
+      ++salt;
+      if (cuda_broken || harness_elapsed_s() >= deadline) {
+        notes.push_back(v + " variant not checked or timed (" +
+                        std::string(cuda_broken ? "CUDA context broken" : "time budget reached") + ")");
+        continue;
+      }
+      checking = v;
       try {
-        run_checks(p.check_seed ^ 0x7ec7ec7ecull, kVecVariant, run);
+        run_checks(p.check_seed ^ (0x7ec7ec7ecull * salt), v, run);
       } catch (const std::exception& e) {
         RawCheck failed;
         failed.kernel = std::string("harness error during checks: ") + e.what();
-        failed.variant = kVecVariant;
+        failed.variant = v;
         run.checks.push_back(failed);
-        notes.push_back(std::string("vec checks stopped by an error: ") + e.what());
-        std::printf("vec checks stopped by an error: %s\n", e.what());
+        notes.push_back(v + " checks stopped by an error: " + e.what());
+        std::printf("%s checks stopped by an error: %s\n", v.c_str(), e.what());
         (void)cudaGetLastError();
         cuda_broken = cudaDeviceSynchronize() != cudaSuccess;
       }
       checkpoint();
-      stage("vec kernel sweep", [&] {
-        return run_kernel_sweep(opt, kVecVariant, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
+      stage((v + " kernel sweep").c_str(), [&] {
+        return run_kernel_sweep(opt, v, prop.multiProcessorCount, prop.l2CacheSize, deadline, run, checkpoint);
       });
-    } else {
-      notes.push_back("vec variant not checked or timed (" + std::string(cuda_broken ? "CUDA context broken" : "time budget reached") + ")");
     }
     p.incomplete.clear();
     for (const auto& n : notes) p.incomplete += (p.incomplete.empty() ? "" : "; ") + n;

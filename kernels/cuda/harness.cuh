@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/calibrate/raw_measurements.hpp"
 #include "kernels/calibrate/sweep_plan.hpp"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/kernels.cuh"
 
 namespace kvcap::kern {
 
@@ -76,6 +78,23 @@ double time_median_s(F&& launch, int warmup, int repeats, int per_round) {
   CUDA_CHECK(cudaEventDestroy(b));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+using DecodeLauncher = void (*)(const PagedKvView&, QoType, const uint16_t*, int32_t, float, const DecodePlan&, uint16_t*,
+                                void*, cudaStream_t);
+using AppendLauncher = void (*)(const PagedKvView&, QoType, const uint16_t*, const uint16_t*, const int64_t*, int64_t,
+                                cudaStream_t);
+/// The kernels of a variant (kKernelVariants); vec_spread appends with vec's kernel.
+inline DecodeLauncher decode_launcher(const std::string& variant) {
+  if (variant == kBaselineVariant) return launch_paged_decode;
+  if (variant == kVecVariant) return launch_paged_decode_vec;
+  if (variant == kVecSpreadVariant) return launch_paged_decode_vec_spread;
+  throw std::invalid_argument("no decode kernel for variant '" + variant + "'");
+}
+inline AppendLauncher append_launcher(const std::string& variant) {
+  if (variant == kBaselineVariant) return launch_quantize_append;
+  if (variant == kVecVariant || variant == kVecSpreadVariant) return launch_quantize_append_vec;
+  throw std::invalid_argument("no append kernel for variant '" + variant + "'");
 }
 
 struct HarnessOptions {

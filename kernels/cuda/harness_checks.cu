@@ -66,7 +66,8 @@ RawCheck base_check(const char* kernel, const std::string& variant, const CheckC
 constexpr double kCheckSyncSeconds = 20;
 
 void check_one(const CheckConfig& c, uint64_t seed, const std::string& variant, RawRun& run) {
-  const bool vec = variant == kVecVariant;
+  const DecodeLauncher decode = decode_launcher(variant);
+  const AppendLauncher append = append_launcher(variant);
   const std::vector<int64_t> lens = {17, 54, 97, 2048};  // odd lengths end mid-page; 2048 = max here
   PagedKvPoolSpec spec;
   spec.storage = c.storage;
@@ -97,9 +98,8 @@ void check_one(const CheckConfig& c, uint64_t seed, const std::string& variant, 
     for (int64_t t = 0; t < len; ++t) slots.push_back(hv.page_of(b, t) * c.page_size + hv.slot_of(t));
   }
   DeviceBuffer dk = to_device(k_all), dv = to_device(v_all), dslots = to_device(slots);
-  (vec ? launch_quantize_append_vec : launch_quantize_append)(dev.view, c.qo, dk.get<uint16_t>(), dv.get<uint16_t>(),
-                                                              dslots.get<int64_t>(), static_cast<int64_t>(slots.size()),
-                                                              nullptr);
+  append(dev.view, c.qo, dk.get<uint16_t>(), dv.get<uint16_t>(), dslots.get<int64_t>(),
+         static_cast<int64_t>(slots.size()), nullptr);
   sync_within(kCheckSyncSeconds, "quantize_append [" + variant + "] " + kv_storage_name(c.storage));
   {
     std::vector<uint8_t> gk(host.k.size()), gv(host.v.size());
@@ -143,9 +143,8 @@ void check_one(const CheckConfig& c, uint64_t seed, const std::string& variant, 
     // Partials the decode kernel fails to write must reach the merge as NaN, not as whatever
     // cudaMalloc left there (often zeros, which a merge could silently weigh in).
     if (ws.bytes()) CUDA_CHECK(cudaMemset(ws.get(), 0xff, ws.bytes()));
-    (vec ? launch_paged_decode_vec : launch_paged_decode)(dev.view, c.qo, dq.get<uint16_t>(), hq,
-                                                          static_cast<float>(sm_scale), plan, dout.get<uint16_t>(),
-                                                          ws.get(), nullptr);
+    decode(dev.view, c.qo, dq.get<uint16_t>(), hq, static_cast<float>(sm_scale), plan, dout.get<uint16_t>(), ws.get(),
+           nullptr);
     sync_within(kCheckSyncSeconds, "paged_decode [" + variant + "] " + kv_storage_name(c.storage));
     std::vector<uint16_t> o(q.size());
     to_host(dout, o);
@@ -202,7 +201,7 @@ void run_checks(uint64_t seed, const std::string& variant, RawRun& run) {
     check_one(c, seed + 1000 * ++n, variant, run);
     for (size_t i = before; i < run.checks.size(); ++i) {
       const RawCheck& r = run.checks[i];
-      std::printf("check %-19s %-8s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld kvh=%lld %s  err=%.3g (bound %.3g)  %s\n",
+      std::printf("check %-19s %-10s kv=%-8s qo=%s hd=%3lld page=%2lld gqa=%2lld kvh=%lld %s  err=%.3g (bound %.3g)  %s\n",
                   r.kernel.c_str(), r.variant.c_str(), r.kv_dtype.c_str(), r.qo_dtype.c_str(), static_cast<long long>(r.head_dim),
                   static_cast<long long>(r.page_size), static_cast<long long>(r.gqa),
                   static_cast<long long>(r.num_kv_heads), r.layout.c_str(), r.rel_error, r.bound,

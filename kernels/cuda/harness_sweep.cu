@@ -24,7 +24,8 @@ struct Arena {
 
 void time_decode(KvStorage s, const std::string& variant, const DecodeCase& c, Arena& arena, int sm_count,
                  int64_t l2_bytes, RawRun& run) {
-  const bool vec = variant == kVecVariant;
+  const bool vec = variant != kBaselineVariant;
+  const DecodeLauncher decode = decode_launcher(variant);
   PagedKvView v;
   v.storage = s;
   v.layout = KvLayout::kNHD;
@@ -45,10 +46,10 @@ void time_decode(KvStorage s, const std::string& variant, const DecodeCase& c, A
   int32_t vec_blocks = 0;
   if (vec) {
     // The GPU's own occupancy plans the splits; the dry run assumed vec_decode_expected_blocks_per_sm.
-    vec_blocks = paged_decode_vec_blocks_per_sm(s, c.head_dim);
+    vec_blocks = paged_decode_vec_blocks_per_sm(s, c.head_dim, variant == kVecSpreadVariant);
     if (vec_blocks != vec_decode_expected_blocks_per_sm(s, c.head_dim))
-      std::printf("note: vec %s hd=%d: %d blocks resident per SM, the dry run assumed %d (splits differ from it)\n",
-                  kv_storage_name(s), c.head_dim, vec_blocks, vec_decode_expected_blocks_per_sm(s, c.head_dim));
+      std::printf("note: %s %s hd=%d: %d blocks resident per SM, the dry run assumed %d (splits differ from it)\n",
+                  variant.c_str(), kv_storage_name(s), c.head_dim, vec_blocks, vec_decode_expected_blocks_per_sm(s, c.head_dim));
     if (vec_blocks < 1) throw std::runtime_error("paged decode vec: occupancy 0 blocks per SM");
   }
   const DecodePlan plan = decode_plan_for(variant, c, sm_count, vec_blocks);
@@ -87,12 +88,11 @@ void time_decode(KvStorage s, const std::string& variant, const DecodeCase& c, A
     const int64_t set = i % sets;
     vi.indptr = d_indptr.get<int32_t>() + set * c.batch;
     vi.last_page_len = d_last.get<int32_t>() + set * c.batch;
-    (vec ? launch_paged_decode_vec : launch_paged_decode)(vi, QoType::kBF16, q.get<uint16_t>(), c.q_heads, sm_scale,
-                                                          plan, o.get<uint16_t>(), ws.get(), nullptr);
+    decode(vi, QoType::kBF16, q.get<uint16_t>(), c.q_heads, sm_scale, plan, o.get<uint16_t>(), ws.get(), nullptr);
   };
   d.time_s = time_median_s(launch, kWarmupLaunches, kTimedRounds, static_cast<int>(std::max<int64_t>(sets, 4)));
   run.decode.push_back(d);
-  std::printf("decode %-8s %-8s batch=%4lld ctx=%6lld page=%2d hd=%3d gqa=%2d splits=%3d sets=%3lld  %9.2f us  %7.1f GB/s\n",
+  std::printf("decode %-8s %-10s batch=%4lld ctx=%6lld page=%2d hd=%3d gqa=%2d splits=%3d sets=%3lld  %9.2f us  %7.1f GB/s\n",
               d.kv_dtype.c_str(), variant.c_str(), static_cast<long long>(c.batch), static_cast<long long>(c.context), c.page_size,
               c.head_dim, c.q_heads / c.kv_heads, plan.num_splits, static_cast<long long>(sets), d.time_s * 1e6,
               d.kv_bytes / d.time_s * 1e-9);
@@ -128,13 +128,13 @@ void time_append(KvStorage s, const std::string& variant, int64_t tokens, const 
   v.k_scales = arena.ks.get<float>();
   v.v_scales = arena.vs.get<float>();
   auto launch = [&](int) {
-    (variant == kVecVariant ? launch_quantize_append_vec : launch_quantize_append)(
+    append_launcher(variant)(
         v, QoType::kBF16, kn.get<uint16_t>(), vn.get<uint16_t>(), d_slots.get<int64_t>(), tokens, nullptr);
   };
   RawAppend a = append_record(s, tokens, sh, variant);
   a.time_s = time_median_s(launch, kWarmupLaunches, kTimedRounds, 4);
   run.append.push_back(a);
-  std::printf("append %-8s %-8s tokens=%6lld  %9.2f us  %7.1f GB/s\n", a.kv_dtype.c_str(), variant.c_str(),
+  std::printf("append %-8s %-10s tokens=%6lld  %9.2f us  %7.1f GB/s\n", a.kv_dtype.c_str(), variant.c_str(),
               static_cast<long long>(tokens),
               a.time_s * 1e6, a.bytes / a.time_s * 1e-9);
 }

@@ -27,8 +27,14 @@ void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q
 /// True when the vec kernel takes this view: head_dim 64/128/256, 16-byte aligned pools and
 /// strides (so no 16-byte copy crosses a row or a page), scale groups of ≥ 32 elements.
 bool paged_decode_vec_supported(const PagedKvView& kv);
-/// Blocks of the vec kernel resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
-int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim);
+/// Variant "vec_spread": vec with the softmax/V phase spread over every row of threads (a row owns
+/// a query head and a subset of the tile's tokens; subsets merged at the end of the split).
+void launch_paged_decode_vec_spread(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads,
+                                    float sm_scale, const DecodePlan& plan, uint16_t* o, void* workspace,
+                                    cudaStream_t stream);
+/// Blocks of the vec (spread: vec_spread) kernel resident per SM
+/// (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim, bool spread);
 /// Merge split-KV partials (decode_workspace_bytes layout) into o; used by both decode variants.
 void launch_decode_merge(const float* part_o, const float* part_lse, int64_t rows, int32_t num_splits, int32_t head_dim,
                          QoType qo, uint16_t* o, cudaStream_t stream);

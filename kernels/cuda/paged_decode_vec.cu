@@ -12,6 +12,8 @@
 // 32..512 bytes, a multiple of 16, and the launcher requires 16-byte aligned pools and strides.
 // Shapes it cannot take (unaligned pools or strides, scale groups under 32 elements) fall back
 // to the baseline kernel, per launch (paged_decode_vec_supported).
+// Variant "vec_spread" is the same kernel with SPREAD (below): the softmax/V phase spread over
+// every row of threads instead of one row per query head.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -89,7 +91,12 @@ __device__ __forceinline__ void read_raw8(const uint8_t* src, uint8_t* buf) {
   }
 }
 
-template <KvStorage S, int HEAD_DIM>
+// SPREAD (variant "vec_spread"): the softmax/V phase is spread over every row of threads. Without
+// it (variant "vec", as the baseline) thread row r owns query head r (+ kRows …) and walks all of
+// a tile's tokens, so at GQA 4 only 4 of 16 rows work there. With it, a row owns a (head, token
+// subset) pair — nsub = max(1, kRows / gqa) subsets of every nsub-th token — keeps its own online
+// softmax over its subset, and the subsets are merged by their maxima once at the end of the split.
+template <KvStorage S, int HEAD_DIM, bool SPREAD>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     paged_decode_vec_kernel(PagedKvView kv, QoType qo, const uint16_t* __restrict__ q, int num_q_heads,
                             float sm_scale_log2, int64_t chunk_tokens, uint16_t* __restrict__ o,
@@ -113,6 +120,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int64_t end = min(len, begin + chunk_tokens);
   const int64_t ntiles = end > begin ? (end - begin + T::kTokens - 1) / T::kTokens : 0;
   const int groups = kv.head_dim / kv.group_size;  // ≤ kMaxGroups (launcher: group_size ≥ 32)
+  // (head, subset) pairs of the softmax/V phase: gqa × nsub ≤ max(kRows, gqa) ≤ kRows × kHeadsPerThread.
+  const int nsub = SPREAD ? max(1, T::kRows / gqa) : 1;
+  const int pairs = gqa * nsub;
 
   for (int i = tid; i < gqa * HEAD_DIM; i += kThreads) {
     const int g = i / HEAD_DIM, d = i % HEAD_DIM;
@@ -215,16 +225,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < T::kHeadsPerThread; ++i) {
-      const int g = r + i * T::kRows;
-      if (g >= gqa) continue;
+      const int q = r + i * T::kRows;  // pair index: head q / nsub, subset q % nsub (nsub = 1: head q)
+      if (q >= pairs) continue;
+      const int g = q / nsub, sub = q % nsub;
+      if (sub >= ntile) continue;  // no token of this subset in this tile: state unchanged (m may be −∞)
       float tile_max = -INFINITY;
-      for (int t = 0; t < ntile; ++t) tile_max = fmaxf(tile_max, s_s[g][t]);
+      for (int t = sub; t < ntile; t += nsub) tile_max = fmaxf(tile_max, s_s[g][t]);
       const float m_new = fmaxf(m[i], tile_max);
-      const float corr = exp2f(m[i] - m_new);  // 0 on the first tile (m = −inf)
+      const float corr = exp2f(m[i] - m_new);  // 0 on the subset's first tile (m = −inf, m_new finite)
       l[i] *= corr;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) acc[i][j] *= corr;
-      for (int t = 0; t < ntile; ++t) {
+      for (int t = sub; t < ntile; t += nsub) {
         const float pr = exp2f(s_s[g][t] - m_new);
         l[i] += pr;
 #pragma unroll
@@ -233,6 +245,49 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       m[i] = m_new;
     }
     __syncthreads();
+  }
+  if constexpr (SPREAD) {
+    // Merge the subsets of each head: o = Σ_s 2^{m_s − M} acc_s / Σ_s 2^{m_s − M} l_s. The float
+    // K/V tiles (no longer read: the loop ended on a barrier) hold the pairs' accumulators
+    // (pairs × HEAD_DIM ≤ 2 × kTokens × HEAD_DIM floats), the logits array their m and l (≤ 64).
+    static_assert(2 * T::kTokens >= (T::kRows > kMaxGqa ? T::kRows : kMaxGqa), "pair accumulators fit the float tiles");
+    static_assert(kMaxGqa * T::kTokens >= 64, "pair maxima and sums fit the logits array");
+    float* red_acc = &k_s[0][0];  // [pairs][HEAD_DIM], spans k_s and v_s (adjacent)
+    float* red_m = &s_s[0][0];    // [pairs]
+    float* red_l = red_m + 32;    // [pairs]
+    __syncthreads();              // also when the split had no tile
+#pragma unroll
+    for (int i = 0; i < T::kHeadsPerThread; ++i) {
+      const int q = r + i * T::kRows;
+      if (q >= pairs) continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) red_acc[q * HEAD_DIM + x * kVec + j] = acc[i][j];
+      if (x == 0) {
+        red_m[q] = m[i];
+        red_l[q] = l[i];
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < T::kHeadsPerThread; ++i) {
+      const int g = r + i * T::kRows;  // the output mapping below: row r owns head r (+ kRows …)
+      if (g >= gqa) continue;
+      float mx = -INFINITY;
+      for (int sb = 0; sb < nsub; ++sb) mx = fmaxf(mx, red_m[g * nsub + sb]);
+      float sum = 0, out[kVec] = {};
+      for (int sb = 0; sb < nsub; ++sb) {
+        const int q = g * nsub + sb;
+        if (red_m[q] == -INFINITY) continue;  // a subset that saw no token
+        const float w = exp2f(red_m[q] - mx);
+        sum += w * red_l[q];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) out[j] += w * red_acc[q * HEAD_DIM + x * kVec + j];
+      }
+      m[i] = mx;
+      l[i] = sum;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[i][j] = out[j];
+    }
   }
   cp_async_wait<0>();  // no copy may outlive the block (empty groups only, but keep it clean)
 
@@ -257,37 +312,37 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }
 
 /// Opt the kernel into its dynamic shared memory (above the 48 KB default) once per process.
-template <KvStorage S, int HEAD_DIM>
+template <KvStorage S, int HEAD_DIM, bool SPREAD>
 void prepare_typed() {
   static bool done = false;
   if (done) return;
   using T = VecTile<S, HEAD_DIM>;
   if (T::kSmemBytes != vec_decode_smem_bytes(S, HEAD_DIM))
     throw std::logic_error("paged decode vec: shared-memory carve-up disagrees with vec_decode_smem_bytes");
-  CUDA_CHECK(cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CUDA_CHECK(cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM, SPREAD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   T::kSmemBytes));
   // A hint that the L1/shared split favour shared memory, so 3 blocks of ~66 KB fit: the default
   // leaves the split to the driver. Only a hint: a refusal changes occupancy (which the harness
   // reads back), not correctness, so it is not fatal.
-  if (cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM>, cudaFuncAttributePreferredSharedMemoryCarveout,
+  if (cudaFuncSetAttribute(paged_decode_vec_kernel<S, HEAD_DIM, SPREAD>, cudaFuncAttributePreferredSharedMemoryCarveout,
                            cudaSharedmemCarveoutMaxShared) != cudaSuccess)
     (void)cudaGetLastError();
   done = true;
 }
 
-template <KvStorage S, int HEAD_DIM>
+template <KvStorage S, int HEAD_DIM, bool SPREAD>
 int blocks_per_sm_typed() {
-  prepare_typed<S, HEAD_DIM>();
+  prepare_typed<S, HEAD_DIM, SPREAD>();
   int n = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, paged_decode_vec_kernel<S, HEAD_DIM>, kThreads,
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, paged_decode_vec_kernel<S, HEAD_DIM, SPREAD>, kThreads,
                                                            VecTile<S, HEAD_DIM>::kSmemBytes));
   return n;
 }
 
-template <KvStorage S, int HEAD_DIM>
+template <KvStorage S, int HEAD_DIM, bool SPREAD>
 void launch_typed(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
                   const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
-  prepare_typed<S, HEAD_DIM>();
+  prepare_typed<S, HEAD_DIM, SPREAD>();
   const dim3 grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(kv.num_kv_heads),
                   static_cast<unsigned>(kv.batch));
   float* part_o = nullptr;
@@ -297,7 +352,7 @@ void launch_typed(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t n
     part_lse = part_o + static_cast<int64_t>(kv.batch) * num_q_heads * plan.num_splits * HEAD_DIM;
   }
   const float log2e = 1.4426950408889634f;
-  paged_decode_vec_kernel<S, HEAD_DIM><<<grid, kThreads, VecTile<S, HEAD_DIM>::kSmemBytes, stream>>>(
+  paged_decode_vec_kernel<S, HEAD_DIM, SPREAD><<<grid, kThreads, VecTile<S, HEAD_DIM>::kSmemBytes, stream>>>(
       kv, qo, q, num_q_heads, sm_scale * log2e, plan.chunk_tokens, o, part_o, part_lse);
   CUDA_CHECK_LAUNCH();
   if (plan.num_splits > 1)
@@ -342,16 +397,20 @@ bool paged_decode_vec_supported(const PagedKvView& kv) {
   return true;
 }
 
-int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim) {
+int paged_decode_vec_blocks_per_sm(KvStorage s, int32_t head_dim, bool spread) {
   return by_storage(s, [&](auto st) {
     return by_head_dim(head_dim, [&](auto hd) {
-      return blocks_per_sm_typed<decltype(st)::value, decltype(hd)::value>();
+      return spread ? blocks_per_sm_typed<decltype(st)::value, decltype(hd)::value, true>()
+                    : blocks_per_sm_typed<decltype(st)::value, decltype(hd)::value, false>();
     });
   });
 }
 
-void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
-                             const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
+namespace {
+
+template <bool SPREAD>
+void launch_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
   if (!paged_decode_vec_supported(kv))
     return launch_paged_decode(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace, stream);
   if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)
@@ -360,10 +419,23 @@ void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q
   if (plan.num_splits > 1 && workspace == nullptr) throw std::invalid_argument("paged decode vec: split plan needs a workspace");
   by_storage(kv.storage, [&](auto st) {
     by_head_dim(kv.head_dim, [&](auto hd) {
-      launch_typed<decltype(st)::value, decltype(hd)::value>(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace,
-                                                             stream);
+      launch_typed<decltype(st)::value, decltype(hd)::value, SPREAD>(kv, qo, q, num_q_heads, sm_scale, plan, o,
+                                                                     workspace, stream);
     });
   });
+}
+
+}  // namespace
+
+void launch_paged_decode_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
+                             const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
+  launch_vec<false>(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace, stream);
+}
+
+void launch_paged_decode_vec_spread(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads,
+                                    float sm_scale, const DecodePlan& plan, uint16_t* o, void* workspace,
+                                    cudaStream_t stream) {
+  launch_vec<true>(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace, stream);
 }
 
 }  // namespace kvcap::kern

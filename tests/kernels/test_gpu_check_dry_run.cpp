@@ -59,14 +59,16 @@ std::string last_line(const std::string& s) {
 
 TEST_CASE("a full synthetic run has every record of a GPU run and fits every component") {
   const RawRun r = synthetic_raw_run(SweepShape{}, false, 132, 60'000'000, "h200");
-  // 2 variants (baseline, vec) × 5 storages × 7 shapes × (append, decode, split decode).
-  CHECK(r.checks.size() == 2 * 5 * 7 * 3);
-  CHECK(r.decode.size() == 2 * 5 * 23);
-  CHECK(r.append.size() == 2 * 5 * 4);
-  // The GPU run's order: every baseline record before the first vec one (the vec variant is
-  // checked and timed after the baseline sweep, so a crash in it cannot cost the baseline).
-  for (size_t i = 0; i < r.decode.size(); ++i) CHECK(r.decode[i].variant == (i < 5 * 23 ? "baseline" : "vec"));
-  for (size_t i = 0; i < r.checks.size(); ++i) CHECK(r.checks[i].variant == (i < 5 * 7 * 3 ? "baseline" : "vec"));
+  // 3 variants (baseline, vec, vec_spread) × 5 storages × 7 shapes × (append, decode, split decode).
+  CHECK(r.checks.size() == 3 * 5 * 7 * 3);
+  CHECK(r.decode.size() == 3 * 5 * 23);
+  CHECK(r.append.size() == 3 * 5 * 4);
+  // The GPU run's order: every baseline record before the first vec one, vec before vec_spread
+  // (the other variants are checked and timed after the baseline sweep, so a crash in one of
+  // them cannot cost the baseline).
+  auto order = [](size_t i, size_t per) { return i < per ? "baseline" : i < 2 * per ? "vec" : "vec_spread"; };
+  for (size_t i = 0; i < r.decode.size(); ++i) CHECK(r.decode[i].variant == order(i, 5 * 23));
+  for (size_t i = 0; i < r.checks.size(); ++i) CHECK(r.checks[i].variant == order(i, 5 * 7 * 3));
   // 8192³ + 5 layers × 7 token counts − lm_head at 8192 (output over its arena) + 8 MoE, twice.
   CHECK(r.gemm.size() == 2 * (1 + 35 - 1 + 8));
   // The fit on the GPU run's exact case lists: both GEMM regimes and fp8 get points, every KV
@@ -81,16 +83,17 @@ TEST_CASE("a full synthetic run has every record of a GPU run and fits every com
   CHECK(p.coefficients.append.size() == 5);
   // The synthetic GEMMs sit on max(FLOPs / 790 T, bytes / 3.6 T) + 6 us: the compute fit finds 790 T.
   CHECK(p.coefficients.gemm_compute.rate == doctest::Approx(7.9e14).epsilon(0.02));
-  // Both variants passed; the synthetic vec is 1.1× the baseline's rate, so its points are fitted.
+  // Every variant passed; the synthetic vec_spread decodes at 1.2× the baseline's rate, vec at
+  // 1.1×, so vec_spread's points are fitted.
   std::vector<double> work, time;
   for (const auto& d : r.decode)
-    if (d.kv_dtype == "int4" && d.variant == "vec") {
+    if (d.kv_dtype == "int4" && d.variant == "vec_spread") {
       work.push_back(d.kv_bytes);
       time.push_back(d.time_s);
     }
-  CHECK(p.coefficients.decode.at("int4").rate == doctest::Approx(1.0 / fit_line(work, time, "vec int4").slope));
-  CHECK(p.provenance["fit_variants"]["decode int4"] == "vec");
-  CHECK(p.provenance["fit_variants"]["append bf16"] == "vec");
+  CHECK(p.coefficients.decode.at("int4").rate == doctest::Approx(1.0 / fit_line(work, time, "vec_spread int4").slope));
+  CHECK(p.provenance["fit_variants"]["decode int4"] == "vec_spread");
+  CHECK(p.provenance["fit_variants"]["append bf16"] != "baseline");  // vec's kernel, timed under both names
   CHECK(p.checks.size() == r.checks.size());
 }
 
@@ -127,9 +130,9 @@ TEST_CASE("gpu-check --dry-run: an incomplete raw is fitted and said - a failed 
   // --quick: 10 decode points per dtype, fp16 last; the budget stopped the baseline sweep after
   // fp16's first point, so the vec variant was neither checked nor timed.
   run.provenance.incomplete = "sweep time budget reached at fp16 decode point 2 of 10";
-  run.decode.resize(run.decode.size() / 2 - 9);
-  run.append.resize(run.append.size() / 2 - 3);
-  run.checks.resize(run.checks.size() / 2);
+  run.decode.resize(run.decode.size() / 3 - 9);
+  run.append.resize(run.append.size() / 3 - 3);
+  run.checks.resize(run.checks.size() / 3);
   const std::string raw = out + "/inc.raw.json";
   write_raw_file(run, raw);
   Result r = sh(gpu_check("", "--raw " + raw + " " + out));
@@ -142,27 +145,30 @@ TEST_CASE("gpu-check --dry-run: an incomplete raw is fitted and said - a failed 
   CHECK(p.provenance["fit_skipped"].dump().find("decode fp16") != std::string::npos);
   CHECK(p.coefficients.decode.count("int4") == 1);
 
-  // A vec check failed for int4 (checks in blocks of 7 shapes × 3 kernels per storage, baseline's
-  // 5 storages then vec's; vec int4 is block 5 + 3): the profile is still written, int4's decode
-  // fitted from the baseline.
+  // A vec_spread check failed for int4 (checks in blocks of 7 shapes × 3 kernels per storage:
+  // baseline's 5 storages, vec's, vec_spread's; vec_spread int4 is block 10 + 3): the profile is
+  // still written, int4's decode fitted from the next fastest, vec; with vec's int4 failing too,
+  // from the baseline.
   run = synthetic_raw_run(SweepShape{}, true, 132, 60'000'000, "h200");
-  const size_t vec_int4 = 8 * 21 + 2;
-  REQUIRE(run.checks[vec_int4].variant == "vec");
-  REQUIRE(run.checks[vec_int4].kv_dtype == "int4");
-  REQUIRE(run.checks[vec_int4].kernel == "paged_decode_split");
-  run.checks[vec_int4].passed = false;
-  run.checks[vec_int4].rel_error = 0.2;
-  write_raw_file(run, raw);
-  r = sh(gpu_check("", "--raw " + raw + " " + out));
-  INFO(r.output);
-  CHECK(r.code == 0);
-  const Profile pv = read_profile_file(out + "/h200.profile.json");
-  CHECK(pv.provenance["fit_variants"]["decode int4"] == "baseline");
-  CHECK(pv.provenance["fit_variants"]["decode int8"] == "vec");
-  CHECK(pv.provenance["fit_variants"]["append int4"] == "vec");  // its append checks passed
-  CHECK(pv.coefficients.decode.at("int4").rate == doctest::Approx(3.4e12).epsilon(1e-6));
-  CHECK(pv.provenance["variants_excluded"].dump().find("decode int4 [vec]") != std::string::npos);
-  fs::remove(out + "/h200.profile.json");
+  for (const size_t block : {size_t{13}, size_t{8}}) {
+    const size_t i = block * 21 + 2;
+    REQUIRE(run.checks[i].variant == (block == 13 ? "vec_spread" : "vec"));
+    REQUIRE(run.checks[i].kv_dtype == "int4");
+    REQUIRE(run.checks[i].kernel == "paged_decode_split");
+    run.checks[i].passed = false;
+    run.checks[i].rel_error = 0.2;
+    write_raw_file(run, raw);
+    r = sh(gpu_check("", "--raw " + raw + " " + out));
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(r.output.find("non-baseline variant FAILED") != std::string::npos);
+    const Profile pv = read_profile_file(out + "/h200.profile.json");
+    CHECK(pv.provenance["fit_variants"]["decode int4"] == (block == 13 ? "vec" : "baseline"));
+    CHECK(pv.provenance["fit_variants"]["decode int8"] == "vec_spread");
+    CHECK(pv.provenance["fit_variants"]["append int4"] != "baseline");  // its append checks passed
+    CHECK(pv.provenance["variants_excluded"].dump().find("decode int4 [vec_spread]") != std::string::npos);
+    fs::remove(out + "/h200.profile.json");
+  }
 
   // A baseline check failed: never fitted.
   run = synthetic_raw_run(SweepShape{}, true, 132, 60'000'000, "h200");
