@@ -107,7 +107,8 @@ TEST_CASE("the case lists: 23 decode points for Llama-3.1-8B - checks cover ever
 
 TEST_CASE("the kernel sweep is expected to take well under its budget") {
   // At a pessimistic 2 TB/s (under half the 4.8 TB/s data-sheet figure) and 10 us per launch the
-  // decode/append sweep over 5 dtypes, both variants (baseline and vec, plus vec's checks), must
+  // decode/append sweep over 5 dtypes, every variant (baseline, vec, vec_spread, plus the latter
+  // two's checks), must
   // leave most of gpu-check's 200 s budget unused.
   const double t = estimate_kernel_sweep_s(SweepShape{}, false, 132, 60'000'000, 2e12, 10e-6);
   MESSAGE("estimated kernel sweep: " << t << " s");
