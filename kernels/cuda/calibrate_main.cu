@@ -8,9 +8,11 @@
 // The raw file is rewritten after the checks, each stage and each KV dtype of the sweep (a
 // checkpoint that says it is unfinished), so a run stopped by a timeout or an error keeps what it
 // measured; `provenance.incomplete` says what is missing.
-// Exit: 0 checks passed, raw written (complete or not: see provenance.incomplete); 1 a check
-// failed (raw written, no profile may be fitted); 2 bad arguments; 3 no GPU, or a CUDA error
-// (raw written with what was measured before it).
+// Exit: 0 baseline checks passed, raw written (complete or not: see provenance.incomplete; a
+// failed, crashed or hung vec/vec_spread variant is recorded there and in its checks, and is
+// not fitted); 1 a baseline check failed (raw written, no profile may be fitted); 2 bad
+// arguments; 3 no GPU, or a CUDA error before the other variants ran (raw written with what was
+// measured before it).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
