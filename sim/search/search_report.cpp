@@ -247,7 +247,8 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
      << format_number(r.capacity_load_scale) << ", attainment " << fmt("%.4f", best.attainment) << "), goodput "
      << fmt("%.4g", figure(best.results, {"goodput_requests_per_s"})) << " requests/s, "
      << fmt("%.0f", figure(best.results, {"throughput", "input_tokens_per_s"})) << " input + "
-     << fmt("%.0f", figure(best.results, {"throughput", "output_tokens_per_s"})) << " output tokens/s\n";
+     << fmt("%.0f", figure(best.results, {"throughput", "output_tokens_per_s"}))
+     << " output tokens/s (goodput and tokens/s over the whole run, the drain after the last arrival included)\n";
   if (r.capped) {
     os << "  at least: the highest scale tried (--max-scale " << format_number(o.max_scale) << ") still met the SLO\n";
   } else {
