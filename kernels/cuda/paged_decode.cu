@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/decode_common.cuh"
 #include "kernels/cuda/kernels.cuh"
 #include "kernels/reference/kv_quantize.hpp"
 
@@ -20,21 +21,11 @@ namespace kvcap::kern {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kMaxGqa = 16;
-constexpr int kVec = 8;  // elements of head_dim per thread per row: 16 B bf16, 8 B fp8/int8, 4 B int4
-
-template <int HEAD_DIM>
-struct Tile {
-  static constexpr int kBdx = HEAD_DIM / kVec;          // threads across one row
-  static constexpr int kRows = kThreads / kBdx;         // rows one pass of the block loads
-  static constexpr int kTokens = 2048 / HEAD_DIM;       // tokens per tile: K and V tiles of 8 KiB floats
-  static constexpr int kHeadsPerThread = (kMaxGqa + kRows - 1) / kRows;
-  static_assert(HEAD_DIM % kVec == 0 && 32 % kBdx == 0, "a row must map onto whole lanes of one warp");
-  // One K and one V vector per thread per tile; the logit loop runs the same count on every row,
-  // so whole warps reach each shuffle together.
-  static_assert(kTokens == kRows, "tile rows must equal tokens per tile");
-};
+using decode::kLog2e;
+using decode::kMaxGqa;
+using decode::kThreads;
+using decode::kVec;
+using decode::Tile;
 
 /// Issue the load of 8 consecutive stored elements (a 16-, 8- or 4-byte vector) into registers.
 template <KvStorage S>
@@ -76,11 +67,7 @@ __global__ void __launch_bounds__(kThreads) paged_decode_kernel(PagedKvView kv, 
   const int64_t begin = split * chunk_tokens;
   const int64_t end = min(len, begin + chunk_tokens);
 
-  for (int i = tid; i < gqa * HEAD_DIM; i += kThreads) {
-    const int g = i / HEAD_DIM, d = i % HEAD_DIM;
-    // Softmax in base 2: logits pre-scaled by sm_scale · log2(e), exponentials by exp2f.
-    q_s[g][d] = qo_to_float(qo, q[(static_cast<int64_t>(b) * num_q_heads + kvh * gqa + g) * HEAD_DIM + d]) * sm_scale_log2;
-  }
+  decode::stage_query<HEAD_DIM>(q_s, qo, q, b, num_q_heads, kvh, gqa, sm_scale_log2, tid);
   float m[T::kHeadsPerThread], l[T::kHeadsPerThread], acc[T::kHeadsPerThread][kVec];
 #pragma unroll
   for (int i = 0; i < T::kHeadsPerThread; ++i) {
@@ -119,15 +106,7 @@ __global__ void __launch_bounds__(kThreads) paged_decode_kernel(PagedKvView kv, 
     }
     __syncthreads();
     have = issue(t0 + T::kTokens);
-    for (int p = r; p < gqa * T::kTokens; p += T::kRows) {
-      const int g = p / T::kTokens, t = p % T::kTokens;
-      float dot = 0;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) dot += q_s[g][x * kVec + j] * k_s[t][x * kVec + j];
-#pragma unroll
-      for (int off = T::kBdx / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-      if (x == 0) s_s[g][t] = t < ntile ? dot : -INFINITY;
-    }
+    decode::tile_logits<HEAD_DIM>(q_s, k_s, s_s, gqa, ntile, r, x);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < T::kHeadsPerThread; ++i) {
@@ -195,19 +174,13 @@ void launch_typed(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t n
                   const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(kv.num_kv_heads),
                   static_cast<unsigned>(kv.batch));
-  float* part_o = nullptr;
-  float* part_lse = nullptr;
-  if (plan.num_splits > 1) {
-    part_o = static_cast<float*>(workspace);
-    part_lse = part_o + static_cast<int64_t>(kv.batch) * num_q_heads * plan.num_splits * HEAD_DIM;
-  }
-  const float log2e = 1.4426950408889634f;
-  paged_decode_kernel<S, HEAD_DIM><<<grid, kThreads, 0, stream>>>(kv, qo, q, num_q_heads, sm_scale * log2e,
-                                                                  plan.chunk_tokens, o, part_o, part_lse);
+  const decode::SplitPartials parts = decode::split_partials(kv, num_q_heads, HEAD_DIM, plan, workspace);
+  paged_decode_kernel<S, HEAD_DIM><<<grid, kThreads, 0, stream>>>(kv, qo, q, num_q_heads, sm_scale * kLog2e,
+                                                                  plan.chunk_tokens, o, parts.part_o, parts.part_lse);
   CUDA_CHECK_LAUNCH();
   if (plan.num_splits > 1) {
     merge_splits_kernel<<<static_cast<unsigned>(kv.batch * num_q_heads), HEAD_DIM, 0, stream>>>(
-        part_o, part_lse, plan.num_splits, HEAD_DIM, qo, o);
+        parts.part_o, parts.part_lse, plan.num_splits, HEAD_DIM, qo, o);
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -234,9 +207,7 @@ void launch_decode_merge(const float* part_o, const float* part_lse, int64_t row
 
 void launch_paged_decode(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num_q_heads, float sm_scale,
                          const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
-  if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)
-    throw std::invalid_argument("paged decode: query heads " + std::to_string(num_q_heads) + " per KV heads " +
-                                std::to_string(kv.num_kv_heads) + " must be a whole group of 1..16");
+  decode::check_gqa_group("paged decode", kv, num_q_heads);
   if (kv_storage_scaled(kv.storage) && (kv.group_size % kVec != 0 || kv.head_dim % kv.group_size != 0))
     throw std::invalid_argument("paged decode: group_size " + std::to_string(kv.group_size) + " must be a multiple of 8 dividing head_dim");
   if (plan.num_splits > 1 && workspace == nullptr) throw std::invalid_argument("paged decode: split plan needs a workspace");

@@ -20,6 +20,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/decode_common.cuh"
 #include "kernels/cuda/kernels.cuh"
 #include "kernels/reference/kv_quantize.hpp"
 
@@ -27,25 +28,27 @@ namespace kvcap::kern {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kMaxGqa = 16;
-constexpr int kVec = 8;     // compute: elements of head_dim per thread per row (as the baseline)
+using decode::kLog2e;
+using decode::kMaxGqa;
+using decode::kThreads;
+using decode::kVec;  // compute: elements of head_dim per thread per row (as the baseline)
 constexpr int kCopy = 16;   // bytes per cp.async
 constexpr int kMinBlocks = 3;  // __launch_bounds__: registers capped so 3 blocks stay resident
 
 template <KvStorage S, int HEAD_DIM>
 struct VecTile {
   static constexpr int kBits = kv_storage_bits(S);
-  static constexpr int kBdx = HEAD_DIM / kVec;              // threads across one row (compute)
-  static constexpr int kRows = kThreads / kBdx;             // rows one pass computes
-  static constexpr int kTokens = 2048 / HEAD_DIM;           // tokens per tile (vec_tile_tokens)
+  // Compute mapping as the baseline (decode::Tile, whose asserts hold here too).
+  static constexpr int kBdx = decode::Tile<HEAD_DIM>::kBdx;
+  static constexpr int kRows = decode::Tile<HEAD_DIM>::kRows;
+  static constexpr int kTokens = decode::Tile<HEAD_DIM>::kTokens;  // tokens per tile (vec_tile_tokens)
   static constexpr int kRowBytes = HEAD_DIM * kBits / 8;    // one token's K (or V) row of one head
   static constexpr int kCopiesPerRow = kRowBytes / kCopy;
   static constexpr int kCopies = kTokens * kCopiesPerRow;   // 16-byte copies per K (or V) tile
   static constexpr int kStages = static_cast<int>(kVecInflightBytes / (512 * kBits)) + 1;  // vec_stages
   static constexpr int kStageBytes = kTokens * kRowBytes;
   static constexpr int kMaxGroups = HEAD_DIM / kVecMinGroup;  // scale slots per token
-  static constexpr int kHeadsPerThread = (kMaxGqa + kRows - 1) / kRows;
+  static constexpr int kHeadsPerThread = decode::Tile<HEAD_DIM>::kHeadsPerThread;
   static constexpr bool kScaled = kv_storage_scaled(S);
   // Shared-memory carve-up, in bytes (each piece a multiple of 16; total = vec_decode_smem_bytes).
   static constexpr int kRawOff = 0;
@@ -56,8 +59,6 @@ struct VecTile {
   static constexpr int kVOff = kKOff + kTokens * HEAD_DIM * 4;
   static constexpr int kSOff = kVOff + kTokens * HEAD_DIM * 4;
   static constexpr int kSmemBytes = kSOff + kMaxGqa * kTokens * 4;
-  static_assert(kTokens == kRows, "tile rows must equal tokens per tile (whole warps reach each shuffle)");
-  static_assert(HEAD_DIM % kVec == 0 && 32 % kBdx == 0, "a row must map onto whole lanes of one warp");
   static_assert(kRowBytes % kCopy == 0, "a 16-byte copy must not cross a row (nor a page)");
   static_assert(kCopies <= kThreads && kTokens * kMaxGroups <= kThreads, "one copy per thread per tile");
   static_assert(kStageBytes % 16 == 0 && (kScaleFloats * 4) % 16 == 0, "16-byte aligned carve-up");
@@ -124,10 +125,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int nsub = SPREAD ? max(1, T::kRows / gqa) : 1;
   const int pairs = gqa * nsub;
 
-  for (int i = tid; i < gqa * HEAD_DIM; i += kThreads) {
-    const int g = i / HEAD_DIM, d = i % HEAD_DIM;
-    q_s[g][d] = qo_to_float(qo, q[(static_cast<int64_t>(b) * num_q_heads + kvh * gqa + g) * HEAD_DIM + d]) * sm_scale_log2;
-  }
+  decode::stage_query<HEAD_DIM>(q_s, qo, q, b, num_q_heads, kvh, gqa, sm_scale_log2, tid);
 
   // Which row of a tile this thread copies: data row (16-byte copies) and scale row. Page ids
   // are read one tile ahead of their copies (page_ahead), so the block-table load's latency is
@@ -213,15 +211,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       }
     }
     __syncthreads();
-    for (int p = r; p < gqa * T::kTokens; p += T::kRows) {
-      const int g = p / T::kTokens, t = p % T::kTokens;
-      float dot = 0;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) dot += q_s[g][x * kVec + j] * k_s[t][x * kVec + j];
-#pragma unroll
-      for (int off = T::kBdx / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
-      if (x == 0) s_s[g][t] = t < ntile ? dot : -INFINITY;
-    }
+    decode::tile_logits<HEAD_DIM>(q_s, k_s, s_s, gqa, ntile, r, x);
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < T::kHeadsPerThread; ++i) {
@@ -345,18 +335,12 @@ void launch_typed(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t n
   prepare_typed<S, HEAD_DIM, SPREAD>();
   const dim3 grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(kv.num_kv_heads),
                   static_cast<unsigned>(kv.batch));
-  float* part_o = nullptr;
-  float* part_lse = nullptr;
-  if (plan.num_splits > 1) {
-    part_o = static_cast<float*>(workspace);
-    part_lse = part_o + static_cast<int64_t>(kv.batch) * num_q_heads * plan.num_splits * HEAD_DIM;
-  }
-  const float log2e = 1.4426950408889634f;
+  const decode::SplitPartials parts = decode::split_partials(kv, num_q_heads, HEAD_DIM, plan, workspace);
   paged_decode_vec_kernel<S, HEAD_DIM, SPREAD><<<grid, kThreads, VecTile<S, HEAD_DIM>::kSmemBytes, stream>>>(
-      kv, qo, q, num_q_heads, sm_scale * log2e, plan.chunk_tokens, o, part_o, part_lse);
+      kv, qo, q, num_q_heads, sm_scale * kLog2e, plan.chunk_tokens, o, parts.part_o, parts.part_lse);
   CUDA_CHECK_LAUNCH();
   if (plan.num_splits > 1)
-    launch_decode_merge(part_o, part_lse, static_cast<int64_t>(kv.batch) * num_q_heads, plan.num_splits, HEAD_DIM, qo,
+    launch_decode_merge(parts.part_o, parts.part_lse, static_cast<int64_t>(kv.batch) * num_q_heads, plan.num_splits, HEAD_DIM, qo,
                         o, stream);
 }
 
@@ -413,9 +397,7 @@ void launch_vec(const PagedKvView& kv, QoType qo, const uint16_t* q, int32_t num
                 const DecodePlan& plan, uint16_t* o, void* workspace, cudaStream_t stream) {
   if (!paged_decode_vec_supported(kv))
     return launch_paged_decode(kv, qo, q, num_q_heads, sm_scale, plan, o, workspace, stream);
-  if (kv.num_kv_heads <= 0 || num_q_heads % kv.num_kv_heads != 0 || num_q_heads / kv.num_kv_heads > kMaxGqa)
-    throw std::invalid_argument("paged decode vec: query heads " + std::to_string(num_q_heads) + " per KV heads " +
-                                std::to_string(kv.num_kv_heads) + " must be a whole group of 1..16");
+  decode::check_gqa_group("paged decode vec", kv, num_q_heads);
   if (plan.num_splits > 1 && workspace == nullptr) throw std::invalid_argument("paged decode vec: split plan needs a workspace");
   by_storage(kv.storage, [&](auto st) {
     by_head_dim(kv.head_dim, [&](auto hd) {
