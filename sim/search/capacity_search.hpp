@@ -44,7 +44,7 @@ struct Probe {
 /// (limit_diagnosis.cpp) and shown with the numbers the rule used.
 struct LimitDiagnosis {
   int probe = -1;               ///< index into probes of the diagnosed (first failing) run; -1 none
-  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "batch_limit", "step_time"
+  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "gpu_time", "batch_limit", "step_time"
   std::string explanation;      ///< one human sentence with the figures
   double kv_peak_fraction = 0;  ///< kv.peak_used_tokens / kv.capacity_tokens
   double kv_free_at_peak_tokens = 0;  ///< (capacity - peak) tokens per replica

@@ -4,11 +4,13 @@
 //     output tokens, which is what a small pool looks like when the next request cannot be
 //     admitted) while neither compute nor bandwidth utilization was higher than the KV peak
 //     fraction: requests waited for blocks, not for the GPU.
-//  2. compute / memory_bandwidth: the replicas were stepping at least 80% of the time (the GPU
-//     is saturated, queues grow) and the higher of compute and bandwidth utilization while
-//     stepping, which names the wall, is at least 25% (the cost model reports utilization at
-//     all: `constant` reports none and never lands here; the roofline shows ~50% on each when
-//     saturated by mixed prefill/decode steps).
+//  2. compute / memory_bandwidth / gpu_time: the replicas were stepping at least 80% of the time
+//     (the GPU is saturated, queues grow) and the higher of compute and bandwidth utilization
+//     while stepping is at least 25% (the cost model reports utilization at all: `constant`
+//     reports none and never lands here). One resource is named when its utilization while
+//     stepping is at least 1.5x the other's; otherwise the time went to a mix of compute-bound
+//     (prefill) and bandwidth-bound (decode) steps, which the roofline shows as ~50% on each, and
+//     the wall is gpu_time: naming either resource would overstate how busy it was.
 //  3. batch_limit: some replica ran max_num_seqs requests at once (the scheduler's cap).
 //  4. step_time: none of these: the GPU had idle time, yet the SLO broke on how long steps take
 //     (long prefill chunks delaying decodes, a burst queueing behind them, or a threshold
@@ -26,6 +28,7 @@ namespace {
 constexpr double kKvNearFull = 0.9;
 constexpr double kBusySaturated = 0.8;
 constexpr double kUtilWorking = 0.25;
+constexpr double kDominant = 1.5;
 
 double number(const nlohmann::ordered_json& j, const char* a, const char* b) {
   if (!j.contains(a) || !j[a].contains(b) || !j[a][b].is_number()) return 0;
@@ -78,8 +81,16 @@ LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
     d.wall = "kv_memory";
     d.explanation = "KV memory: " + figures;
   } else if (d.busy_fraction >= kBusySaturated && busiest >= kUtilWorking) {
-    d.wall = d.compute_util_busy >= d.bandwidth_util_busy ? "compute" : "memory_bandwidth";
-    d.explanation = (d.wall == "compute" ? "compute: " : "memory bandwidth: ") + figures;
+    if (d.compute_util_busy >= kDominant * d.bandwidth_util_busy) {
+      d.wall = "compute";
+      d.explanation = "compute: " + figures;
+    } else if (d.bandwidth_util_busy >= kDominant * d.compute_util_busy) {
+      d.wall = "memory_bandwidth";
+      d.explanation = "memory bandwidth: " + figures;
+    } else {
+      d.wall = "gpu_time";
+      d.explanation = "GPU time (saturated by a mix of compute-bound and bandwidth-bound steps): " + figures;
+    }
   } else if (d.max_num_seqs > 0 && d.running_max >= d.max_num_seqs) {
     d.wall = "batch_limit";
     d.explanation = "batch limit (max_num_seqs): " + figures;

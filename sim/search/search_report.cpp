@@ -214,8 +214,9 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
                          {"max_num_seqs", d.max_num_seqs},
                          {"rule", "first match: kv_memory (preemptions, swap-outs or rejections; or KV full at its "
                                   "peak - >= 90%, or less free per replica than one mean request - with the peak "
-                                  "fraction above both utilizations while stepping); compute / memory_bandwidth (replicas "
-                                  "stepping >= 80% of the time, the higher utilization while stepping >= 25% names it); "
+                                  "fraction above both utilizations while stepping); compute / memory_bandwidth / gpu_time "
+                                  "(replicas stepping >= 80% of the time, the higher utilization while stepping >= 25%: "
+                                  "the resource at >= 1.5x the other's utilization, else gpu_time); "
                                   "batch_limit "
                                   "(running max = max_num_seqs); else step_time"}};
   } else {
