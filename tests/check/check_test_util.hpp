@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include "tests/support/run_command.hpp"
 
 namespace kvcap_check_test {
 
@@ -20,17 +21,9 @@ struct CmdResult {
 };
 
 inline CmdResult kvcap(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto c = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
+                                    (with_stderr ? " 2>&1" : " 2>/dev/null"));
+  return {c.code, std::move(c.output)};
 }
 
 inline std::string read_text(const std::filesystem::path& p) {

@@ -10,6 +10,7 @@
 
 #include "kernels/calibrate/profile.hpp"
 #include "tests/kernels/raw_fixture.hpp"
+#include "tests/support/run_command.hpp"
 
 using namespace kvcap;
 
@@ -21,16 +22,8 @@ struct Result {
 };
 
 Result run_kvcap(const std::string& args) {
-  Result r;
-  const std::string cmd = std::string(KVCAP_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
+  return {c.code, std::move(c.output)};
 }
 
 std::string temp_path(const std::string& name) {

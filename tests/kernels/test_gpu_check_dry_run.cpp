@@ -14,6 +14,7 @@
 #include "kernels/calibrate/fit.hpp"
 #include "kernels/calibrate/profile.hpp"
 #include "kernels/calibrate/synthetic_run.hpp"
+#include "tests/support/run_command.hpp"
 
 using namespace kvcap;
 namespace fs = std::filesystem;
@@ -26,15 +27,8 @@ struct Result {
 };
 
 Result sh(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto c = cli_test::run_command(cmd + " 2>&1");
+  return {c.code, std::move(c.output)};
 }
 
 std::string temp_dir(const std::string& name) {

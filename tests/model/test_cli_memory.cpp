@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_helpers.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace {
 
@@ -19,16 +20,8 @@ struct Run {
 };
 
 Run run(const std::string& args) {
-  Run r;
-  std::string cmd = std::string(KVCAP_BIN) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
+  return {c.code, std::move(c.output)};
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include "tests/support/run_command.hpp"
 
 namespace {
 
@@ -20,16 +21,8 @@ struct Result {
 };
 
 Result kvcap(const std::string& args) {
-  const std::string cmd = std::string(KVCAP_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
+  return {c.code, std::move(c.output)};
 }
 
 std::string read_file(const fs::path& p) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "wl_test_util.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace {
 
@@ -27,16 +28,8 @@ std::string binary() {
 }
 
 Run run_cli(const std::string& args) {
-  Run r;
-  std::string cmd = binary() + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  auto c = cli_test::run_command(binary() + " " + args + " 2>/dev/null");
+  return {c.code, std::move(c.output)};
 }
 
 const std::string kShipped = std::string(KVCAP_SOURCE_DIR) + "/scenarios/traces/";
