@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-namespace cli_test {  // not kvcap::: several tests name their runner kvcap()
+namespace cli_test {  // not inside namespace kvcap: several tests name their runner kvcap()
 
 struct CommandResult {
   int code = -1;       ///< exit status; -1 when the command could not start or was killed
