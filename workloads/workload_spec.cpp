@@ -68,8 +68,9 @@ SourceFactory parse_workload(const nlohmann::json& workload, const WorkloadConte
   if (kind == "trace") return parse_trace_workload(w, ctx);
   if (kind == "generate") return parse_generate_workload(w, ctx);
   if (kind == "mix") return parse_mix_workload(w, ctx);
+  if (kind == "shared_prefix") return parse_shared_prefix_workload(w, ctx);
   throw InputError(w.where("kind"), "unknown workload kind '" + kind +
-                                        "' (expected: inline, trace, generate or mix)");
+                                        "' (expected: inline, trace, generate, mix or shared_prefix)");
 }
 
 }  // namespace kvcap

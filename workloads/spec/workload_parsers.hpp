@@ -14,6 +14,7 @@ namespace kvcap {
 SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadContext& ctx);
 SourceFactory parse_generate_workload(const JsonObjectReader& w, const WorkloadContext& ctx);
 SourceFactory parse_mix_workload(const JsonObjectReader& w, const WorkloadContext& ctx);
+SourceFactory parse_shared_prefix_workload(const JsonObjectReader& w, const WorkloadContext& ctx);
 
 /// "reject" (default) | "truncate" | "keep".
 LengthCapPolicy parse_length_cap(const JsonObjectReader& w);
