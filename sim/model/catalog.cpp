@@ -129,6 +129,87 @@ const CatalogEntry kCatalog[] = {
  "use_cache": true,
  "vocab_size": 128256
 })json"},
+    // meta-llama/Llama-2-7b-hf: config.json, verbatim copy of the repository's file kept in the calibration
+    // data (../shared/calibration/models/llama-2-7b-hf.json; its final newline dropped).
+    {"llama-2-7b", "meta-llama/Llama-2-7b-hf", R"json({
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "pad_token_id": 0,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.31.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})json"},
+    // meta-llama/Llama-2-70b-hf: config.json, verbatim copy of the repository's file kept in the calibration
+    // data (../shared/calibration/models/llama-2-70b-hf.json; its final newline dropped).
+    {"llama-2-70b", "meta-llama/Llama-2-70b-hf", R"json({
+  "_name_or_path": "meta-llama/Llama-2-70b-hf",
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "intermediate_size": 28672,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 80,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.32.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})json"},
+    // codellama/CodeLlama-34b-Instruct-hf: config.json, verbatim copy of the repository's file kept in the calibration
+    // data (../shared/calibration/models/codellama-34b-instruct-hf.json; its final newline dropped).
+    {"codellama-34b", "codellama/CodeLlama-34b-Instruct-hf", R"json({
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "intermediate_size": 22016,
+  "max_position_embeddings": 16384,
+  "model_type": "llama",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 48,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.32.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})json"},
     // mistralai/Mistral-7B-v0.1: config.json, as quoted in several repositories citing huggingface.co/mistralai/Mistral-7B-v0.1/resolve/main/config.json.
     {"mistral-7b", "mistralai/Mistral-7B-v0.1", R"json({
  "architectures": [
@@ -727,6 +808,12 @@ std::string catalog_list() {
   return s;
 }
 
+ModelSpec from_entry(const CatalogEntry& e) {
+  ModelSpec m = model_from_hf_config(parse_json_text(e.config_json, e.hf_repo), e.hf_repo);
+  m.name = e.name;
+  return m;
+}
+
 }  // namespace
 
 std::vector<std::string> model_catalog_names() {
@@ -739,11 +826,7 @@ ModelSpec load_model(const std::string& name_or_path) {
   if (name_or_path.empty()) throw InputError("--model", "empty model name (catalog: " + catalog_list() + ")");
   const std::string key = lower(name_or_path);
   for (const auto& e : kCatalog) {
-    if (key == e.name) {
-      ModelSpec m = model_from_hf_config(parse_json_text(e.config_json, e.hf_repo), e.hf_repo);
-      m.name = e.name;
-      return m;
-    }
+    if (key == e.name) return from_entry(e);
   }
   std::error_code ec;
   std::filesystem::path p(name_or_path);
@@ -753,9 +836,15 @@ ModelSpec load_model(const std::string& name_or_path) {
     m.name = p.string();
     return m;
   }
+  // A HuggingFace repo id ("meta-llama/Llama-2-7b-hf", as vLLM's --model and the calibration
+  // data name models) means its catalog entry. Checked after the file system, so a local
+  // download directory of the same name (holding the user's own config.json) still wins.
+  for (const auto& e : kCatalog) {
+    if (key == lower(e.hf_repo)) return from_entry(e);
+  }
   throw InputError("--model", "\"" + name_or_path +
-                                  "\" is neither a catalog model nor an existing config.json (catalog: " +
-                                  catalog_list() + ")");
+                                  "\" is neither a catalog model (or its HuggingFace repo id) nor an existing "
+                                  "config.json (catalog: " + catalog_list() + ")");
 }
 
 }  // namespace kvcap

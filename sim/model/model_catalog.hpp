@@ -8,8 +8,11 @@
 
 namespace kvcap {
 
-/// A catalog name (case-insensitive, e.g. "llama-3.1-8b") or a path to a HuggingFace config.json.
-/// InputError for an unknown name, an unreadable file, or an architecture kvcap cannot read.
+/// A catalog name (case-insensitive, e.g. "llama-3.1-8b"), a path to a HuggingFace config.json
+/// (or a directory holding one), or, when no such path exists, the HuggingFace repo id of a
+/// catalog entry (case-insensitive, e.g. "meta-llama/Llama-2-7b-hf"; the model is named by its
+/// catalog name). InputError for an unknown name, an unreadable file, or an architecture kvcap
+/// cannot read.
 ModelSpec load_model(const std::string& name_or_path);
 
 /// Read a parsed HuggingFace config.json; `origin` names the file in messages.
