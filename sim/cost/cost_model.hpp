@@ -23,12 +23,25 @@ struct StepComposition {
   int64_t swap_bytes = 0;                  ///< KV bytes moved over the host link in this step (0 = none)
 };
 
+/// Seconds of a step's time spent on each engine term (sim/cost/engine_overheads.hpp); 0 when the
+/// cost model prices kernels only. Summed over a run into results.json.
+struct StepEngineTerms {
+  double cpu_s = 0;                 ///< step_fixed + per_sequence + per_token
+  double launch_s = 0;              ///< eager / piecewise layer launches
+  double moe_routing_s = 0;         ///< MoE routing kernels
+  double allreduce_latency_s = 0;   ///< per-call collective latency
+  double attention_seq_s = 0;       ///< per-sequence attention cost
+  double padding_s = 0;             ///< extra GEMM time for CUDA-graph padding tokens (estimate)
+  int64_t padded_tokens = 0;        ///< tokens added by CUDA-graph padding
+};
+
 struct StepCost {
   double time_s = 0;           ///< wall time of the step
   double flops = 0;            ///< useful FLOPs performed (per GPU)
   double hbm_bytes = 0;        ///< bytes read/written from HBM (per GPU)
   double compute_utilization = 0;    ///< flops / (time × peak), in [0, 1]
   double bandwidth_utilization = 0;  ///< hbm_bytes / (time × peak bandwidth), in [0, 1]
+  StepEngineTerms engine;
 };
 
 class CostModel {

@@ -1,5 +1,6 @@
 #include "sim/cost/cost_model_factory.hpp"
 
+#include <filesystem>
 #include <sstream>
 
 #include "sim/cost/constant_cost_model.hpp"
@@ -25,9 +26,61 @@ void require_interconnect(const CostModelContext& ctx, const std::string& where)
                                 ctx.gpu.id + "' to have interconnect_bytes_per_s > 0 for the all-reduce");
 }
 
-std::unique_ptr<CostModel> make_roofline(const JsonObjectReader& r, const CostModelContext& ctx) {
-  r.reject_unknown({"kind", "compute_efficiency", "memory_efficiency", "kv_dequant_overhead",
-                    "interconnect_efficiency", "step_overhead_s"});
+/// The engine profile the spec asks for: "auto" takes the shipped one for this engine and GPU.
+EngineBinding bind_engine(const JsonObjectReader& r, const CostModelContext& ctx) {
+  EngineBinding b;
+  if (r.has("engine_profile") && r.raw("engine_profile").is_object()) {
+    // An inline profile (what `kvcap calibrate --serving` tries while it fits).
+    b.profile = engine_profile_from_json(r.raw("engine_profile"), r.where("engine_profile"));
+  }
+  const std::string want = b.profile ? "inline" : r.get_string("engine_profile", "auto");
+  if (want == "none") return b;
+  if (want == "auto") {
+    if (ctx.engine.empty()) {
+      b.note = "no engine profile: the scheduler models no engine kvcap has profiled (kernels only)";
+      return b;
+    }
+    b.profile = find_shipped_engine_profile(ctx.engine, ctx.gpu.id);
+    if (!b.profile) {
+      b.note = "no shipped " + ctx.engine + " engine profile for gpu '" + ctx.gpu.id +
+               "': kernels only, engine overheads not modelled (optimistic)";
+      return b;
+    }
+  } else if (!b.profile) {
+    // A shipped name, or a file relative to the scenario's folder (else to the working directory).
+    std::string path = want;
+    std::error_code ec;
+    if (!path.empty() && path[0] != '/' && !ctx.base_dir.empty() &&
+        std::filesystem::is_regular_file(ctx.base_dir + "/" + path, ec))
+      path = ctx.base_dir + "/" + path;
+    b.profile = load_engine_profile(path, r.where("engine_profile"));
+  }
+  const EngineProfile& p = *b.profile;
+  b.overheads = p.overheads;
+  b.overheads.allreduce_latency_s =
+      p.allreduce_latency_for(ctx.gpu.interconnect_kind, ctx.tensor_parallel_size, &b.allreduce_latency_measured);
+  b.overheads.allreduce_bandwidth_fraction = p.allreduce_bandwidth_fraction_for(ctx.gpu.interconnect_kind);
+  b.overheads.graphs = p.cuda_graphs ? ctx.graphs : CudaGraphSizes{false, 0};
+  if (r.get_bool("front_end", true)) b.front_end = p.front_end;
+  if (p.gpu != ctx.gpu.id)
+    b.note = "engine profile " + p.name + " is for gpu '" + p.gpu + "', applied to '" + ctx.gpu.id + "'";
+  else if (p.extrapolated)
+    b.note = "engine profile extrapolated to " + p.gpu + " (no measured run on this GPU)";
+  if (ctx.tensor_parallel_size > 1 && !b.allreduce_latency_measured) {
+    if (!b.note.empty()) b.note += "; ";
+    b.note += "all-reduce over " + ctx.gpu.interconnect_kind +
+              " not measured (the profile's most pessimistic link figures are used)";
+  }
+  return b;
+}
+
+std::string engine_suffix(const EngineBinding& b) {
+  if (!b.profile) return b.note.empty() ? "" : " + " + b.note;
+  return " + " + b.profile->describe();
+}
+
+std::unique_ptr<CostModel> make_roofline(const JsonObjectReader& r, const CostModelContext& ctx, EngineBinding& eb,
+                                         bool is_auto) {
   RooflineEfficiency eff;
   eff.compute = r.get_number_in("compute_efficiency", 0.01, 1.0, eff.compute);
   eff.memory = r.get_number_in("memory_efficiency", 0.01, 1.0, eff.memory);
@@ -35,33 +88,53 @@ std::unique_ptr<CostModel> make_roofline(const JsonObjectReader& r, const CostMo
   eff.interconnect = r.get_number_in("interconnect_efficiency", 0.01, 1.0, eff.interconnect);
   eff.step_overhead_s = r.get_number_in("step_overhead_s", 0.0, 10.0, eff.step_overhead_s);
   require_interconnect(ctx, r.where("kind"));
+  eb = bind_engine(r, ctx);
   CostCoefficients c = roofline_coefficients(ctx.gpu, eff, ctx.budget.kv_dtype, weights_are_fp8(ctx.model));
   std::ostringstream d;
+  if (is_auto) d << "auto: no measured kernel profile ships for " << ctx.gpu.id << ", so ";
   d << "roofline (" << ctx.gpu.id << " spec sheet, not measured; compute eff " << eff.compute << ", memory eff "
     << eff.memory << ", kv dequant overhead " << eff.kv_dequant_overhead << ", step overhead " << eff.step_overhead_s
-    << " s)";
-  return std::make_unique<RooflineCostModel>(shape_for(ctx), c, d.str());
+    << " s)" << engine_suffix(eb);
+  auto m = std::make_unique<RooflineCostModel>(shape_for(ctx), c, d.str());
+  m->set_engine(eb.overheads);
+  return m;
 }
 
 }  // namespace
 
 std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std::string& file,
-                                           const std::string& pointer, const CostModelContext& ctx) {
+                                           const std::string& pointer, const CostModelContext& ctx,
+                                           EngineBinding* binding) {
   JsonObjectReader r(spec, file, pointer);
   std::string kind = r.get_string("kind");
+  EngineBinding eb;
+  std::unique_ptr<CostModel> out;
   if (kind == "constant") {
     r.reject_unknown({"kind", "step_s"});
-    return std::make_unique<ConstantCostModel>(r.get_number_in("step_s", 1e-9, 3600.0));
-  }
-  if (kind == "roofline") return make_roofline(r, ctx);
-  if (kind == "profile") {
-    r.reject_unknown({"kind", "path"});
+    out = std::make_unique<ConstantCostModel>(r.get_number_in("step_s", 1e-9, 3600.0));
+  } else if (kind == "roofline" || kind == "auto") {
+    r.reject_unknown({"kind", "compute_efficiency", "memory_efficiency", "kv_dequant_overhead",
+                      "interconnect_efficiency", "step_overhead_s", "engine_profile", "front_end"});
+    out = make_roofline(r, ctx, eb, kind == "auto");
+  } else if (kind == "profile") {
+    r.reject_unknown({"kind", "path", "engine_profile", "front_end"});
     std::string path = r.get_string("path");
     if (!path.empty() && path[0] != '/' && !ctx.base_dir.empty()) path = ctx.base_dir + "/" + path;
     require_interconnect(ctx, r.where("kind"));
-    return make_profile_cost_model(path, shape_for(ctx), ctx.gpu, ctx.budget.kv_dtype, weights_are_fp8(ctx.model));
+    eb = bind_engine(r, ctx);
+    Profile p = read_profile_file(path);
+    CostCoefficients c = profile_coefficients(p, ctx.gpu, ctx.budget.kv_dtype, weights_are_fp8(ctx.model), path);
+    std::ostringstream d;
+    d << "profile " << path << " (" << p.gpu_id << ", " << profile_origin(p) << ")" << engine_suffix(eb);
+    auto m = std::make_unique<ProfileCostModel>(shape_for(ctx), c, p.measured, d.str());
+    m->set_engine(eb.overheads);
+    out = std::move(m);
+  } else {
+    throw InputError(r.where("kind"),
+                     "unknown cost model '" + kind + "' (expected: auto, roofline, profile, constant)");
   }
-  throw InputError(r.where("kind"), "unknown cost model '" + kind + "' (expected: constant, roofline, profile)");
+  if (binding) *binding = std::move(eb);
+  return out;
 }
 
 }  // namespace kvcap

@@ -70,6 +70,12 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
     routed = std::min(routed, static_cast<double>(params.moe_total));
     s.num_experts = model.moe.num_experts;
     s.experts_per_token = model.moe.experts_per_token;
+    s.moe_layers = moe_layers;
+    s.expert_matmul_params_per_gpu =
+        std::min(s.body_matmul_params_per_gpu,
+                 static_cast<double>(moe_layers) * static_cast<double>(model.moe.experts_per_token) * 3.0 *
+                     static_cast<double>(model.hidden_size) *
+                     static_cast<double>(model.moe.expert_intermediate_size) / tpd);
   }
   const double untied_embedding = model.tie_word_embeddings ? 0.0 : static_cast<double>(params.embedding);
   s.routed_expert_bytes_per_gpu = routed / tpd * bytes_per_param;

@@ -29,6 +29,9 @@ struct ModelCostShape {
 
   /// Matmul parameters (decoder layers, active experts only) one token touches, per GPU.
   double body_matmul_params_per_gpu = 0;
+  /// The part of body_matmul_params_per_gpu in routed experts (k experts per token, every MoE
+  /// layer): those GEMMs run per expert, on the tokens routed to it.
+  double expert_matmul_params_per_gpu = 0;
   /// lm_head matmul parameters per GPU; applied once per sequence in the step (logits rows).
   double lm_head_params_per_gpu = 0;
 
@@ -39,6 +42,7 @@ struct ModelCostShape {
   double routed_expert_bytes_per_gpu = 0;
   int64_t num_experts = 0;
   int64_t experts_per_token = 0;
+  int64_t moe_layers = 0;
 
   std::vector<AttentionGroup> attention_groups;  ///< Σ layers == num_layers
   DType kv_dtype = DType::bf16;

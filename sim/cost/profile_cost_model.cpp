@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include "sim/util/error.hpp"
 
@@ -65,13 +64,5 @@ std::string profile_origin(const Profile& p) {
   return s;
 }
 
-std::unique_ptr<CostModel> make_profile_cost_model(const std::string& path, ModelCostShape shape,
-                                                   const GpuSpec& gpu, DType kv_dtype, bool fp8_weights) {
-  Profile p = read_profile_file(path);
-  CostCoefficients c = profile_coefficients(p, gpu, kv_dtype, fp8_weights, path);
-  std::ostringstream d;
-  d << "profile " << path << " (" << p.gpu_id << ", " << profile_origin(p) << ")";
-  return std::make_unique<ProfileCostModel>(std::move(shape), c, p.measured, d.str());
-}
 
 }  // namespace kvcap

@@ -17,14 +17,18 @@ class ProfileCostModel final : public CostModel {
  public:
   ProfileCostModel(ModelCostShape shape, CostCoefficients coefficients, bool measured, std::string description)
       : shape_(std::move(shape)), coeff_(coefficients), measured_(measured), description_(std::move(description)) {}
-  StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, step); }
+  StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, engine_, step); }
   std::string describe() const override { return description_; }
   bool measured() const override { return measured_; }
   const CostCoefficients& coefficients() const { return coeff_; }
+  /// Engine terms priced on top of the kernels (default: none).
+  void set_engine(const EngineOverheads& e) { engine_ = e; }
+  const EngineOverheads& engine() const { return engine_; }
 
  private:
   ModelCostShape shape_;
   CostCoefficients coeff_;
+  EngineOverheads engine_;
   bool measured_;
   std::string description_;
 };
@@ -35,12 +39,9 @@ class ProfileCostModel final : public CostModel {
 CostCoefficients profile_coefficients(const Profile& profile, const GpuSpec& gpu, DType kv_dtype,
                                       bool fp8_weights, const std::string& origin);
 
-/// Read the profile at `path` and build the model. InputError for a bad file or a mismatch.
 /// Where a profile's numbers come from, in words for outputs: measured on the GPU, synthetic
 /// dry-run timings, or the spec-sheet roofline; a run stopped early says what it lacks.
 std::string profile_origin(const Profile& p);
 
-std::unique_ptr<CostModel> make_profile_cost_model(const std::string& path, ModelCostShape shape,
-                                                   const GpuSpec& gpu, DType kv_dtype, bool fp8_weights);
 
 }  // namespace kvcap

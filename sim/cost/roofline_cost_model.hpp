@@ -41,16 +41,20 @@ class RooflineCostModel final : public CostModel {
  public:
   RooflineCostModel(ModelCostShape shape, CostCoefficients coefficients, std::string description)
       : shape_(std::move(shape)), coeff_(coefficients), description_(std::move(description)) {}
-  StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, step); }
+  StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, engine_, step); }
   std::string describe() const override { return description_; }
   bool measured() const override { return false; }
 
   const ModelCostShape& shape() const { return shape_; }
   const CostCoefficients& coefficients() const { return coeff_; }
+  /// Engine terms priced on top of the kernels (default: none).
+  void set_engine(const EngineOverheads& e) { engine_ = e; }
+  const EngineOverheads& engine() const { return engine_; }
 
  private:
   ModelCostShape shape_;
   CostCoefficients coeff_;
+  EngineOverheads engine_;
   std::string description_;
 };
 

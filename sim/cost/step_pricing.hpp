@@ -3,6 +3,7 @@
 // where the effective rates come from (spec sheet × efficiency, or a fit to GPU measurements).
 #include "sim/cost/cost_model.hpp"
 #include "sim/cost/cost_shape.hpp"
+#include "sim/cost/engine_overheads.hpp"
 
 namespace kvcap {
 
@@ -29,14 +30,29 @@ struct StepBreakdown {
   double decode_attention_s = 0;
   double allreduce_s = 0;
   double swap_s = 0;
-  double overhead_s = 0;
+  double overhead_s = 0;  ///< CostCoefficients::step_overhead_s (kernel profile's host cost)
+  // Engine terms (EngineOverheads); each is also counted inside the phase it belongs to above
+  // only where named so: none of these is, so the phases sum to the step time.
+  double cpu_s = 0;           ///< step_fixed + per_sequence + per_token
+  double launch_s = 0;        ///< eager / piecewise layer launches
+  double moe_routing_s = 0;   ///< moe_layer_s × MoE layers
+  double allreduce_latency_s = 0;  ///< part of allreduce_s: per-call latency
+  double attention_seq_s = 0;      ///< part of the attention phases: per-sequence fixed cost
+  double padding_s = 0;            ///< part of linear_s: the CUDA-graph padding tokens' share
+  int64_t padded_tokens = 0;  ///< tokens the GEMMs ran on (CUDA-graph padding included)
+  int graph_mode = 0;         ///< 0 eager, 1 piecewise, 2 full (for tests)
 };
 
 /// Price `step` on one GPU of the replica. Phases run one after another (GEMMs, then attention,
 /// then the all-reduce, in every layer); inside a phase compute and memory traffic overlap, so a
 /// phase takes max(FLOPs / rate, bytes / rate). Layers are identical within a group, so summing
-/// per phase equals summing per layer. Does not allocate.
-StepCost price_step(const ModelCostShape& shape, const CostCoefficients& c, const StepComposition& step,
-                    StepBreakdown* breakdown = nullptr);
+/// per phase equals summing per layer. The engine terms are added on top (engine_overheads.hpp);
+/// with all of them 0 the kernels alone set the time. Does not allocate.
+StepCost price_step(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
+                    const StepComposition& step, StepBreakdown* breakdown = nullptr);
+inline StepCost price_step(const ModelCostShape& shape, const CostCoefficients& c, const StepComposition& step,
+                           StepBreakdown* breakdown = nullptr) {
+  return price_step(shape, c, EngineOverheads{}, step, breakdown);
+}
 
 }  // namespace kvcap

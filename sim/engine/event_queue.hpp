@@ -10,8 +10,17 @@ namespace kvcap {
 
 /// Kinds in the order they run when they share a time stamp: a step's outputs land first, then
 /// arrivals join the queues, then the sample is taken, and only then does the next step start,
-/// so arrivals at t are queued before a step that starts at t.
-enum class EventKind : uint8_t { step_end = 0, arrival = 1, restart = 2, sample = 3, step_start = 4 };
+/// so arrivals at t are queued before a step that starts at t. `arrival` is the client sending a
+/// request; `engine_arrival` is it reaching the engine after the front end's delay (only when the
+/// cost model has a front-end latency; otherwise the two are the same moment).
+enum class EventKind : uint8_t {
+  step_end = 0,
+  arrival = 1,
+  engine_arrival = 2,
+  restart = 3,
+  sample = 4,
+  step_start = 5
+};
 
 struct Event {
   double time_s = 0;

@@ -41,8 +41,30 @@ int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
   s.first_scheduled_s = s.first_token_s = s.last_token_s = -1;
   s.max_itl_s = 0;
   s.block_hashes.clear();
-  state_.waiting.push_back(slot, ReplicaState::key_of(s));
+  if (cfg_.async_scheduling && step_in_progress_) {
+    // Step step_index_ (the next to start) is already planned; this request can join the one after.
+    inbox_.push_back({slot, step_index_ + 1});
+  } else {
+    state_.waiting.push_back(slot, ReplicaState::key_of(s));
+  }
   return slot;
+}
+
+void Replica::release_inbox() {
+  if (inbox_.empty()) return;
+  // An engine with nothing planned ahead (nothing running or queued) plans the next step as
+  // soon as a request reaches it: held arrivals join at once.
+  const bool idle = state_.running.empty() && state_.waiting.empty() && state_.swapped.empty();
+  size_t kept = 0;
+  for (const Held& h : inbox_) {
+    if (idle || h.first_step <= step_index_) {
+      const SeqState& s = state_.seq(h.slot);
+      state_.waiting.push_back(h.slot, ReplicaState::key_of(s));
+    } else {
+      inbox_[kept++] = h;
+    }
+  }
+  inbox_.resize(kept);
 }
 
 void Replica::advance(double now_s) {
@@ -148,6 +170,7 @@ double Replica::price_plan(double now_s) {
 double Replica::start_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
+  release_inbox();
   if (admission_) admission_->expire_waiting(state_, now_s, metrics_);
   reclaim_parked(now_s);
   if (!has_work()) return now_s;
@@ -178,6 +201,8 @@ void Replica::crash(double now_s) {
   state_.waiting.ordered(scratch_slots_);
   for (int32_t slot : state_.running) scratch_slots_.push_back(slot);
   for (int32_t slot : state_.swapped) scratch_slots_.push_back(slot);
+  for (const Held& h : inbox_) scratch_slots_.push_back(h.slot);
+  inbox_.clear();
   for (int32_t slot : scratch_slots_) {
     SeqState& s = state_.seq(slot);
     if (s.status == SeqStatus::finished) continue;
@@ -352,6 +377,17 @@ void Replica::finish_step(double now_s) {
   integrals_.busy_s += t;
   integrals_.compute_util += step_cost_.compute_utilization * t;
   integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
+  {
+    StepEngineTerms& e = integrals_.engine;
+    const StepEngineTerms& s = step_cost_.engine;
+    e.cpu_s += s.cpu_s;
+    e.launch_s += s.launch_s;
+    e.moe_routing_s += s.moe_routing_s;
+    e.allreduce_latency_s += s.allreduce_latency_s;
+    e.attention_seq_s += s.attention_seq_s;
+    e.padding_s += s.padding_s;
+    e.padded_tokens += s.padded_tokens;
+  }
   interval_.steps += 1;
   interval_.tokens += plan_.total_tokens;
   interval_.prefill_tokens += step_prefill_tokens_;
@@ -390,6 +426,7 @@ void Replica::report_in_flight() {
   std::vector<int32_t> order;
   state_.waiting.ordered(order);
   for (int32_t slot : order) metrics_.on_in_flight(state_.seq(slot), index_);
+  for (const Held& h : inbox_) metrics_.on_in_flight(state_.seq(h.slot), index_);
 }
 
 }  // namespace kvcap

@@ -31,7 +31,9 @@ class Replica {
   /// waiting queue. Returns the slot.
   int32_t enqueue(Request& req, uint64_t arrival_seq, double now_s);
 
-  bool has_work() const { return !state_.running.empty() || !state_.waiting.empty() || !state_.swapped.empty(); }
+  bool has_work() const {
+    return !state_.running.empty() || !state_.waiting.empty() || !state_.swapped.empty() || !inbox_.empty();
+  }
   bool step_in_progress() const { return step_in_progress_; }
   bool step_start_pending = false;  ///< a StepStart event is queued (owned by the engine)
 
@@ -48,6 +50,7 @@ class Replica {
   bool next_step_is_plain_decode() const {
     // A queue-wait bound must be checked at every step, as stepping one by one would.
     if (admission_ && admission_->bounds_queue_wait() && !state_.waiting.empty()) return false;
+    if (!inbox_.empty()) return false;  // a held-back arrival may become visible
     return scheduler_->next_step_is_plain_decode(state_);
   }
 
@@ -129,6 +132,14 @@ class Replica {
   int64_t pending_swap_outs_ = 0, pending_swap_ins_ = 0;
   void swap_in_session(int64_t session_id, double now_s);
   std::vector<int32_t> to_park_;
+  /// Async scheduling: arrivals the engine loop has not yet handed to the scheduler, with the
+  /// index of the first step that may include them (see SchedulerConfig::async_scheduling).
+  struct Held {
+    int32_t slot;
+    int64_t first_step;
+  };
+  std::vector<Held> inbox_;
+  void release_inbox();
 
   StepPlan plan_;
   StepCost step_cost_;

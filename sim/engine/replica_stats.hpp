@@ -3,6 +3,8 @@
 // between events; advance() integrates them up to the given time.
 #include <cstdint>
 
+#include "sim/cost/cost_model.hpp"
+
 namespace kvcap {
 
 /// Integrals over time of the replica's state (units: value × seconds).
@@ -28,6 +30,8 @@ struct ReplicaIntegrals {
   double max_fragmentation = 0;
   int64_t crashes = 0;         ///< engine.on_oom = crash: times the replica died
   double down_s = 0;           ///< time spent dead, restarting
+  /// Σ over steps of each engine term's seconds (engine profile; 0 with a kernels-only model).
+  StepEngineTerms engine;
 };
 
 /// Counters since the last timeseries sample.

@@ -39,30 +39,57 @@ void Simulation::pull_next_arrival(double now_s) {
   queue_.push(pending_.arrival_s, EventKind::arrival);
 }
 
+namespace {
+// std heap is a max-heap: "a after b" keeps the earliest engine arrival on top.
+template <class T>
+bool reaches_later(const T& a, const T& b) {
+  return a.engine_s != b.engine_s ? a.engine_s > b.engine_s : a.order > b.order;
+}
+}  // namespace
+
 void Simulation::handle_arrival(double now_s) {
   KVCAP_CHECK(has_pending_, "arrival event without a pending request");
   metrics_.on_arrival();
-  const uint64_t seq = arrival_seq_++;
-  // vLLM refuses a prompt that leaves no room for one output token within max_model_len.
-  if (pending_.prompt_tokens >= opt_.max_model_len) {
-    metrics_.on_reject(pending_, now_s, "prompt_exceeds_max_model_len");
+  const double delay = opt_.front_end.delay_s(pending_.prompt_tokens);
+  if (delay > 0) {
+    front_end_.push_back({now_s + delay, front_end_order_++, std::move(pending_)});
+    std::push_heap(front_end_.begin(), front_end_.end(), reaches_later<InFrontEnd>);
+    queue_.push(now_s + delay, EventKind::engine_arrival);
   } else {
-    const int32_t idx = router_->route(pending_, replica_ptrs_);
-    KVCAP_CHECK(idx >= 0 && static_cast<size_t>(idx) < replicas_.size(), "router chose no replica");
-    Replica& r = *replicas_[static_cast<size_t>(idx)];
-    r.advance(now_s);
-    if (const char* why = r.check_arrival(pending_)) {
-      metrics_.on_reject(pending_, now_s, why);  // down after a crash, or shed by admission control
-    } else {
-      r.enqueue(pending_, seq, now_s);
-      // An idle replica starts a step as soon as work arrives (after every arrival at now_s).
-      if (!r.step_in_progress() && !r.step_start_pending) {
-        r.step_start_pending = true;
-        queue_.push(now_s, EventKind::step_start, idx);
-      }
-    }
+    dispatch(pending_, now_s);
   }
   pull_next_arrival(now_s);
+}
+
+void Simulation::handle_engine_arrival(double now_s) {
+  KVCAP_CHECK(!front_end_.empty() && front_end_.front().engine_s == now_s, "engine arrival out of order");
+  std::pop_heap(front_end_.begin(), front_end_.end(), reaches_later<InFrontEnd>);
+  Request req = std::move(front_end_.back().req);
+  front_end_.pop_back();
+  dispatch(req, now_s);
+}
+
+void Simulation::dispatch(Request& req, double now_s) {
+  const uint64_t seq = arrival_seq_++;
+  // vLLM refuses a prompt that leaves no room for one output token within max_model_len.
+  if (req.prompt_tokens >= opt_.max_model_len) {
+    metrics_.on_reject(req, now_s, "prompt_exceeds_max_model_len");
+    return;
+  }
+  const int32_t idx = router_->route(req, replica_ptrs_);
+  KVCAP_CHECK(idx >= 0 && static_cast<size_t>(idx) < replicas_.size(), "router chose no replica");
+  Replica& r = *replicas_[static_cast<size_t>(idx)];
+  r.advance(now_s);
+  if (const char* why = r.check_arrival(req)) {
+    metrics_.on_reject(req, now_s, why);  // down after a crash, or shed by admission control
+    return;
+  }
+  r.enqueue(req, seq, now_s);
+  // An idle replica starts a step as soon as work arrives (after every arrival at now_s).
+  if (!r.step_in_progress() && !r.step_start_pending) {
+    r.step_start_pending = true;
+    queue_.push(now_s, EventKind::step_start, idx);
+  }
 }
 
 void Simulation::run_step(Replica& r, double now_s) {
@@ -149,6 +176,7 @@ void Simulation::check_invariants(double now_s) const {
                 "more running requests than max_num_seqs");
     in_flight += r->state().in_flight();
   }
+  in_flight += static_cast<int64_t>(front_end_.size());
   // Every arrival is somewhere: recorded (finished, rejected, lost) or still in a replica.
   KVCAP_CHECK(metrics_.arrived() == static_cast<int64_t>(metrics_.records().size()) + in_flight,
               "a request vanished at t=" + std::to_string(now_s));
@@ -174,6 +202,9 @@ void Simulation::run() {
     switch (e.kind) {
       case EventKind::arrival:
         handle_arrival(e.time_s);
+        break;
+      case EventKind::engine_arrival:
+        handle_engine_arrival(e.time_s);
         break;
       case EventKind::step_start: {
         Replica& r = *replicas_[static_cast<size_t>(e.replica)];
@@ -211,6 +242,7 @@ void Simulation::run() {
     r->advance(std::max(end_time_s_, r->integrals().last_s));
     r->report_in_flight();
   }
+  for (const InFrontEnd& f : front_end_) metrics_.on_in_flight_front_end(f.req);
 }
 
 }  // namespace kvcap

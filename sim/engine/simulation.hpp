@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/cost/engine_overheads.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/engine/replica.hpp"
 #include "sim/engine/router.hpp"
@@ -35,6 +36,9 @@ struct SimulationOptions {
   /// conservation, max_num_seqs, time order) still run at every event.
   int64_t full_audit_block_budget = 4096;
   int64_t max_model_len = 8192;         ///< prompts of at least this many tokens are rejected
+  /// Client-to-engine delay (HTTP server, tokenisation) of every request: it reaches a replica
+  /// this much after it arrives, while its latencies still count from its arrival.
+  FrontEndLatency front_end;
 };
 
 /// One timeseries.csv row: a replica's state at time_s and its activity since the last sample.
@@ -75,6 +79,9 @@ class Simulation final : private RequestEndListener {
 
  private:
   void handle_arrival(double now_s);
+  void handle_engine_arrival(double now_s);
+  /// The request reaches the engine: checked against max_model_len, routed, admitted or refused.
+  void dispatch(Request& req, double now_s);
   void pull_next_arrival(double now_s);
   void run_step(Replica& r, double now_s);
   void handle_step_end(Replica& r, double now_s);
@@ -91,6 +98,14 @@ class Simulation final : private RequestEndListener {
   MetricsCollector& metrics_;
   EventQueue queue_;
   Request pending_;  ///< the next request, pulled ahead by one
+  /// Requests in the front end (sent, not yet at the engine), a min-heap on (engine time, order).
+  struct InFrontEnd {
+    double engine_s;
+    uint64_t order;
+    Request req;
+  };
+  std::vector<InFrontEnd> front_end_;
+  uint64_t front_end_order_ = 0;
   bool has_pending_ = false;
   bool completions_since_pull_ = false;  ///< a stalled closed-loop source may have more now
   bool fed_completions_ = false;         ///< on_completion was called at least once

@@ -6,6 +6,9 @@
 //  - FLOP/s are dense tensor-core peaks (data sheets quote "with sparsity" figures at 2×; those are
 //    halved here and say so). GB/s = 1e9 bytes/s.
 //  - host_link / interconnect are per direction (data sheets quote bidirectional totals; halved).
+//  - interconnect_kind: the GPU-to-GPU link the data sheet names ("nvlink" for SXM parts and the
+//    H100 PCIe's NVLink bridge, whose 600 GB/s the interconnect figure uses; "pcie" where the
+//    data sheet lists no GPU link; "xgmi" for AMD Infinity Fabric).
 //  - price_per_gpu_hour_usd: RunPod list prices as collected by deploybase.ai, "RunPod GPU Pricing:
 //    2026 Comprehensive Pricing Guide" (March 10, 2026), on-demand column, unless noted. Prices
 //    move; override with --price-per-gpu-hour.
@@ -29,65 +32,65 @@ std::vector<GpuSpec> build_catalog() {
   // Memory: nvidia-smi "A100-SXM4-40GB ... 40960MiB".
   // Price: $1.25/h, RunPod community listing quoted by theneuralbase.com "RunPod pricing per GB".
   c.push_back({"a100-40gb", "NVIDIA A100 SXM4 40GB", 40960 * kMiB, 1555 * kGB, 312 * kT, 0, 624 * kT,
-               32 * kGB, 300 * kGB, 1.25});
+               32 * kGB, 300 * kGB, 1.25, "nvlink"});
 
   // Same data sheet, SXM 80GB: HBM2e 2,039 GB/s; other figures as the 40GB part.
   // Memory: nvidia-smi "A100-SXM4-80GB ... 81920MiB". Price: RunPod "A100 SXM 80GB" $2.45/h.
   c.push_back({"a100-80gb", "NVIDIA A100 SXM4 80GB", 81920 * kMiB, 2039 * kGB, 312 * kT, 0, 624 * kT,
-               32 * kGB, 300 * kGB, 2.45});
+               32 * kGB, 300 * kGB, 2.45, "nvlink"});
 
   // NVIDIA H100 Tensor Core GPU data sheet (H100 SXM): HBM3 3.35 TB/s; BF16 1,979 TFLOPS with
   // sparsity -> 989.5 dense; FP8 3,958 sparse -> 1,979 dense; INT8 3,958 TOPS sparse -> 1,979
   // dense; NVLink 900 GB/s; PCIe Gen5 128 GB/s (both bidirectional).
   // Memory: nvidia-smi "H100 80GB HBM3 ... 81559MiB". Price: RunPod "H100 SXM" $4.76/h.
   c.push_back({"h100-sxm", "NVIDIA H100 SXM5 80GB", 81559 * kMiB, 3350 * kGB, 989.5 * kT, 1979 * kT, 1979 * kT,
-               64 * kGB, 450 * kGB, 4.76});
+               64 * kGB, 450 * kGB, 4.76, "nvlink"});
 
   // Same data sheet (H100 PCIe): HBM2e 2 TB/s; BF16 1,513 sparse -> 756.5 dense; FP8 3,026
   // sparse -> 1,513 dense; INT8 3,026 sparse -> 1,513 dense; NVLink bridge 600 GB/s; PCIe Gen5
   // 128 GB/s. Memory: "NVIDIA H100 PCIe (81559 MiB)" (TensorRT-LLM test report).
   // Price: RunPod "H100 PCIe" $3.51/h.
   c.push_back({"h100-pcie", "NVIDIA H100 PCIe 80GB", 81559 * kMiB, 2000 * kGB, 756.5 * kT, 1513 * kT, 1513 * kT,
-               64 * kGB, 300 * kGB, 3.51});
+               64 * kGB, 300 * kGB, 3.51, "nvlink"});
 
   // NVIDIA H200 Tensor Core GPU data sheet (H200 SXM): 141 GB HBM3e at 4.8 TB/s; BF16 1,979
   // sparse -> 989.5 dense; FP8 3,958 sparse -> 1,979 dense; INT8 same; NVLink 900 GB/s; PCIe Gen5
   // 128 GB/s. Memory: nvidia-smi "NVIDIA H200 ... 143771MiB". Price: RunPod "H200" $6.35/h.
   c.push_back({"h200", "NVIDIA H200 SXM 141GB", 143771 * kMiB, 4800 * kGB, 989.5 * kT, 1979 * kT, 1979 * kT,
-               64 * kGB, 450 * kGB, 6.35});
+               64 * kGB, 450 * kGB, 6.35, "nvlink"});
 
   // NVIDIA HGX B200 data sheet, 8 GPUs: FP16/BF16 36 PFLOPS, FP8 72 PFLOPS, INT8 72 POPS (all with
   // sparsity) -> per GPU dense 2.25 / 4.5 / 4.5 PFLOPS; HBM3e 64 TB/s total -> 8 TB/s per GPU;
   // NVLink 5 1.8 TB/s per GPU (bidirectional); PCIe Gen5 x16 host link (128 GB/s bidirectional).
   // Memory: nvidia-smi "NVIDIA B200 ... 183359MiB". Price: RunPod "B200" $10.57/h.
   c.push_back({"b200", "NVIDIA B200 180GB", 183359 * kMiB, 8000 * kGB, 2250 * kT, 4500 * kT, 4500 * kT,
-               64 * kGB, 900 * kGB, 10.57});
+               64 * kGB, 900 * kGB, 10.57, "nvlink"});
 
   // NVIDIA L40S data sheet: GDDR6 864 GB/s; BF16 362.05 TFLOPS dense (733 sparse); FP8 733 dense
   // (1,466 sparse); INT8 733 TOPS dense; PCIe Gen4 x16 64 GB/s bidirectional; no NVLink (GPU-GPU
   // over PCIe). Memory: nvidia-smi "NVIDIA L40S ... 46068MiB". Price: RunPod "L40S" $1.40/h.
   c.push_back({"l40s", "NVIDIA L40S 48GB", 46068 * kMiB, 864 * kGB, 362.05 * kT, 733 * kT, 733 * kT,
-               32 * kGB, 32 * kGB, 1.40});
+               32 * kGB, 32 * kGB, 1.40, "pcie"});
 
   // NVIDIA L4 data sheet: GDDR6 300 GB/s; BF16 242 TFLOPS, FP8 485 TFLOPS, INT8 485 TOPS (all with
   // sparsity) -> 121 / 242.5 / 242.5 dense; PCIe Gen4 x16 64 GB/s bidirectional; no NVLink.
   // Memory: nvidia-smi "NVIDIA L4 ... 23034MiB". Price: RunPod "L4" $0.78/h.
   c.push_back({"l4", "NVIDIA L4 24GB", 23034 * kMiB, 300 * kGB, 121 * kT, 242.5 * kT, 242.5 * kT,
-               32 * kGB, 32 * kGB, 0.78});
+               32 * kGB, 32 * kGB, 0.78, "pcie"});
 
   // NVIDIA Ada Lovelace GPU architecture whitepaper, RTX 4090 column: GDDR6X 1,008 GB/s; FP16/BF16
   // tensor with FP32 accumulate 165.2 TFLOPS dense; FP8 with FP32 accumulate 330.3 dense; INT8
   // 660.6 TOPS dense; PCIe Gen4 x16; no NVLink.
   // Memory: nvidia-smi "NVIDIA GeForce RTX 4090 ... 24564MiB". Price: RunPod "RTX 4090" $0.60/h.
   c.push_back({"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 24564 * kMiB, 1008 * kGB, 165.2 * kT, 330.3 * kT,
-               660.6 * kT, 32 * kGB, 32 * kGB, 0.60});
+               660.6 * kT, 32 * kGB, 32 * kGB, 0.60, "pcie"});
 
   // AMD Instinct MI300X data sheet: 192 GB HBM3 at 5.3 TB/s; FP16/BF16 1,307.4 TFLOPS dense; FP8
   // 2,614.9 dense; INT8 2,614.9 TOPS dense; Infinity Fabric 896 GB/s aggregate (bidirectional);
   // PCIe Gen5 x16 128 GB/s bidirectional. Memory: rocm-smi "VRAM Total Memory (B): 205822885888".
   // Price: $3.49/h on RunPod, deploybase.ai "MI300X vs H100" (2026).
   c.push_back({"mi300x", "AMD Instinct MI300X 192GB", 205822885888, 5300 * kGB, 1307.4 * kT, 2614.9 * kT,
-               2614.9 * kT, 64 * kGB, 448 * kGB, 3.49});
+               2614.9 * kT, 64 * kGB, 448 * kGB, 3.49, "xgmi"});
   return c;
 }
 

@@ -59,7 +59,8 @@ void validate_gpu(const GpuSpec& g, const std::string& where) {
 GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
   JsonObjectReader r(obj, origin, "");
   r.reject_unknown({"base", "id", "name", "memory_bytes", "hbm_bandwidth_bytes_per_s", "bf16_flops", "fp8_flops",
-                    "int8_ops", "host_link_bytes_per_s", "interconnect_bytes_per_s", "price_per_gpu_hour_usd"});
+                    "int8_ops", "host_link_bytes_per_s", "interconnect_bytes_per_s", "price_per_gpu_hour_usd",
+                    "interconnect_kind"});
   GpuSpec g;
   const bool has_base = r.has("base");
   if (has_base) {
@@ -85,6 +86,10 @@ GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
   number("host_link_bytes_per_s", 0, g.host_link_bytes_per_s);
   number("interconnect_bytes_per_s", 0, g.interconnect_bytes_per_s);
   number("price_per_gpu_hour_usd", 0, g.price_per_gpu_hour_usd);
+  g.interconnect_kind = r.get_string("interconnect_kind", g.interconnect_kind);
+  if (g.interconnect_kind != "nvlink" && g.interconnect_kind != "pcie" && g.interconnect_kind != "xgmi")
+    throw InputError(r.where("interconnect_kind"), "expected \"nvlink\", \"pcie\" or \"xgmi\", got \"" +
+                                                       g.interconnect_kind + "\"");
   validate_gpu(g, origin);
   return g;
 }

@@ -20,6 +20,9 @@ struct GpuSpec {
   double host_link_bytes_per_s = 0; ///< GPU<->CPU per direction (PCIe/C2C), for the swap tier
   double interconnect_bytes_per_s = 0; ///< GPU<->GPU per direction (NVLink/xGMI/PCIe), for TP all-reduce
   double price_per_gpu_hour_usd = 0;   ///< default list/cloud price used by sizing reports
+  /// GPU-to-GPU link kind: "nvlink" (NVLink/NVSwitch), "pcie" (no GPU link: peer traffic over
+  /// PCIe), "xgmi" (AMD Infinity Fabric). Engine profiles give the all-reduce latency per kind.
+  std::string interconnect_kind = "pcie";
 };
 
 /// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
@@ -29,7 +32,8 @@ const std::vector<GpuSpec>& gpu_catalog();
 
 /// A GPU described in JSON: either every field below, or `"base": "<catalog id>"` plus the fields
 /// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,
-/// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd.
+/// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd,
+/// interconnect_kind.
 /// Unknown keys and non-positive sizes are InputErrors naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin);
 

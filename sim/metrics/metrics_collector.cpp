@@ -76,6 +76,17 @@ void MetricsCollector::on_in_flight(const SeqState& s, int32_t replica) {
   new_record(s, replica, RequestOutcome::in_flight);
 }
 
+void MetricsCollector::on_in_flight_front_end(const Request& req) {
+  RequestRecord& r = records_.emplace_back();
+  r.id = req.id;
+  r.request_class = req.request_class;
+  r.priority = req.priority;
+  r.outcome = RequestOutcome::in_flight;
+  r.reason = "front_end";
+  r.arrival_s = req.arrival_s;
+  r.prompt_tokens = req.prompt_tokens;
+}
+
 void MetricsCollector::on_itl(int32_t class_index, double gap_s) {
   itl_[0].add(gap_s);
   if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);

@@ -65,6 +65,8 @@ class MetricsCollector {
   void on_finish(const SeqState& s, double now_s, int32_t replica);
   void on_lost(const SeqState& s, double now_s, int32_t replica, std::string_view reason);
   void on_in_flight(const SeqState& s, int32_t replica);  ///< at the horizon
+  /// At the horizon, a request sent by the client that has not reached the engine yet.
+  void on_in_flight_front_end(const Request& req);
   void on_itl(int32_t class_index, double gap_s);
   void on_preemption() { ++preemptions_; }
   void on_priority_preemptions(int64_t n) { priority_preemptions_ += n; }

@@ -219,6 +219,37 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                              {"memory_bandwidth_while_busy", num(busy > 0 ? bandwidth / busy : 0.0)}};
   out["steps"] = steps;
   out["scheduled_tokens"] = tokens;
+  {
+    // The engine profile and the seconds of GPU-busy time each of its terms took (summed over
+    // replicas): which software cost matters for this traffic.
+    StepEngineTerms t;
+    for (const Replica* r : sim.replicas()) {
+      const StepEngineTerms& e = r->integrals().engine;
+      t.cpu_s += e.cpu_s;
+      t.launch_s += e.launch_s;
+      t.moe_routing_s += e.moe_routing_s;
+      t.allreduce_latency_s += e.allreduce_latency_s;
+      t.attention_seq_s += e.attention_seq_s;
+      t.padding_s += e.padding_s;
+      t.padded_tokens += e.padded_tokens;
+    }
+    ojson eng = h.engine;
+    auto share = [busy](double v) { return num(busy > 0 ? v / busy : 0.0); };
+    eng["time_s"] = ojson{{"cpu", num(t.cpu_s)},
+                          {"launches", num(t.launch_s)},
+                          {"moe_routing", num(t.moe_routing_s)},
+                          {"allreduce_latency", num(t.allreduce_latency_s)},
+                          {"attention_per_sequence", num(t.attention_seq_s)},
+                          {"cuda_graph_padding", num(t.padding_s)}};
+    eng["share_of_busy_time"] = ojson{{"cpu", share(t.cpu_s)},
+                                      {"launches", share(t.launch_s)},
+                                      {"moe_routing", share(t.moe_routing_s)},
+                                      {"allreduce_latency", share(t.allreduce_latency_s)},
+                                      {"attention_per_sequence", share(t.attention_seq_s)},
+                                      {"cuda_graph_padding", share(t.padding_s)}};
+    eng["cuda_graph_padded_tokens"] = t.padded_tokens;
+    out["engine"] = eng;
+  }
   // Per replica (cluster runs): where the requests ended and how each replica's memory was used.
   {
     std::vector<int64_t> fin(sim.replicas().size(), 0), lost(sim.replicas().size(), 0);

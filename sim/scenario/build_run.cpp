@@ -38,6 +38,39 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   return b;
 }
 
+/// results.json's "engine" block: which engine profile priced the run and with what terms.
+nlohmann::ordered_json engine_header(const EngineBinding& b, bool async_scheduling, const CudaGraphSizes& graphs) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["profile"] = b.profile ? ordered_json(b.profile->name) : ordered_json(nullptr);
+  j["description"] = b.profile ? b.profile->describe() : std::string("none (kernels only)");
+  j["extrapolated"] = b.profile ? b.profile->extrapolated : false;
+  j["note"] = b.note;
+  j["async_scheduling"] = async_scheduling;
+  const EngineOverheads& o = b.overheads;
+  j["cuda_graph_max_tokens"] = o.graphs.enabled ? graphs.max_tokens : 0;
+  j["terms"] = ordered_json{{"step_fixed_s", o.step_fixed_s},
+                            {"per_sequence_s", o.per_sequence_s},
+                            {"per_token_s", o.per_token_s},
+                            {"attention_seq_layer_s", o.attention_seq_layer_s},
+                            {"gemm_half_tokens", o.gemm_half_tokens},
+                            {"allreduce_latency_s", o.allreduce_latency_s},
+                            {"allreduce_bandwidth_fraction", o.allreduce_bandwidth_fraction},
+                            {"allreduce_latency_measured", b.allreduce_latency_measured},
+                            {"moe_layer_s", o.moe_layer_s},
+                            {"eager_layer_s", o.eager_layer_s},
+                            {"piecewise_layer_s", o.piecewise_layer_s}};
+  j["front_end"] = ordered_json{{"per_request_s", b.front_end.per_request_s},
+                                {"per_prompt_token_s", b.front_end.per_prompt_token_s}};
+  if (b.profile) {
+    ordered_json prov;
+    for (const char* k : {"source", "engine_version", "runs", "models", "fitted_at", "kvcap_commit"})
+      if (b.profile->provenance.contains(k)) prov[k] = b.profile->provenance[k];
+    j["provenance"] = prov;
+  }
+  return j;
+}
+
 }  // namespace
 
 std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
@@ -88,7 +121,14 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                          " tokens (vLLM refuses to start); lower engine.max_model_len");
 
   CostModelContext cctx{run->model, run->gpu, run->budget, e.tensor_parallel_size, s.base_dir};
-  run->cost = make_cost_model(s.cost_model, s.file, "/cost_model", cctx);
+  // Shipped engine profiles model vLLM V1; the other schedulers have none (kernels only).
+  if (e.scheduler == "vllm-v1") cctx.engine = "vllm";
+  cctx.graphs = CudaGraphSizes::vllm_default(e.max_num_seqs, e.max_num_batched_tokens, e.enforce_eager,
+                                             e.max_cudagraph_capture_size);
+  EngineBinding binding;
+  run->cost = make_cost_model(s.cost_model, s.file, "/cost_model", cctx, &binding);
+  const bool async_scheduling =
+      e.async_scheduling.value_or(binding.profile ? binding.profile->async_scheduling : false);
 
   WorkloadContext wctx;
   wctx.file = s.file;
@@ -111,6 +151,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   sc.enable_chunked_prefill = e.enable_chunked_prefill;
   sc.policy = e.scheduling_policy;
   sc.preempt_lower_classes = e.policy.admission.preempt_lower_classes;
+  sc.async_scheduling = async_scheduling;
 
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int64_t i = 0; i < s.deployment.replicas; ++i) {
@@ -132,6 +173,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   opt.horizon_s = s.horizon_s / s.load_scale;
   opt.sample_interval_s = s.sample_interval_s;
   opt.max_model_len = max_model_len;
+  opt.front_end = binding.front_end;
   run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), make_router(s.deployment.router),
                                           run->metrics);
 
@@ -158,6 +200,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.kv_accounting = accounting;
   h.seed = s.seed;
   h.load_scale = s.load_scale;
+  h.engine = engine_header(binding, async_scheduling, cctx.graphs);
   return run;
 }
 

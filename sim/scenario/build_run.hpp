@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/cost/cost_model.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/hw/gpu_spec.hpp"
@@ -37,6 +39,9 @@ struct RunHeader {
   std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)
   uint64_t seed = 1;
   double load_scale = 1.0;
+  /// The engine profile applied (name, terms, front end, provenance, notes) as results.json's
+  /// "engine" block; the run adds the seconds each term took.
+  nlohmann::ordered_json engine = nlohmann::ordered_json::object();
 };
 
 struct BuiltRun {

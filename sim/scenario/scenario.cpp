@@ -27,7 +27,8 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
                     "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
                     "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
-                    "free_block_order", "event_skipping",
+                    "free_block_order", "event_skipping", "async_scheduling", "enforce_eager",
+                    "max_cudagraph_capture_size",
                     // policy fields (policy_settings.hpp)
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
@@ -58,6 +59,9 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                      ? FreeOrder::prepend_fresh
                      : FreeOrder::append_all;
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
+  if (r.has("async_scheduling")) e.async_scheduling = r.get_bool("async_scheduling");
+  e.enforce_eager = r.get_bool("enforce_eager", e.enforce_eager);
+  e.max_cudagraph_capture_size = r.get_int("max_cudagraph_capture_size", 1, 1 << 20, 0);
   e.policy = parse_policy_settings(r, e.scheduler, e.allocator);
   if (e.policy.session_kv != SessionKv::drop && !e.enable_prefix_caching)
     throw InputError(r.where("session_kv"), "'resident' and 'swap' need enable_prefix_caching (the next turn finds the kept blocks by their content)");
@@ -67,10 +71,15 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
 }
 
 std::string resolve(const std::string& base_dir, const std::string& p) {
-  // Catalog names have no path separator and no .json suffix; anything else is a path.
+  // Catalog names have no path separator and no .json suffix; anything else is a path relative
+  // to the scenario, unless nothing is there and it may be a HuggingFace repo id
+  // ("meta-llama/Llama-2-7b-hf"), which the catalog resolves.
   const bool looks_like_path = p.find('/') != std::string::npos || p.ends_with(".json");
   if (!looks_like_path || p.empty() || p[0] == '/' || base_dir.empty()) return p;
-  return base_dir + "/" + p;
+  const std::string rel = base_dir + "/" + p;
+  std::error_code ec;
+  if (!p.ends_with(".json") && !std::filesystem::exists(rel, ec)) return p;
+  return rel;
 }
 
 }  // namespace
@@ -140,7 +149,8 @@ ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& fi
     s.deployment.router =
         choice(d, "router", "round_robin", {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"});
   }
-  s.cost_model = r.has("cost_model") ? r.raw("cost_model") : nlohmann::json{{"kind", "roofline"}};
+  // No cost model named: the best the project ships for this GPU and engine (cost_model_factory).
+  s.cost_model = r.has("cost_model") ? r.raw("cost_model") : nlohmann::json{{"kind", "auto"}};
   s.workload = r.raw("workload");
   if (r.has("slo")) {
     JsonObjectReader o = r.object("slo");

@@ -42,6 +42,12 @@ struct EngineSettings {
   /// "prepend_fresh" (newest vLLM block_pool.py).
   FreeOrder free_order = FreeOrder::append_all;
   bool event_skipping = true;  ///< kvcap switch: identical results either way, faster with it
+  /// vLLM --async-scheduling: the scheduler plans step k+1 while step k runs, so a request that
+  /// arrives during step k first runs in step k+2. Unset = as the engine profile's measured engine
+  /// ran (vLLM >= 0.14: on), or off when no engine profile applies.
+  std::optional<bool> async_scheduling;
+  bool enforce_eager = false;               ///< vLLM --enforce-eager: no CUDA graphs
+  int64_t max_cudagraph_capture_size = 0;   ///< vLLM compilation config; 0 = its default rule
   PolicySettings policy;       ///< allocator / scheduler / OOM / admission policy fields
 };
 

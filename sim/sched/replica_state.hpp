@@ -25,6 +25,10 @@ struct SchedulerConfig {
   /// not fit preempts running requests of lower classes (larger priority value), lowest first,
   /// as vLLM V0's priority scheduler does.
   bool preempt_lower_classes = false;
+  /// vLLM --async-scheduling (engine loop, not the scheduler's policy): step k+1 is planned while
+  /// step k runs, so an arrival during step k is first seen when step k+2 is planned. The replica
+  /// holds such arrivals back (Replica::enqueue); schedulers see no difference.
+  bool async_scheduling = false;
 };
 
 class ReplicaState {

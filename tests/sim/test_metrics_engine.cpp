@@ -111,6 +111,10 @@ RandomScenario random_scenario(uint64_t seed) {
     r.request_class = uni(0, 1) ? "hi" : "lo";
     s.reqs.push_back(r);
   }
+  // Engine-loop options, drawn last so the scenarios above stay as they were: async scheduling
+  // holds arrivals back a step, a front end delays them by a length-dependent time (reordering).
+  s.sc.async_scheduling = uni(0, 2) == 0;
+  if (uni(0, 3) == 0) s.opt.front_end = {static_cast<double>(uni(0, 3)) * 0.002, static_cast<double>(uni(0, 2)) * 1e-4};
   return s;
 }
 
