@@ -3,6 +3,12 @@
 //   --fit-only RAW.json [--gpu G] --out FILE    refit a raw run (from kvcap-gpu-calibrate) without a GPU
 //   --gpu G --out FILE                          measure here: runs kvcap-gpu-calibrate (beside this
 //                                               binary) then fits; without a GPU: exit 2, see tools/gpu-check
+//   --serving --runs T.jsonl [--bench-serve R --setup S]... --out FILE
+//                                               fit an engine profile (software terms) to measured
+//                                               serving runs (sim/calibrate/engine_fit.hpp)
+//   --extrapolate PROFILE --gpu G[,G...] --out-dir DIR
+//                                               carry an engine profile's terms to other GPUs (marked
+//                                               extrapolated)
 // A raw run whose kernel checks failed never becomes a profile (exit 1).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,12 +21,15 @@
 
 #include "kernels/calibrate/fit.hpp"
 #include "kernels/calibrate/profile.hpp"
+#include "sim/calibrate/calibration_set.hpp"
+#include "sim/calibrate/fidelity.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cost/profile_cost_model.hpp"
 #include "sim/cost/roofline_profile.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
 
 namespace kvcap::cli {
 
@@ -28,6 +37,18 @@ namespace {
 
 struct CalibrateOptions {
   bool roofline = false;
+  bool serving = false;
+  CalibrationInputs inputs;
+  std::vector<std::string> bench, setups;
+  std::string fit_terms;  ///< comma-separated; "" = every term the runs identify
+  std::string start;      ///< starting engine profile (name or file); "" = built-in start
+  std::string name;
+  std::string cost_model;  ///< kernel cost model under the engine terms (JSON); "" = roofline
+  std::string extrapolate;
+  std::string out_dir;
+  uint64_t seed = 1;
+  int threads = 0;
+  int max_iterations = 30;
   std::string fit_only;
   std::string gpu;
   std::string model;
@@ -102,9 +123,171 @@ int run_measure(const CalibrateOptions& o) {
   return run_fit(o, raw);
 }
 
-int run_calibrate(const CalibrateOptions& o) {
+
+/// Where a fit starts: mid-range values of each term's physical range (they are also what the
+/// ridge pulls weakly identified terms toward; see EngineFitOptions::ridge).
+EngineProfile default_start() {
+  EngineProfile p;
+  p.overheads.step_fixed_s = 1e-3;
+  p.overheads.per_sequence_s = 5e-6;
+  p.overheads.attention_seq_layer_s = 3e-7;
+  p.overheads.piecewise_layer_s = 1e-5;
+  p.overheads.moe_layer_s = 1e-5;
+  p.allreduce_latency_s = {{"nvlink", 1e-5}};
+  p.allreduce_rank_latency_s = {{"nvlink", 2e-6}};
+  p.allreduce_bandwidth_fraction = {{"nvlink", 0.5}};
+  p.front_end.per_request_s = 5e-3;
+  p.front_end.per_prompt_token_s = 1e-6;
+  return p;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string major_minor(const std::string& v) {
+  const size_t a = v.find('.');
+  if (a == std::string::npos) return v;
+  const size_t b = v.find('.', a + 1);
+  return b == std::string::npos ? v : v.substr(0, b);
+}
+
+int run_serving(CalibrateOptions& o) {
+  if (o.bench.size() != o.setups.size())
+    throw InputError("--setup", "give one --setup per --bench-serve (" + std::to_string(o.bench.size()) + " results, " +
+                                    std::to_string(o.setups.size()) + " setups)");
+  for (size_t i = 0; i < o.bench.size(); ++i) o.inputs.bench_serve.emplace_back(o.bench[i], o.setups[i]);
+  std::vector<ServingRun> runs = read_calibration_inputs(o.inputs);
+  // One profile is for one engine version on one GPU: mixing them would average different software.
+  std::string gpu, engine, version;
+  for (const auto& r : runs) {
+    if (gpu.empty()) gpu = r.gpu, engine = r.engine, version = r.engine_version;
+    if (lower(r.gpu) != lower(gpu))
+      throw InputError(r.origin, "run on gpu '" + r.gpu + "' among runs on '" + gpu +
+                                     "': an engine profile is fitted per GPU (select runs with --only)");
+    if (r.engine != engine || r.engine_version != version)
+      throw InputError(r.origin, "run of " + r.engine + " " + r.engine_version + " among runs of " + engine + " " +
+                                     version + ": an engine profile is fitted per engine version");
+  }
+  const GpuSpec g = load_gpu(gpu);
+  EngineFitOptions fo;
+  fo.start = o.start.empty() ? default_start() : load_engine_profile(o.start, "--start");
+  fo.start.engine = engine;
+  fo.start.engine_version = version;
+  fo.start.gpu = g.id;
+  fo.start.extrapolated = false;
+  fo.start.derived_from.clear();
+  fo.start.name = !o.name.empty() ? o.name : engine + "-" + (version.empty() ? "unknown" : major_minor(version)) + "-" + g.id;
+  fo.terms = split_list(o.fit_terms);
+  if (!o.cost_model.empty()) {
+    fo.kernel_cost_model = parse_json_text(o.cost_model, "--cost-model");
+    if (!fo.kernel_cost_model.is_object()) throw InputError("--cost-model", "expected a JSON object");
+  }
+  fo.seed = o.seed;
+  fo.threads = o.threads;
+  fo.max_iterations = o.max_iterations;
+  fo.progress = [](const std::string& line) { std::cerr << "kvcap calibrate: " << line << "\n"; };
+  std::cerr << "kvcap calibrate: fitting " << runs.size() << " runs on " << g.id << " (every trial replays each run)\n";
+  EngineFitResult fit = fit_engine_profile(runs, fo);
+
+  EngineProfile& p = fit.profile;
+  p.allreduce_links_measured.clear();
+  for (const auto& t : fit.fitted_terms)
+    if (t.rfind("allreduce_latency_s.", 0) == 0) p.allreduce_links_measured.push_back(t.substr(t.find('.') + 1));
+  nlohmann::json models = nlohmann::json::array(), tps = nlohmann::json::array();
+  int64_t used = 0;
+  for (const auto& rf : fit.runs) {
+    const std::string m = rf.run->model_id.empty() ? rf.run->model : rf.run->model_id;
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    if (std::find(tps.begin(), tps.end(), rf.run->tensor_parallel_size) == tps.end())
+      tps.push_back(rf.run->tensor_parallel_size);
+    used += rf.used_in_fit ? 1 : 0;
+  }
+  nlohmann::json not_fitted = nlohmann::json::object();
+  for (const auto& t : engine_fit_terms())
+    if (std::find(fit.fitted_terms.begin(), fit.fitted_terms.end(), t.name) == fit.fitted_terms.end()) {
+      const double v = get_term(p, t.name);
+      if (t.name.rfind("allreduce_", 0) == 0 && p.allreduce_latency_s.count(t.name.substr(t.name.find('.') + 1)) == 0)
+        continue;  // a link kind the profile does not cover
+      not_fitted[t.name] = v;
+    }
+  p.provenance = {{"source", "kvcap calibrate --serving: bounded least squares (Levenberg-Marquardt) of replayed runs "
+                             "against measured mean E2E, p99 E2E, mean TTFT and mean TPOT"},
+                  {"sources", calibration_sources(o.inputs)},
+                  {"runs", used},
+                  {"runs_total", static_cast<int64_t>(runs.size())},
+                  {"models", models},
+                  {"tensor_parallel_sizes", tps},
+                  {"gpu_name", g.name},
+                  {"kernel_cost_model", fit.runs.front().cost_model},
+                  {"fitted_terms", fit.fitted_terms},
+                  {"not_fitted", not_fitted},
+                  {"iterations", fit.iterations},
+                  {"kvcap_version", KVCAP_VERSION},
+                  {"command", o.command}};
+  const FidelitySummary s = summarize_fidelity(fit.runs);
+  const auto report = fidelity_json(fit.runs, s, fit.runs.front().cost_model);
+  p.fit = {{"summary", report["summary"]}, {"runs", report["runs"]}};
+  write_engine_profile_file(p, o.out);
+  print_fidelity(std::cout, fit.runs, s, fit.runs.front().cost_model);
+  std::cout << "\nwrote " << o.out << ": engine profile " << p.name << " (" << fit.fitted_terms.size()
+            << " terms fitted to " << used << " runs, " << fit.iterations << " iterations)\n";
+  for (const auto& t : fit.fitted_terms) std::cout << "  " << t << " = " << get_term(p, t) << "\n";
+  return 0;
+}
+
+int run_extrapolate(const CalibrateOptions& o) {
+  if (o.gpu.empty()) throw InputError("--extrapolate", "needs --gpu G[,G...]: the GPUs to carry the profile to");
+  if (o.out_dir.empty()) throw InputError("--extrapolate", "needs --out-dir DIR");
+  const EngineProfile base = load_engine_profile(o.extrapolate, "--extrapolate");
+  if (base.extrapolated) throw InputError("--extrapolate", "'" + base.name + "' is itself extrapolated: carry the fitted one");
+  std::filesystem::create_directories(o.out_dir);
+  for (const auto& id : split_list(o.gpu)) {
+    const GpuSpec g = load_gpu(id);
+    EngineProfile p = base;
+    p.gpu = g.id;
+    p.extrapolated = true;
+    p.derived_from = base.name;
+    const std::string suffix = "-" + base.gpu;
+    p.name = base.name.size() > suffix.size() && base.name.ends_with(suffix)
+                 ? base.name.substr(0, base.name.size() - suffix.size()) + "-" + g.id
+                 : base.name + "-" + g.id;
+    p.fit = nlohmann::json::object();  // the residuals belong to the fitted GPU's runs
+    p.provenance = {{"source", "extrapolated: the engine terms of " + base.name +
+                                   " (fitted on " + base.gpu + ") carried over unchanged; no measured run on " + g.id},
+                    {"derived_from", base.name},
+                    {"gpu_name", g.name},
+                    {"kvcap_version", KVCAP_VERSION},
+                    {"command", o.command}};
+    bool measured = false;
+    p.allreduce_latency_for(g.interconnect_kind, 2, &measured);
+    if (!measured)
+      p.provenance["allreduce_note"] = "no " + g.interconnect_kind + " all-reduce latency was measured; the largest "
+                                       "measured figure is used (likely optimistic for " + g.interconnect_kind + ")";
+    const std::string path = o.out_dir + "/" + p.name + ".json";
+    write_engine_profile_file(p, path);
+    std::cout << "wrote " << path << ": " << p.describe() << "\n";
+  }
+  return 0;
+}
+
+int run_calibrate(CalibrateOptions& o) {
+  if (!o.extrapolate.empty()) return run_extrapolate(o);
   if (o.roofline && !o.fit_only.empty()) throw InputError("--roofline", "cannot be combined with --fit-only");
   if (o.out.empty()) throw InputError("--out", "needs a file to write the profile to");
+  if (o.serving) {
+    if (o.roofline || !o.fit_only.empty()) throw InputError("--serving", "cannot be combined with --roofline or --fit-only");
+    return run_serving(o);
+  }
   if (o.roofline) return run_roofline(o);
   if (!o.fit_only.empty()) return run_fit(o, o.fit_only);
   return run_measure(o);
@@ -121,12 +304,33 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
   sub->add_option("--gpu", opts->gpu, "GPU catalog id or GPU JSON file");
   sub->add_option("--model", opts->model, "Model the profile is meant for (recorded in provenance)");
   sub->add_option("--out", opts->out, "Profile JSON to write");
+  sub->add_flag("--serving", opts->serving, "Fit an engine profile to measured serving runs (--runs, --bench-serve)");
+  sub->add_option("--runs", opts->inputs.tables, "Run table (JSONL) of measured serving runs (repeatable)");
+  sub->add_option("--bench-serve", opts->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)");
+  sub->add_option("--setup", opts->setups, "The setup JSON of the --bench-serve result in the same position");
+  sub->add_option("--only", opts->inputs.only, "Keep runs whose id contains this text (repeatable)");
+  sub->add_option("--fit", opts->fit_terms, "Engine terms to fit, comma-separated (default: those the runs identify)");
+  sub->add_option("--start", opts->start, "Engine profile (name or file) to start from and take unfitted terms from");
+  sub->add_option("--name", opts->name, "Name of the engine profile (default ENGINE-MAJOR.MINOR-GPU)");
+  sub->add_option("--cost-model", opts->cost_model, "Kernel cost model under the engine terms, as scenario JSON "
+                                                    "(default {\"kind\": \"roofline\"})");
+  sub->add_option("--seed", opts->seed, "Seed of the replayed workloads")->capture_default_str();
+  sub->add_option("--threads", opts->threads, "Replays at once (0 = one per core)")->capture_default_str();
+  sub->add_option("--max-iterations", opts->max_iterations, "Levenberg-Marquardt iterations at most")
+      ->capture_default_str();
+  sub->add_option("--extrapolate", opts->extrapolate, "Carry this engine profile's terms to the --gpu list");
+  sub->add_option("--out-dir", opts->out_dir, "Folder for --extrapolate's profiles");
   sub->callback([opts, &action] {
     opts->command = "kvcap calibrate";
     for (const auto& [name, val] : std::initializer_list<std::pair<const char*, const std::string*>>{
-             {"--fit-only", &opts->fit_only}, {"--gpu", &opts->gpu}, {"--model", &opts->model}, {"--out", &opts->out}})
+             {"--fit-only", &opts->fit_only}, {"--gpu", &opts->gpu}, {"--model", &opts->model}, {"--out", &opts->out},
+             {"--fit", &opts->fit_terms}, {"--start", &opts->start}, {"--extrapolate", &opts->extrapolate},
+             {"--out-dir", &opts->out_dir}})
       if (!val->empty()) opts->command += std::string(" ") + name + " " + *val;
     if (opts->roofline) opts->command += " --roofline";
+    if (opts->serving) opts->command += " --serving";
+    for (const auto& t : opts->inputs.tables) opts->command += " --runs " + t;
+    for (const auto& b : opts->bench) opts->command += " --bench-serve " + b;
     action = [opts] { return run_calibrate(*opts); };
   });
 }

@@ -18,5 +18,6 @@ void add_calibrate_command(CLI::App& app, CommandAction& action);  // cmd_calibr
 void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search.cpp
 void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.cpp
 void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
+void add_fidelity_command(CLI::App& app, CommandAction& action);   // cmd_fidelity.cpp
 
 }  // namespace kvcap::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kvcap::cli::add_search_command(app, action);
   kvcap::cli::add_sweep_command(app, action);
   kvcap::cli::add_check_command(app, action);
+  kvcap::cli::add_fidelity_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -343,7 +343,20 @@ void print_summary(std::ostream& os, const ojson& res) {
      << sc["gpu"].get<std::string>() << " x" << s(sc["tensor_parallel_size"]) << " (TP), " << s(sc["replicas"])
      << " replica(s), " << sc["scheduler"].get<std::string>() << ", " << s(sc["num_gpu_blocks"]) << " blocks of "
      << s(sc["block_size"]) << " tokens\n";
-  os << "cost model: " << sc["cost_model"].get<std::string>() << "\n\n";
+  os << "cost model: " << sc["cost_model"].get<std::string>() << "\n";
+  if (res.contains("engine") && !res["engine"]["profile"].is_null()) {
+    // Which engine costs mattered, so a what-if on the engine (TP, batch limits) reads at a glance.
+    const auto& e = res["engine"];
+    os << "engine     async scheduling " << (e["async_scheduling"].get<bool>() ? "on" : "off") << ", front end "
+       << s(e["front_end"]["per_request_s"]) << " s + " << s(e["front_end"]["per_prompt_token_s"])
+       << " s/prompt token; share of busy time: cpu " << s(e["share_of_busy_time"]["cpu"]) << ", all-reduce latency "
+       << s(e["share_of_busy_time"]["allreduce_latency"]) << ", per-sequence attention "
+       << s(e["share_of_busy_time"]["attention_per_sequence"]) << ", launches " << s(e["share_of_busy_time"]["launches"])
+       << ", graph padding " << s(e["share_of_busy_time"]["cuda_graph_padding"]) << "\n";
+  }
+  if (res.contains("engine") && !res["engine"]["note"].get<std::string>().empty())
+    os << "note       " << res["engine"]["note"].get<std::string>() << "\n";
+  os << "\n";
   const auto& rq = res["requests"];
   os << "requests   arrived " << s(rq["arrived"]) << "  finished " << s(rq["finished"]) << "  rejected "
      << s(rq["rejected"]) << "  lost " << s(rq["lost"]) << "  in flight " << s(rq["in_flight"]) << "\n";

@@ -29,10 +29,11 @@ void write_setup(std::ostream& os, const ojson& res) {
   const ojson& sc = at_path(res, "scenario");
   os << "<h1>kvcap run report: " << cell(at_path(sc, "name")) << "</h1>\n";
   if (!at_path(sc, "cost_model_measured").is_boolean() || !at_path(sc, "cost_model_measured").get<bool>())
-    os << "<div class=\"banner\" id=\"not-measured\"><strong>Timings are not measured.</strong> The step times come "
-          "from a spec-sheet roofline or another model that was not calibrated on a GPU (cost model: "
+    os << "<div class=\"banner\" id=\"not-measured\"><strong>Kernel timings are not measured.</strong> The kernels' "
+          "step times come from a spec-sheet roofline or another model that was not calibrated on a GPU (cost model: "
        << cell(at_path(sc, "cost_model"))
-       << "). Treat latencies and utilizations as estimates; KV memory figures do not depend on it.</div>\n";
+       << "). Engine overheads, where an engine profile applies, were fitted to real serving runs (see the fidelity "
+          "report). Treat latencies and utilizations as estimates; KV memory figures do not depend on it.</div>\n";
   os << "<h2>Setup</h2>\n<table>\n";
   row(os, "model", cell(at_path(sc, "model")));
   row(os, "GPU × tensor parallel × replicas",
@@ -49,6 +50,13 @@ void write_setup(std::ostream& os, const ojson& res) {
   row(os, "seed / load scale", cell(at_path(sc, "seed")) + " / " + cell(at_path(sc, "load_scale")));
   row(os, "cost model", cell(at_path(sc, "cost_model")));
   row(os, "cost model measured on a GPU", cell(at_path(sc, "cost_model_measured")));
+  const ojson& eng = at_path(res, "engine");
+  if (eng.is_object()) {
+    row(os, "engine profile", cell(at_path(eng, "description")));
+    if (at_path(eng, "note").is_string() && !at_path(eng, "note").get<std::string>().empty())
+      row(os, "engine profile note", cell(at_path(eng, "note")));
+    row(os, "async scheduling", cell(at_path(eng, "async_scheduling")));
+  }
   os << "</table>\n";
 }
 
