@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "sim/calibrate/read_checks.hpp"
-#include "sim/metrics/percentile.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
@@ -72,17 +71,6 @@ double seconds_at(const std::string& where, const nlohmann::json& v) {
   if (!std::isfinite(d) || d < 0) throw InputError(where, "expected a number of seconds >= 0, got " + v.dump());
   if (d > kMaxLatencyS) throw InputError(where, "implausibly large: " + num_text(d) + " s");
   return d;
-}
-
-LatencyStats stats_of(std::vector<double> v) {
-  LatencyStats s;
-  if (v.empty()) return s;
-  const Summary m = summarize(v);
-  s.mean_s = m.mean;
-  s.p50_s = m.p50;
-  s.p90_s = m.p90;
-  s.p99_s = m.p99;
-  return s;
 }
 
 std::string resolve_model(const std::string& model, const std::string& setup_origin) {
@@ -261,8 +249,8 @@ ServingRun read_bench_serve_result(const std::string& result_path, const nlohman
     out_total += q.output;
     prompt_total += q.prompt;
   }
-  run.e2e = stats_of(e2es);
-  run.ttft = stats_of(ttfts);
+  run.e2e = latency_stats(e2es);
+  run.ttft = latency_stats(ttfts);
   if (!tpots.empty()) run.tpot_mean_s = std::accumulate(tpots.begin(), tpots.end(), 0.0) / static_cast<double>(tpots.size());
   if (itl_count > 0) run.itl_mean_s = itl_sum / static_cast<double>(itl_count);
   run.output_tokens_per_s = static_cast<double>(out_total) / run.measured_duration_s;

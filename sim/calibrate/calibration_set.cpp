@@ -29,6 +29,15 @@ std::vector<ServingRun> read_calibration_inputs(const CalibrationInputs& in) {
         }
     all = std::move(kept);
   }
+  if (!in.exclude.empty()) {
+    std::vector<ServingRun> kept;
+    for (auto& r : all) {
+      bool drop = false;
+      for (const auto& f : in.exclude) drop = drop || r.id.find(f) != std::string::npos;
+      if (!drop) kept.push_back(std::move(r));
+    }
+    all = std::move(kept);
+  }
   if (all.empty()) throw InputError("calibration inputs", "no measured run to work on (give a run table or --bench-serve)");
   return all;
 }

@@ -12,7 +12,8 @@ namespace kvcap {
 struct CalibrationInputs {
   std::vector<std::string> tables;  ///< JSONL run tables
   std::vector<std::pair<std::string, std::string>> bench_serve;  ///< (result JSON, setup JSON) pairs
-  std::vector<std::string> only;    ///< keep runs whose id contains one of these ("" = all)
+  std::vector<std::string> only;    ///< keep runs whose id contains one of these (empty = all)
+  std::vector<std::string> exclude; ///< then drop runs whose id contains one of these
 };
 
 /// Every run, in input order; InputError for no run, a duplicate id across inputs, or a bad file.

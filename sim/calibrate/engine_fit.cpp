@@ -260,7 +260,8 @@ EngineFitResult fit_engine_profile(const std::vector<ServingRun>& runs, const En
   result.cost_start = cost;
   double lambda = 1e-2;
   int it = 0;
-  for (; it < opt.max_iterations; ++it) {
+  bool converged = false;
+  for (; it < opt.max_iterations && !converged; ++it) {
     // ---- Jacobian by finite differences: engine terms need a replay each, front-end terms
     // only a new summary of the same replays ----
     Eigen::MatrixXd J(nr + np, np);
@@ -326,14 +327,14 @@ EngineFitResult fit_engine_profile(const std::vector<ServingRun>& runs, const En
           os << "iteration " << it + 1 << ": cost " << cost << " (" << gain * 100 << "% lower)";
           opt.progress(os.str());
         }
-        if (gain < 1e-3) it = opt.max_iterations;  // converged
+        converged = gain < 1e-3;  // less than 0.1 % better: done
       } else {
         lambda *= 4;
       }
     }
     if (!improved) break;
   }
-  result.iterations = std::min(it, opt.max_iterations);
+  result.iterations = it;
   result.cost_end = cost;
   result.profile = profile_at(u);
   for (const auto& t : terms) result.fitted_terms.push_back(t.name);

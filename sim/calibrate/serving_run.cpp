@@ -2,7 +2,20 @@
 
 #include <cctype>
 
+#include "sim/metrics/percentile.hpp"
+
 namespace kvcap {
+
+LatencyStats latency_stats(std::vector<double> values) {
+  LatencyStats s;
+  if (values.empty()) return s;
+  const Summary m = summarize(values);
+  s.mean_s = m.mean;
+  s.p50_s = m.p50;
+  s.p90_s = m.p90;
+  s.p99_s = m.p99;
+  return s;
+}
 
 nlohmann::json scenario_for(const ServingRun& run, uint64_t seed) {
   nlohmann::json engine = run.engine_settings.is_object() ? run.engine_settings : nlohmann::json::object();

@@ -59,6 +59,9 @@ struct ServingRun {
   std::vector<std::string> notes;  ///< what the reader assumed, dropped or could not map
 };
 
+/// Mean and numpy-linear percentiles of `values` (all NaN when empty).
+LatencyStats latency_stats(std::vector<double> values);
+
 /// The kvcap scenario document that replays this run: name, description, model, gpu, engine
 /// (engine_settings plus tensor_parallel_size), workload, seed. No horizon (the run drains), no
 /// cost_model (the caller picks one), no slo.

@@ -2,27 +2,11 @@
 
 #include <algorithm>
 
-#include "sim/metrics/percentile.hpp"
 #include "sim/metrics/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace kvcap {
-
-namespace {
-
-LatencyStats stats_of(std::vector<double>& v) {
-  LatencyStats s;
-  if (v.empty()) return s;
-  const Summary sum = summarize(v);
-  s.mean_s = sum.mean;
-  s.p50_s = sum.p50;
-  s.p90_s = sum.p90;
-  s.p99_s = sum.p99;
-  return s;
-}
-
-}  // namespace
 
 SimulatedStage simulate_stage(const ServingRun& run, const nlohmann::json& cost_model, uint64_t seed) {
   nlohmann::json doc = scenario_for(run, seed);
@@ -79,8 +63,8 @@ StagePrediction summarize_stage(const ServingRun& run, const SimulatedStage& sta
     if (q.output_tokens > 1) tpot.push_back((e - t) / static_cast<double>(q.output_tokens - 1));
   }
   if (!stage.requests.empty()) p.prompt_tokens_mean = prompt_sum / static_cast<double>(stage.requests.size());
-  p.e2e = stats_of(e2e);
-  p.ttft = stats_of(ttft);
+  p.e2e = latency_stats(e2e);
+  p.ttft = latency_stats(ttft);
   if (!tpot.empty()) {
     double sum = 0;
     for (double v : tpot) sum += v;

@@ -271,8 +271,8 @@ int run_extrapolate(const CalibrateOptions& o) {
     bool measured = false;
     p.allreduce_latency_for(g.interconnect_kind, 2, &measured);
     if (!measured)
-      p.provenance["allreduce_note"] = "no " + g.interconnect_kind + " all-reduce latency was measured; the largest "
-                                       "measured figure is used (likely optimistic for " + g.interconnect_kind + ")";
+      p.provenance["allreduce_note"] = "no " + g.interconnect_kind + " all-reduce was measured; the most pessimistic "
+                                       "measured figures are used (likely still optimistic for " + g.interconnect_kind + ")";
     const std::string path = o.out_dir + "/" + p.name + ".json";
     write_engine_profile_file(p, path);
     std::cout << "wrote " << path << ": " << p.describe() << "\n";
@@ -309,6 +309,7 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
   sub->add_option("--bench-serve", opts->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)");
   sub->add_option("--setup", opts->setups, "The setup JSON of the --bench-serve result in the same position");
   sub->add_option("--only", opts->inputs.only, "Keep runs whose id contains this text (repeatable)");
+  sub->add_option("--exclude", opts->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)");
   sub->add_option("--fit", opts->fit_terms, "Engine terms to fit, comma-separated (default: those the runs identify)");
   sub->add_option("--start", opts->start, "Engine profile (name or file) to start from and take unfitted terms from");
   sub->add_option("--name", opts->name, "Name of the engine profile (default ENGINE-MAJOR.MINOR-GPU)");

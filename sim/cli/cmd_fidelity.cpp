@@ -68,6 +68,7 @@ void add_fidelity_command(CLI::App& app, CommandAction& action) {
   sub->add_option("--bench-serve", o->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)");
   sub->add_option("--setup", o->setups, "The setup JSON of the --bench-serve result in the same position");
   sub->add_option("--only", o->inputs.only, "Keep runs whose id contains this text (repeatable)");
+  sub->add_option("--exclude", o->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)");
   sub->add_option("--engine-profile", o->engine_profile,
                   "Engine profile: auto (shipped for the run's GPU), none (kernels only), a name or a file")
       ->capture_default_str();

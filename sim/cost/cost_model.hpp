@@ -33,6 +33,17 @@ struct StepEngineTerms {
   double attention_seq_s = 0;       ///< per-sequence attention cost
   double padding_s = 0;             ///< extra GEMM time for CUDA-graph padding tokens (estimate)
   int64_t padded_tokens = 0;        ///< tokens added by CUDA-graph padding
+
+  StepEngineTerms& operator+=(const StepEngineTerms& o) {
+    cpu_s += o.cpu_s;
+    launch_s += o.launch_s;
+    moe_routing_s += o.moe_routing_s;
+    allreduce_latency_s += o.allreduce_latency_s;
+    attention_seq_s += o.attention_seq_s;
+    padding_s += o.padding_s;
+    padded_tokens += o.padded_tokens;
+    return *this;
+  }
 };
 
 struct StepCost {

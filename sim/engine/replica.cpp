@@ -377,17 +377,7 @@ void Replica::finish_step(double now_s) {
   integrals_.busy_s += t;
   integrals_.compute_util += step_cost_.compute_utilization * t;
   integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
-  {
-    StepEngineTerms& e = integrals_.engine;
-    const StepEngineTerms& s = step_cost_.engine;
-    e.cpu_s += s.cpu_s;
-    e.launch_s += s.launch_s;
-    e.moe_routing_s += s.moe_routing_s;
-    e.allreduce_latency_s += s.allreduce_latency_s;
-    e.attention_seq_s += s.attention_seq_s;
-    e.padding_s += s.padding_s;
-    e.padded_tokens += s.padded_tokens;
-  }
+  integrals_.engine += step_cost_.engine;
   interval_.steps += 1;
   interval_.tokens += plan_.total_tokens;
   interval_.prefill_tokens += step_prefill_tokens_;

@@ -223,16 +223,7 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
     // The engine profile and the seconds of GPU-busy time each of its terms took (summed over
     // replicas): which software cost matters for this traffic.
     StepEngineTerms t;
-    for (const Replica* r : sim.replicas()) {
-      const StepEngineTerms& e = r->integrals().engine;
-      t.cpu_s += e.cpu_s;
-      t.launch_s += e.launch_s;
-      t.moe_routing_s += e.moe_routing_s;
-      t.allreduce_latency_s += e.allreduce_latency_s;
-      t.attention_seq_s += e.attention_seq_s;
-      t.padding_s += e.padding_s;
-      t.padded_tokens += e.padded_tokens;
-    }
+    for (const Replica* r : sim.replicas()) t += r->integrals().engine;
     ojson eng = h.engine;
     auto share = [busy](double v) { return num(busy > 0 ? v / busy : 0.0); };
     eng["time_s"] = ojson{{"cpu", num(t.cpu_s)},

@@ -13,6 +13,7 @@
 
 #include "sim/cost/engine_profile.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,21 +21,8 @@ namespace {
 
 std::string kv(const std::string& args) { return std::string(KVCAP_BIN) + " " + args + " 2>&1"; }
 
-struct Dir {
-  fs::path path;
-  Dir() {
-    path = fs::temp_directory_path() / ("kvcap-calibrate-cli-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
+struct Dir : test_support::TempDir {
+  Dir() : TempDir("calibrate-cli") {}
 };
 
 /// A short stage shaped like the shipped table's rows (30 s at 3 req/s, 40 output tokens).

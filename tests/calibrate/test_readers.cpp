@@ -16,6 +16,7 @@
 #include "sim/calibrate/serving_run_table.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/error.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace fs = std::filesystem;
@@ -23,25 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-/// A fresh folder under the system temp dir, removed when the object goes away.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("kvcap-calibrate-test-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-};
+using TempDir = test_support::TempDir;
 
 /// Message of the exception f throws; fails the test when it throws none or not an InputError.
 template <class F>

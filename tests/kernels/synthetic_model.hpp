@@ -66,4 +66,26 @@ inline GpuSpec toy_gpu() {
   return g;
 }
 
+/// The tiny model with both MLPs replaced by 8 routed experts, top 2 (expert width 32): the
+/// 98304 routed parameters replace the 49152 dense MLP ones, 24576 of them active per token.
+struct TinyMoe {
+  ModelSpec model;
+  ParamCount params;
+  MemoryBudget budget;
+};
+inline TinyMoe tiny_moe() {
+  TinyMoe t{tiny_model(), tiny_params(), tiny_budget()};
+  t.model.layers[0].moe = t.model.layers[1].moe = true;
+  t.model.moe.num_experts = 8;
+  t.model.moe.experts_per_token = 2;
+  t.model.moe.expert_intermediate_size = 32;
+  t.params.dense_mlp = 0;
+  t.params.moe_total = 98304;             // 2 layers × 8 × 3 × 64 × 32
+  t.params.moe_active = 2 * 2 * 3 * 64 * 32;  // 24576
+  t.params.total = 6400 + 6400 + 24576 + 98304 + 320;
+  t.params.active = 6400 + 6400 + 24576 + 24576 + 320;
+  t.budget.weight_bytes = t.budget.weight_bytes_per_gpu = 2 * t.params.total;
+  return t;
+}
+
 }  // namespace kvcap::test

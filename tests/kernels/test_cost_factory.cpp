@@ -68,3 +68,47 @@ TEST_CASE("profile paths resolve against the scenario's folder") {
                                        "s.json", "/cost_model", ctx),
                        doctest::Contains("'h200'"), InputError);
 }
+
+TEST_CASE("a kernel profile and an engine profile compose; auto and none choose the engine profile") {
+  // The tiny model on the real H200 with its shipped spec-sheet kernel profile, plus an inline
+  // engine profile whose only term is 2 ms per step: the step costs exactly 2 ms more.
+  Ctx c;
+  c.gpu = load_gpu("h200");
+  CostModelContext ctx{c.model, c.gpu, c.budget, 1, std::string(KVCAP_SOURCE_DIR) + "/kernels"};
+  ctx.engine = "vllm";
+  EngineProfile e;
+  e.name = "two-ms";
+  e.gpu = "h200";
+  e.cuda_graphs = false;
+  e.overheads.step_fixed_s = 2e-3;
+  e.front_end.per_request_s = 0.01;
+  nlohmann::json spec = {{"kind", "profile"}, {"path", "profiles/h200.roofline.json"}};
+  StepComposition step;
+  step.decode_requests = 4;
+  step.decode_context_tokens = 1000;
+  EngineBinding none;
+  spec["engine_profile"] = "none";
+  const double kernels = make_cost_model(spec, "s.json", "/cost_model", ctx, &none)->price(step).time_s;
+  CHECK_FALSE(none.profile);
+  spec["engine_profile"] = engine_profile_to_json(e);
+  EngineBinding bound;
+  auto m = make_cost_model(spec, "s.json", "/cost_model", ctx, &bound);
+  CHECK(m->price(step).time_s == doctest::Approx(kernels + 2e-3));
+  REQUIRE(bound.profile);
+  CHECK(bound.profile->name == "two-ms");
+  CHECK(bound.front_end.per_request_s == 0.01);
+  CHECK(m->describe().find("two-ms") != std::string::npos);
+  // "front_end": false keeps the step terms but not the client-side delay.
+  spec["front_end"] = false;
+  EngineBinding no_fe;
+  make_cost_model(spec, "s.json", "/cost_model", ctx, &no_fe);
+  CHECK(no_fe.front_end.per_request_s == 0);
+  // "auto" with no engine named: kernels only, and the binding says why.
+  ctx.engine = "";
+  spec.erase("front_end");
+  spec["engine_profile"] = "auto";
+  EngineBinding auto_none;
+  make_cost_model(spec, "s.json", "/cost_model", ctx, &auto_none);
+  CHECK_FALSE(auto_none.profile);
+  CHECK(auto_none.note.find("no engine profile") != std::string::npos);
+}

@@ -155,21 +155,9 @@ TEST_CASE("engine terms: GEMM efficiency falls at small M, expert GEMMs by token
   // kernels alone 302002688 FLOPs / 5e9 = 0.0604005376 s, now / (5e9 × 0.5)
   CHECK(b.linear_s == doctest::Approx(0.1208010752));
 
-  // MoE tiny model (as test_roofline_cost_model.cpp): 8 experts, top 2, 2 MoE layers.
-  ModelSpec model = test::tiny_model();
-  model.layers[0].moe = model.layers[1].moe = true;
-  model.moe.num_experts = 8;
-  model.moe.experts_per_token = 2;
-  model.moe.expert_intermediate_size = 32;
-  ParamCount p = test::tiny_params();
-  p.dense_mlp = 0;
-  p.moe_total = 98304;
-  p.moe_active = 24576;
-  p.total = 6400 + 6400 + 24576 + 98304 + 320;
-  p.active = 6400 + 6400 + 24576 + 24576 + 320;
-  MemoryBudget mb = test::tiny_budget();
-  mb.weight_bytes = mb.weight_bytes_per_gpu = 2 * p.total;
-  const auto moe = make_cost_shape(model, p, mb, 1);
+  // MoE tiny model: 8 experts, top 2, 2 MoE layers.
+  const test::TinyMoe tm = test::tiny_moe();
+  const auto moe = make_cost_shape(tm.model, tm.params, tm.budget, 1);
   CHECK(moe.moe_layers == 2);
   CHECK(moe.expert_matmul_params_per_gpu == doctest::Approx(24576));  // 2 layers × 2 experts × 3 × 64 × 32
   PrefillChunk c4{4096, 0};

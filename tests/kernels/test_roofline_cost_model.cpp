@@ -170,21 +170,9 @@ TEST_CASE("roofline: sliding-window layers read at most the window") {
 }
 
 TEST_CASE("roofline: MoE reads only the experts the batch touches") {
-  ModelSpec model = test::tiny_model();
-  model.layers[0].moe = model.layers[1].moe = true;
-  model.moe.num_experts = 8;
-  model.moe.experts_per_token = 2;
-  model.moe.expert_intermediate_size = 32;
-  ParamCount p = test::tiny_params();
   // routed experts: 2 layers × 8 × 3 × 64 × 32 = 98304 params replace the 49152 dense MLP params
-  p.dense_mlp = 0;
-  p.moe_total = 98304;
-  p.moe_active = 2 * 2 * 3 * 64 * 32;  // 24576
-  p.total = 6400 + 6400 + 24576 + 98304 + 320;
-  p.active = 6400 + 6400 + 24576 + 24576 + 320;
-  MemoryBudget b = test::tiny_budget();
-  b.weight_bytes = b.weight_bytes_per_gpu = 2 * p.total;
-  auto shape = make_cost_shape(model, p, b, 1);
+  const test::TinyMoe t = test::tiny_moe();
+  auto shape = make_cost_shape(t.model, t.params, t.budget, 1);
   CHECK(shape.routed_expert_bytes_per_gpu == doctest::Approx(2 * 98304.0));
   CHECK(shape.body_matmul_params_per_gpu == doctest::Approx(24576 + 24576));
   auto coeff = roofline_coefficients(test::toy_gpu(), half_efficiency(), DType::bf16, false);
