@@ -228,7 +228,8 @@ int run_serving(CalibrateOptions& o) {
                   {"models", models},
                   {"tensor_parallel_sizes", tps},
                   {"gpu_name", g.name},
-                  {"kernel_cost_model", fit.runs.front().cost_model},
+                  // The replay's description minus the engine profile it appends (" + ...").
+                  {"kernel_cost_model", fit.runs.front().cost_model.substr(0, fit.runs.front().cost_model.find(" + "))},
                   {"fitted_terms", fit.fitted_terms},
                   {"not_fitted", not_fitted},
                   {"iterations", fit.iterations},

@@ -235,6 +235,11 @@ void write_load_search_csv(std::ostream& os, const LoadSearchResult& r) {
 void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in) {
   os << "kvcap search: " << in.scenario_name << " (" << in.file << "): highest load with " << slo_text(in, o.goal.min_attainment)
      << "\n";
+  if (!r.probes.empty()) {
+    const ojson& res = r.probes.front().results;
+    if (res.contains("scenario") && res["scenario"].contains("cost_model"))
+      os << "cost model: " << res["scenario"]["cost_model"].get<std::string>() << "\n";
+  }
   print_probe_header(os);
   for (size_t i = 0; i < r.probes.size(); ++i) print_probe_row(os, r.probes[i], static_cast<int>(i));
   if (!r.found) {
@@ -327,6 +332,13 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
     std::string note;
     if (!row.fits) note = "does not fit: " + row.why_not;
     else if (!row.found) note = "not met with <= " + std::to_string(o.max_replicas) + " replicas";
+    // Each shape names the engine profile it was priced with (fitted on that GPU or carried over).
+    if (!row.probes.empty() && row.probes.front().results.contains("engine")) {
+      const ojson& engine = row.probes.front().results["engine"];
+      if (engine["profile"].is_string())
+        note += std::string(note.empty() ? "" : "; ") + "engine profile " + engine["profile"].get<std::string>() +
+                (engine["extrapolated"] == true ? " (extrapolated)" : "");
+    }
     if (row.price_overridden) note += std::string(note.empty() ? "" : "; ") + "price from --price-per-gpu-hour";
     else if (row.price_per_gpu_hour_usd <= 0) note += std::string(note.empty() ? "" : "; ") + "price unknown";
     const std::string att =
