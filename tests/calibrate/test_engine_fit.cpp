@@ -21,7 +21,10 @@ ServingRun synthetic_run(const std::string& id, const std::string& model, int64_
   r.model = model;
   r.gpu = "h100-sxm";
   r.tensor_parallel_size = tp;
-  r.engine_settings = {{"max_model_len", 4096}, {"max_num_seqs", 64}, {"max_num_batched_tokens", 2048}};
+  // A small pool (the runs hold a few thousand tokens at once) keeps debug builds' per-event
+  // allocator audit cheap; the fit does not depend on it.
+  r.engine_settings = {{"max_model_len", 4096}, {"max_num_seqs", 64}, {"max_num_batched_tokens", 2048},
+                       {"num_gpu_blocks", 1024}};
   r.duration_s = 20;
   r.output_tokens_fixed = 40;
   r.workload = {{"kind", "shared_prefix"},     {"num_groups", groups}, {"prompts_per_group", 3},
