@@ -119,16 +119,16 @@ int run_memory(const MemoryOptions& o) {
     j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
     j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
     j["block_size"] = b.block_size;
-    j["layers_per_block"] = b.layers_per_block;
+    j["layers_per_block"] = b.kv.layers_per_group;
     j["page_bytes_per_gpu"] = b.page_bytes_per_gpu;
     j["num_gpu_blocks"] = b.num_gpu_blocks;
     j["kv_cache_tokens"] = b.kv_cache_tokens;
     j["max_model_len"] = b.max_model_len;
     j["blocks_per_max_len_request"] = b.blocks_per_max_len_request;
     j["max_concurrency"] = b.max_concurrency;
-    j["full_attention_groups"] = b.full_groups;
-    j["sliding_window_groups"] = b.swa_groups;
-    j["sliding_window_tokens"] = b.swa_window_tokens;
+    j["full_attention_groups"] = b.kv.full_groups;
+    j["sliding_window_groups"] = b.kv.swa_groups;
+    j["sliding_window_tokens"] = b.kv.sliding_window;
     if (o.context_len) {
       nlohmann::ordered_json l;
       l["context_len_tokens"] = *o.context_len;
@@ -163,11 +163,11 @@ int run_memory(const MemoryOptions& o) {
   row("non-torch overhead (estimate)", gib(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
   row("KV cache", gib(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
   std::printf("blocks\n");
-  row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.layers_per_block) + " layers");
+  row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
   row("bytes per block", num(b.page_bytes_per_gpu));
-  if (b.swa_groups > 0)
-    row("groups (full / sliding)", num(b.full_groups) + " / " + num(b.swa_groups) + " (window " +
-                                        num(b.swa_window_tokens) + " tokens)");
+  if (b.kv.swa_groups > 0)
+    row("groups (full / sliding)", num(b.kv.full_groups) + " / " + num(b.kv.swa_groups) + " (window " +
+                                        num(b.kv.sliding_window) + " tokens)");
   row("num_gpu_blocks", num(b.num_gpu_blocks));
   row("KV cache capacity", num(b.kv_cache_tokens) + " tokens");
   char conc[64];

@@ -253,7 +253,6 @@ void Replica::swap_in_session(int64_t session_id, double now_s) {
     const int64_t kept = s.num_computed_tokens;
     s.num_computed_tokens = 0;
     const int64_t hit = kv_->find_prefix_hit(s);
-    const int64_t bs = kv_->usage().block_size;
     if (!kv_->allocate(s, hit, kept - hit)) {
       s.num_computed_tokens = kept;
       release_parked(i);  // no room on the GPU: the next turn recomputes
@@ -261,7 +260,7 @@ void Replica::swap_in_session(int64_t session_id, double now_s) {
     }
     s.num_computed_tokens = kept;
     s.last_token_s = now_s;  // back for its session: the idle clock restarts
-    const int64_t copied = (kept + bs - 1) / bs - hit / bs;
+    const int64_t copied = kv_->blocks_for_tokens(kept) - kv_->blocks_for_tokens(hit);
     state_.swap.used_blocks -= s.swapped_blocks;
     s.swapped_blocks = 0;
     pending_swap_in_blocks_ += copied;
@@ -281,8 +280,7 @@ void Replica::reclaim_parked(double now_s) {
         ++i;
         continue;
       }
-      const int64_t bs = kv_->usage().block_size;
-      const int64_t blocks = (s.num_computed_tokens + bs - 1) / bs;
+      const int64_t blocks = kv_->blocks_for_tokens(s.num_computed_tokens);
       if (sessions_swap_ && blocks > 0 && state_.swap.cpu_blocks - state_.swap.used_blocks >= blocks) {
         kv_->free(s);  // copied to the CPU tier; the GPU blocks stay in the prefix cache's free queue
         s.swapped_blocks = blocks;

@@ -45,6 +45,9 @@ class ContiguousKvAllocator final : public KvAllocator {
   int64_t find_prefix_hit(SeqState& seq) override;
   bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) override;
   int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const override;
+  int64_t blocks_for_tokens(int64_t tokens) const override {
+    return (tokens + cfg_.block_size - 1) / cfg_.block_size;
+  }
   void free(SeqState& seq) override;
   int64_t num_free_blocks() const override { return usable_ - used_; }
   KvUsage usage() const override;

@@ -35,12 +35,17 @@ class KvAllocator {
 
   /// All-or-nothing: room for num_computed_tokens + hit_tokens + num_new_tokens tokens (capped at
   /// max_model_len). `hit_tokens` comes from the find_prefix_hit() just before (0 otherwise).
-  /// Returns false and changes nothing when the blocks are not available.
+  /// Returns false and takes nothing when the blocks are not available (a paged sliding-window
+  /// group still frees its out-of-window blocks first, as vLLM does).
   virtual bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) = 0;
 
   /// Free blocks allocate(seq, 0, num_new_tokens) would take for a running request. The engine
   /// skips ahead over plain decode steps only while these fit, so no allocation can fail.
   virtual int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const = 0;
+
+  /// Blocks one request holds once it has `tokens` token slots (sessions parked on the CPU tier,
+  /// output-length forecasts). Paged hybrid models count sliding-window groups at their window.
+  virtual int64_t blocks_for_tokens(int64_t tokens) const = 0;
 
   /// Leading blocks of `hashes` (chained prefix hashes) this allocator holds in its prefix cache
   /// now. Read-only: for routers choosing where a prefix is already cached. 0 without a cache.

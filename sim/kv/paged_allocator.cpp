@@ -11,42 +11,95 @@ namespace kvcap {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Prefix-cache key of a block in KV group g: vLLM keys its cache by (hash, group id). Group 0
+/// keeps the plain hash, so models with one group cache exactly as before.
+uint64_t group_key(uint64_t hash, int64_t g) {
+  if (g == 0) return hash;
+  uint64_t k = (hash ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(g))) * 0xbf58476d1ce4e5b9ull;
+  k ^= k >> 31;
+  return k == BlockPool::kNoHash ? 1 : k;
+}
 }  // namespace
 
 PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
     : cfg_(cfg), pool_(cfg.num_gpu_blocks, cfg.free_order) {
   KVCAP_CHECK(cfg.block_size > 0 && cfg.max_model_len > 0, "paged allocator needs block_size and max_model_len");
+  KVCAP_CHECK(cfg.full_groups >= 0 && cfg.swa_groups >= 0 && cfg.full_groups + cfg.swa_groups >= 1,
+              "paged allocator needs at least one KV group");
+  KVCAP_CHECK(cfg.swa_groups == 0 || cfg.sliding_window > 0, "sliding-window groups need a window");
+  spec_.block_size = cfg.block_size;
+  spec_.full_groups = cfg.full_groups;
+  spec_.swa_groups = cfg.swa_groups;
+  spec_.sliding_window = cfg.swa_groups > 0 ? cfg.sliding_window : 0;
+  hit_blocks_.resize(static_cast<size_t>(groups()));
 }
 
 void PagedKvAllocator::ensure_slot(int32_t slot) {
   const auto need = static_cast<size_t>(slot) + 1;
-  if (tables_.size() < need) {
-    tables_.resize(need);
+  if (slot_tokens_.size() < need) {
+    tables_.resize(need * static_cast<size_t>(groups()));
+    skipped_.resize(need, 0);
     slot_tokens_.resize(need, 0);
     cached_blocks_.resize(need, 0);
   }
 }
 
-std::span<const int32_t> PagedKvAllocator::blocks_of(int32_t slot) const {
-  if (static_cast<size_t>(slot) >= tables_.size()) return {};
-  return tables_[static_cast<size_t>(slot)];
+std::span<const int32_t> PagedKvAllocator::blocks_of(int32_t slot, int64_t group) const {
+  if (static_cast<size_t>(slot) >= slot_tokens_.size() || group < 0 || group >= groups()) return {};
+  return tables_[static_cast<size_t>(slot) * static_cast<size_t>(groups()) + static_cast<size_t>(group)];
+}
+
+int64_t PagedKvAllocator::skipped_blocks(int32_t slot) const {
+  return static_cast<size_t>(slot) < skipped_.size() ? skipped_[static_cast<size_t>(slot)] : 0;
+}
+
+int64_t PagedKvAllocator::sliding_hit(const SeqState& seq, int64_t max_blocks) const {
+  // The next token at position hit × block attends back window-1 tokens: that many tokens' blocks
+  // must be cached; earlier blocks are not needed (vLLM SlidingWindowManager.find_longest_cache_hit).
+  const int64_t need = std::max<int64_t>(1, ceil_div(cfg_.sliding_window - 1, cfg_.block_size));
+  int64_t run = 0;
+  for (int64_t i = max_blocks - 1; i >= 0; --i) {
+    bool cached = true;
+    for (int64_t g = cfg_.full_groups; g < groups() && cached; ++g)
+      cached = pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)) != BlockPool::kNone;
+    if (!cached) {
+      run = 0;
+      continue;
+    }
+    if (++run == need) return i + need;
+  }
+  return run;  // blocks [0, run) are cached: a hit from the start needs nothing before it
 }
 
 int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
-  hit_blocks_.clear();
+  for (auto& h : hit_blocks_) h.clear();
+  hit_len_ = 0;
+  hit_skip_ = 0;
   hit_slot_ = seq.slot;
   if (!cfg_.enable_prefix_caching) return 0;
   extend_block_hashes(seq, cfg_.block_size);
   // At least the last token is always recomputed (its logits are needed), and hits are whole
   // blocks: a 48-token prompt at block_size 16 can hit at most 2 blocks.
-  const int64_t max_blocks = std::min<int64_t>((seq.num_tokens() - 1) / cfg_.block_size,
-                                               static_cast<int64_t>(seq.block_hashes.size()));
-  for (int64_t i = 0; i < max_blocks; ++i) {
-    const int32_t b = pool_.lookup(seq.block_hashes[static_cast<size_t>(i)]);
-    if (b == BlockPool::kNone) break;
-    hit_blocks_.push_back(b);
+  int64_t hit = std::min<int64_t>((seq.num_tokens() - 1) / cfg_.block_size,
+                                  static_cast<int64_t>(seq.block_hashes.size()));
+  // Full groups: the longest prefix cached in every one of them.
+  for (int64_t g = 0; g < cfg_.full_groups; ++g)
+    for (int64_t i = 0; i < hit; ++i)
+      if (pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)) == BlockPool::kNone) {
+        hit = i;
+        break;
+      }
+  // Sliding groups can only shorten it; any prefix of a full-group hit is still a full-group hit.
+  if (cfg_.swa_groups > 0) hit = sliding_hit(seq, hit);
+  hit_len_ = hit;
+  hit_skip_ = spec_.first_kept_block(hit * cfg_.block_size);
+  for (int64_t g = 0; g < groups(); ++g) {
+    auto& out = hit_blocks_[static_cast<size_t>(g)];
+    for (int64_t i = sliding(g) ? hit_skip_ : 0; i < hit; ++i)
+      out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
   }
-  return static_cast<int64_t>(hit_blocks_.size()) * cfg_.block_size;
+  return hit * cfg_.block_size;
 }
 
 int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes) const {
@@ -59,34 +112,76 @@ int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes)
   return n;
 }
 
+void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_tokens) {
+  auto& skipped = skipped_[static_cast<size_t>(slot)];
+  const int64_t first_kept = spec_.first_kept_block(computed_tokens);
+  if (first_kept <= skipped) return;
+  for (int64_t g = cfg_.full_groups; g < groups(); ++g) {
+    auto& t = table(slot, g);
+    const auto drop = static_cast<size_t>(std::min<int64_t>(first_kept - skipped, static_cast<int64_t>(t.size())));
+    // vLLM frees them newest first (it walks back from the last useless block).
+    scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());
+    for (int32_t b : scratch_)
+      if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
+    pool_.free_blocks_in_order(scratch_);
+    t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  skipped = first_kept;
+}
+
 bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) {
   ensure_slot(seq.slot);
-  auto& table = tables_[static_cast<size_t>(seq.slot)];
+  const auto slot_index = static_cast<size_t>(seq.slot);
   const int64_t hit_blocks = hit_tokens / cfg_.block_size;
-  KVCAP_CHECK(hit_tokens == 0 || (hit_slot_ == seq.slot && hit_blocks == static_cast<int64_t>(hit_blocks_.size())),
+  KVCAP_CHECK(hit_tokens == 0 || (hit_slot_ == seq.slot && hit_blocks == hit_len_),
               "allocate() with a prefix hit that does not come from find_prefix_hit()");
   const int64_t need_tokens =
       std::min(seq.num_computed_tokens + hit_tokens + num_new_tokens, cfg_.max_model_len);
-  const int64_t held = static_cast<int64_t>(table.size());
-  const int64_t new_blocks = std::max<int64_t>(0, ceil_div(need_tokens, cfg_.block_size) - held - hit_blocks);
+  const int64_t total_blocks = ceil_div(need_tokens, cfg_.block_size);
+  // Blocks out of the window are useless whether or not this allocation succeeds (vLLM frees
+  // them first too). A request admitted with a hit holds nothing yet: its window starts at the hit.
+  if (cfg_.swa_groups > 0) {
+    if (hit_blocks > 0)
+      skipped_[slot_index] = hit_skip_;
+    else
+      remove_skipped_blocks(seq.slot, seq.num_computed_tokens);
+  }
+  const int64_t skipped = skipped_[slot_index];
+  int64_t new_blocks = 0;
+  for (int64_t g = 0; g < groups(); ++g) {
+    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) +
+                             static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size() * (hit_blocks > 0));
+    new_blocks += std::max<int64_t>(0, total_blocks - held_end);
+  }
   int64_t evictable_hits = 0;
-  for (int64_t i = 0; i < hit_blocks; ++i)
-    if (pool_.ref_count(hit_blocks_[static_cast<size_t>(i)]) == 0) ++evictable_hits;
-  if (new_blocks + evictable_hits > pool_.num_free()) return false;
+  if (hit_blocks > 0)
+    for (const auto& hits : hit_blocks_)
+      for (int32_t b : hits)
+        if (pool_.ref_count(b) == 0) ++evictable_hits;
+  if (new_blocks + evictable_hits > pool_.num_free()) {
+    if (hit_blocks > 0) skipped_[slot_index] = 0;  // nothing taken: the slot is as it was
+    return false;
+  }
 
-  for (int64_t i = 0; i < hit_blocks; ++i) {
-    const int32_t b = hit_blocks_[static_cast<size_t>(i)];
-    if (pool_.ref_count(b) > 0) shared_extra_tokens_ += cfg_.block_size;
-    pool_.touch(b);
-    table.push_back(b);
+  for (int64_t g = 0; g < groups(); ++g) {
+    auto& t = table(seq.slot, g);
+    if (hit_blocks > 0) {
+      for (int32_t b : hit_blocks_[static_cast<size_t>(g)]) {
+        if (pool_.ref_count(b) > 0) shared_extra_tokens_ += cfg_.block_size;
+        pool_.touch(b);
+        t.push_back(b);
+      }
+    }
+    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(t.size());
+    pool_.pop_free(std::max<int64_t>(0, total_blocks - held_end), t);
   }
   if (hit_blocks > 0) {
-    cached_blocks_[static_cast<size_t>(seq.slot)] = held + hit_blocks;
-    hit_blocks_.clear();
+    cached_blocks_[slot_index] = hit_blocks;
+    for (auto& h : hit_blocks_) h.clear();
+    hit_len_ = 0;
     hit_slot_ = -1;
   }
-  pool_.pop_free(new_blocks, table);
-  auto& tokens = slot_tokens_[static_cast<size_t>(seq.slot)];
+  auto& tokens = slot_tokens_[slot_index];
   total_slot_tokens_ += need_tokens - tokens;
   tokens = need_tokens;
 
@@ -94,48 +189,68 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     extend_block_hashes(seq, cfg_.block_size);
     const int64_t full = std::min(seq.num_computed_tokens + hit_tokens + num_new_tokens, seq.num_tokens()) /
                          cfg_.block_size;
-    auto& cached = cached_blocks_[static_cast<size_t>(seq.slot)];
-    for (; cached < full; ++cached)
-      pool_.cache(table[static_cast<size_t>(cached)], seq.block_hashes[static_cast<size_t>(cached)]);
+    auto& cached = cached_blocks_[slot_index];
+    for (; cached < full; ++cached) {
+      const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
+      for (int64_t g = 0; g < groups(); ++g) {
+        const int64_t first = sliding(g) ? skipped : 0;
+        if (cached < first) continue;  // already out of this group's window
+        pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - first)], group_key(h, g));
+      }
+    }
   }
   return true;
 }
 
 int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const {
-  const int64_t held =
-      static_cast<size_t>(seq.slot) < tables_.size() ? static_cast<int64_t>(tables_[static_cast<size_t>(seq.slot)].size()) : 0;
   const int64_t need = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
-  return std::max<int64_t>(0, ceil_div(need, cfg_.block_size) - held);
+  const int64_t total_blocks = ceil_div(need, cfg_.block_size);
+  int64_t n = 0;
+  for (int64_t g = 0; g < groups(); ++g) {
+    const auto held = static_cast<int64_t>(blocks_of(seq.slot, g).size());
+    n += std::max<int64_t>(0, total_blocks - held - (sliding(g) ? skipped_blocks(seq.slot) : 0));
+  }
+  // Blocks this allocation's window would free are not counted: an upper bound, which is what
+  // the callers (plain-decode detection, parked-session reclaim) need.
+  return n;
 }
 
 void PagedKvAllocator::free(SeqState& seq) {
-  if (static_cast<size_t>(seq.slot) >= tables_.size()) return;
-  auto& table = tables_[static_cast<size_t>(seq.slot)];
-  // Tail first, so that within one request the last blocks become the first eviction candidates.
-  scratch_.assign(table.rbegin(), table.rend());
-  for (int32_t b : scratch_)
-    if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
-  pool_.free_blocks_in_order(scratch_);
-  table.clear();
-  total_slot_tokens_ -= slot_tokens_[static_cast<size_t>(seq.slot)];
-  slot_tokens_[static_cast<size_t>(seq.slot)] = 0;
-  cached_blocks_[static_cast<size_t>(seq.slot)] = 0;
+  if (static_cast<size_t>(seq.slot) >= slot_tokens_.size()) return;
+  for (int64_t g = 0; g < groups(); ++g) {
+    auto& t = table(seq.slot, g);
+    // Tail first, so that within one request the last blocks become the first eviction candidates.
+    scratch_.assign(t.rbegin(), t.rend());
+    for (int32_t b : scratch_)
+      if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
+    pool_.free_blocks_in_order(scratch_);
+    t.clear();
+  }
+  const auto slot_index = static_cast<size_t>(seq.slot);
+  total_slot_tokens_ -= slot_tokens_[slot_index];
+  slot_tokens_[slot_index] = 0;
+  cached_blocks_[slot_index] = 0;
+  skipped_[slot_index] = 0;
   if (hit_slot_ == seq.slot) {
-    hit_blocks_.clear();
+    for (auto& h : hit_blocks_) h.clear();
+    hit_len_ = 0;
     hit_slot_ = -1;
   }
 }
 
 KvUsage PagedKvAllocator::usage() const {
+  // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
+  // block_size tokens below the window, so token figures divide pages by G (page granular).
+  const int64_t g = groups();
   KvUsage u;
   u.block_size = cfg_.block_size;
   u.usable_blocks = pool_.usable_blocks();
   u.used_blocks = pool_.num_used();
   u.free_blocks = pool_.num_free();
   u.cached_free_blocks = pool_.num_cached_free();
-  u.capacity_tokens = u.usable_blocks * cfg_.block_size;
-  u.stored_tokens = total_slot_tokens_ - shared_extra_tokens_;
-  u.reserved_tokens = u.used_blocks * cfg_.block_size;
+  u.capacity_tokens = u.usable_blocks * cfg_.block_size / g;
+  u.reserved_tokens = u.used_blocks * cfg_.block_size / g;
+  u.stored_tokens = spec_.hybrid() ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
   u.largest_free_blocks = u.free_blocks;
   return u;
 }
@@ -147,16 +262,27 @@ void PagedKvAllocator::check_invariants() const {
   std::vector<int32_t> refs(static_cast<size_t>(pool_.num_blocks()), 0);
   std::vector<size_t> seen_in(static_cast<size_t>(pool_.num_blocks()), SIZE_MAX);
   int64_t slot_tokens = 0;
-  for (size_t s = 0; s < tables_.size(); ++s) {
-    const auto& t = tables_[s];
-    KVCAP_CHECK(static_cast<int64_t>(t.size()) == ceil_div(slot_tokens_[s], cfg_.block_size),
-                "slot " + std::to_string(s) + " holds a block count that does not match its tokens");
+  for (size_t s = 0; s < slot_tokens_.size(); ++s) {
+    const int64_t logical = ceil_div(slot_tokens_[s], cfg_.block_size);
+    const int64_t skipped = skipped_[s];
+    KVCAP_CHECK(skipped == 0 || cfg_.swa_groups > 0, "a full-attention model skipped blocks");
     slot_tokens += slot_tokens_[s];
-    for (int32_t b : t) {
-      KVCAP_CHECK(b > 0 && b < pool_.num_blocks(), "block id out of range");
-      ++refs[static_cast<size_t>(b)];
-      KVCAP_CHECK(seen_in[static_cast<size_t>(b)] != s, "block " + std::to_string(b) + " twice in one request's table");
-      seen_in[static_cast<size_t>(b)] = s;
+    for (int64_t g = 0; g < groups(); ++g) {
+      const auto& t = tables_[s * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
+      const int64_t first = sliding(g) ? std::min(skipped, logical) : 0;
+      KVCAP_CHECK(static_cast<int64_t>(t.size()) == logical - first,
+                  "slot " + std::to_string(s) + " group " + std::to_string(g) +
+                      " holds a block count that does not match its tokens");
+      // Never more freed than the window of the newest token allows.
+      if (sliding(g) && logical > 0)
+        KVCAP_CHECK(skipped <= spec_.first_kept_block(slot_tokens_[s] - 1),
+                    "slot " + std::to_string(s) + " freed sliding-window blocks its window still needs");
+      for (int32_t b : t) {
+        KVCAP_CHECK(b > 0 && b < pool_.num_blocks(), "block id out of range");
+        ++refs[static_cast<size_t>(b)];
+        KVCAP_CHECK(seen_in[static_cast<size_t>(b)] != s, "block " + std::to_string(b) + " twice in one request's tables");
+        seen_in[static_cast<size_t>(b)] = s;
+      }
     }
   }
   KVCAP_CHECK(slot_tokens == total_slot_tokens_, "token slot total out of sync");

@@ -6,12 +6,19 @@
 //  - on success: touch the hit blocks, pop new blocks from the free-queue head, then (prefix
 //    caching on) record every full block up to min(computed + hit + new, num_tokens) as cached;
 //  - free: release the request's blocks tail first.
+// Hybrid models (vLLM's hybrid KV-cache manager, KVCacheCoordinator): the pool's blocks are
+// per-group pages and a request holds one table per KV group (full-attention groups first, then
+// sliding-window groups). Sliding groups free the blocks that fell out of the window before each
+// allocation (SlidingWindowManager.remove_skipped_blocks), so a long request holds at most
+// ceil((window-1)/block)+1 of them; a prefix hit must be cached in every full group and, for the
+// window before the hit, in every sliding group. The same KvCacheSpec sizes `kvcap memory`.
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "sim/kv/block_pool.hpp"
 #include "sim/kv/kv_allocator.hpp"
+#include "sim/memory/kv_cache_spec.hpp"
 
 namespace kvcap {
 
@@ -21,6 +28,10 @@ struct PagedAllocatorConfig {
   int64_t max_model_len = 0;    ///< caps the slots one request may need
   bool enable_prefix_caching = false;
   FreeOrder free_order = FreeOrder::append_all;
+  /// KV groups (sim/memory/kv_cache_spec.hpp); the default is one full-attention group.
+  int64_t full_groups = 1;
+  int64_t swa_groups = 0;
+  int64_t sliding_window = 0;  ///< tokens, for the sliding groups
 };
 
 class PagedKvAllocator final : public KvAllocator {
@@ -31,6 +42,7 @@ class PagedKvAllocator final : public KvAllocator {
   int64_t cached_prefix_blocks(std::span<const uint64_t> hashes) const override;
   bool allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) override;
   int64_t new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const override;
+  int64_t blocks_for_tokens(int64_t tokens) const override { return spec_.blocks_for_tokens(tokens); }
   void free(SeqState& seq) override;
   int64_t num_free_blocks() const override { return pool_.num_free(); }
   KvUsage usage() const override;
@@ -38,18 +50,35 @@ class PagedKvAllocator final : public KvAllocator {
   void check_invariants() const override;
 
   const BlockPool& pool() const { return pool_; }
-  /// Block table of a slot (tests and invariant checks).
-  std::span<const int32_t> blocks_of(int32_t slot) const;
+  /// Block table of a slot in one KV group (tests and invariant checks). A sliding group's table
+  /// starts at logical block skipped_blocks(slot).
+  std::span<const int32_t> blocks_of(int32_t slot, int64_t group = 0) const;
+  /// Leading logical blocks a slot's sliding groups have freed (out of the window).
+  int64_t skipped_blocks(int32_t slot) const;
 
  private:
   void ensure_slot(int32_t slot);
+  int64_t groups() const { return spec_.groups(); }
+  bool sliding(int64_t g) const { return g >= cfg_.full_groups; }
+  std::vector<int32_t>& table(int32_t slot, int64_t g) {
+    return tables_[static_cast<size_t>(slot) * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
+  }
+  /// Sliding groups: free the blocks wholly before the window of the next token.
+  void remove_skipped_blocks(int32_t slot, int64_t computed_tokens);
+  /// Longest hit <= max_blocks whose last ceil((window-1)/block) blocks are cached in every
+  /// sliding group (or that is cached from block 0).
+  int64_t sliding_hit(const SeqState& seq, int64_t max_blocks) const;
 
   PagedAllocatorConfig cfg_;
+  KvCacheSpec spec_;
   BlockPool pool_;
-  std::vector<std::vector<int32_t>> tables_;   ///< per slot, in token order
+  std::vector<std::vector<int32_t>> tables_;   ///< per slot and group, in token order
+  std::vector<int64_t> skipped_;               ///< per slot: logical blocks sliding groups freed
   std::vector<int64_t> slot_tokens_;           ///< token slots each request holds
-  std::vector<int64_t> cached_blocks_;         ///< leading blocks of the table already hashed
-  std::vector<int32_t> hit_blocks_;            ///< from the last find_prefix_hit
+  std::vector<int64_t> cached_blocks_;         ///< leading logical blocks already hashed
+  std::vector<std::vector<int32_t>> hit_blocks_;  ///< per group, from the last find_prefix_hit
+  int64_t hit_len_ = 0;                        ///< hit in logical blocks
+  int64_t hit_skip_ = 0;                       ///< sliding groups' first hit block
   int32_t hit_slot_ = -1;
   std::vector<int32_t> scratch_;
   int64_t total_slot_tokens_ = 0;

@@ -61,8 +61,8 @@ void validate(const EngineMemoryConfig& c) {
                                                     std::to_string(*c.kv_cache_memory_bytes));
 }
 
-/// Layer groups as vLLM forms them; fills the group fields of `b`.
-void group_layers(const ModelSpec& m, MemoryBudget& b) {
+/// Layer groups as vLLM forms them; fills the group fields of `spec`.
+void group_layers(const ModelSpec& m, KvCacheSpec& spec) {
   // Attention type of a layer: full and MLA are "full" (grow with every token); sliding layers
   // are keyed by their window.
   std::map<int64_t, int64_t> count_by_window;  // window 0 = full/MLA
@@ -73,19 +73,16 @@ void group_layers(const ModelSpec& m, MemoryBudget& b) {
 
   int64_t group_size = static_cast<int64_t>(m.layers.size());
   for (const auto& [w, n] : count_by_window) group_size = std::min(group_size, n);
-  b.layers_per_block = group_size;
-  b.full_groups = 0;
-  b.swa_groups = 0;
+  spec.layers_per_group = group_size;
+  spec.full_groups = 0;
+  spec.swa_groups = 0;
   for (const auto& [w, n] : count_by_window) {
     const int64_t groups = cdiv(n, group_size);
     if (w == 0) {
-      b.full_groups += groups;
+      spec.full_groups += groups;
     } else {
-      b.swa_groups += groups;
-      b.swa_window_tokens = w;
-      // A sliding layer needs the last `window` tokens (the new token and window-1 before it);
-      // blocks wholly before them are freed, so at most ceil((window-1)/block)+1 blocks are held.
-      b.swa_blocks_cap = cdiv(w - 1, b.block_size) + 1;
+      spec.swa_groups += groups;
+      spec.sliding_window = w;
     }
   }
 }
@@ -103,20 +100,6 @@ int64_t estimate_max_model_len(const MemoryBudget& b, int64_t max_model_len, int
 }
 
 }  // namespace
-
-int64_t MemoryBudget::blocks_for_tokens(int64_t tokens) const {
-  if (tokens <= 0) return 0;
-  const int64_t blocks = cdiv(tokens, block_size);
-  return full_groups * blocks + swa_groups * std::min(blocks, swa_blocks_cap);
-}
-
-int64_t MemoryBudget::worst_case_blocks_for_tokens(int64_t tokens, int64_t batched) const {
-  if (tokens <= 0) return 0;
-  int64_t n = full_groups * cdiv(tokens, block_size);
-  if (swa_groups > 0)
-    n += swa_groups * (cdiv(std::min(swa_window_tokens - 1 + batched, tokens), block_size) + 1);
-  return n;
-}
 
 MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
   validate(cfg);
@@ -146,8 +129,10 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   const int64_t page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads);
   for (const auto& l : model.layers)
     KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == page, "unequal KV page sizes");
-  group_layers(model, b);
-  b.page_bytes_per_gpu = page * b.layers_per_block;
+  b.kv.block_size = cfg.block_size;
+  group_layers(model, b.kv);
+  b.page_bytes_per_gpu = page * b.kv.layers_per_group;
+  b.kv.page_bytes_per_gpu = b.page_bytes_per_gpu;
 
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
   if (cfg.kv_cache_memory_bytes) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/kv_cache_spec.hpp"
 #include "sim/model/model_spec.hpp"
 
 namespace kvcap {
@@ -40,23 +41,18 @@ struct MemoryBudget {
   int64_t kv_cache_tokens = 0;             ///< num_gpu_blocks × block_size
   int64_t max_model_len = 0;
   double max_concurrency = 0;              ///< requests of max_model_len that fit at once
-  /// Blocks one request of `tokens` tokens holds (sliding-window groups capped at the window).
-  int64_t blocks_for_tokens(int64_t tokens) const;
-  // Hybrid (sliding-window) accounting: blocks per block_size tokens for full-attention groups,
-  // and the cap on blocks held by sliding-window groups.
-  int64_t full_groups = 1;
-  int64_t swa_groups = 0;
-  int64_t swa_blocks_cap = 0;  ///< per sliding-window group, per request
+  /// Groups, window and page of the pool: the same spec `kvcap run`'s paged allocator spends.
+  KvCacheSpec kv;
+  /// Pages one request of `tokens` tokens holds (sliding-window groups capped at the window).
+  int64_t blocks_for_tokens(int64_t tokens) const { return kv.blocks_for_tokens(tokens); }
 
   // Added detail (see memory_budget.cpp for the accounting):
   int64_t requested_bytes_per_gpu = 0;   ///< total × gpu_memory_utilization
-  int64_t layers_per_block = 0;          ///< layers one block spans (all layers, or the HMA group size)
-  int64_t swa_window_tokens = 0;         ///< sliding window of the sliding-window groups (0 = none)
   int64_t blocks_per_max_len_request = 0;  ///< vLLM's per-request worst case used for max_concurrency
   bool kv_cache_memory_from_flag = false;  ///< kv_cache_bytes_per_gpu came from --kv-cache-memory-bytes
-  /// Blocks vLLM reserves for one request in its startup check and max-concurrency figure: full
-  /// groups ceil(tokens/block), sliding groups ceil(min(window-1+max_num_batched_tokens, tokens)/block)+1.
-  int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const;
+  int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const {
+    return kv.worst_case_blocks_for_tokens(tokens, max_num_batched_tokens);
+  }
 };
 
 /// Compute the budget; throws InputError naming the numbers when the model does not fit.

@@ -100,25 +100,31 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                          std::to_string(e.max_num_batched_tokens) + ") must be at least max_model_len (" +
                          std::to_string(max_model_len) + "), as vLLM requires");
 
-  // Hybrid models: vLLM's pool holds per-group pages and a request takes one page per group per
-  // block_size tokens. kvcap allocates whole-model blocks, so the pool is divided by the group
-  // count; sliding-window groups are charged like full attention (their window cap is not
-  // modelled), which understates capacity for those models.
-  const int64_t groups = b.full_groups + b.swa_groups;
+  // The paged allocator spends vLLM's pool of per-group pages by the budget's KV spec (one page
+  // per group per block, sliding groups only their window), so `run` and `memory` agree. The
+  // contiguous allocator models engines without a hybrid manager: it reserves whole-model blocks,
+  // so a hybrid model's pool is divided by its group count and sliding layers count as full.
+  const int64_t groups = b.kv.groups();
+  const bool paged = e.allocator == "paged";
   int64_t pool_blocks = e.num_gpu_blocks ? *e.num_gpu_blocks : b.num_gpu_blocks;
   std::string accounting = "full attention: one block per block_size tokens per request";
-  if (groups > 1) {
+  if (paged && b.kv.hybrid()) {
+    accounting = "hybrid KV manager: " + std::to_string(b.kv.full_groups) + " full-attention + " +
+                 std::to_string(b.kv.swa_groups) + " sliding-window (" + std::to_string(b.kv.sliding_window) +
+                 " tokens) groups; a block is one group's page; sliding groups free blocks out of the window";
+  } else if (groups > 1) {
     pool_blocks /= groups;
-    accounting = "hybrid model with " + std::to_string(groups) +
-                 " KV groups: pool divided by the group count; sliding-window layers charged as full attention "
-                 "(window cap not modelled, capacity understated)";
+    accounting = "contiguous allocator on a hybrid model with " + std::to_string(groups) +
+                 " KV groups: pool divided by the group count, sliding-window layers charged as full attention";
   }
-  const int64_t blocks_for_max_len = (max_model_len + e.block_size - 1) / e.block_size;
+  const int64_t blocks_for_max_len = paged ? b.worst_case_blocks_for_tokens(max_model_len, e.max_num_batched_tokens)
+                                           : (max_model_len + e.block_size - 1) / e.block_size;
   if (pool_blocks - 1 < blocks_for_max_len)
     throw InputError(field(s, e.num_gpu_blocks ? "/engine/num_gpu_blocks" : "/engine/max_model_len"),
                      std::to_string(pool_blocks - 1) + " usable KV blocks of " + std::to_string(e.block_size) +
                          " tokens cannot hold one request of max_model_len " + std::to_string(max_model_len) +
-                         " tokens (vLLM refuses to start); lower engine.max_model_len");
+                         " tokens (" + std::to_string(blocks_for_max_len) +
+                         " blocks; vLLM refuses to start); lower engine.max_model_len");
 
   CostModelContext cctx{run->model, run->gpu, run->budget, e.tensor_parallel_size, s.base_dir};
   // Shipped engine profiles model vLLM V1; the other schedulers have none (kernels only).
@@ -155,15 +161,15 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
 
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int64_t i = 0; i < s.deployment.replicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, make_allocator(e, pool_blocks, max_model_len),
+    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, make_allocator(e, pool_blocks, max_model_len, b.kv),
                                                  make_scheduler(e, sc), *run->cost, run->metrics));
     replicas.back()->set_admission(make_admission(e));
     replicas.back()->set_forecast(make_forecast(e, max_model_len));
     replicas.back()->set_session_kv(e.policy.session_kv == SessionKv::resident, e.policy.session_idle_timeout_s,
                                     e.policy.session_kv == SessionKv::swap);
     replicas.back()->set_restart_s(e.policy.restart_s);
-    // A kvcap block spans every KV group (see above): its bytes on one GPU are groups pages.
-    const int64_t block_bytes = b.page_bytes_per_gpu * std::max<int64_t>(groups, 1);
+    // A paged block is one group's page; a contiguous block spans every group.
+    const int64_t block_bytes = b.page_bytes_per_gpu * (paged ? 1 : groups);
     replicas.back()->set_swap_tier(swap_cpu_blocks(e, block_bytes), block_bytes);
   }
   SimulationOptions opt;

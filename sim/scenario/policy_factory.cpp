@@ -12,7 +12,8 @@
 
 namespace kvcap {
 
-std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len) {
+std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len,
+                                            const KvCacheSpec& kv) {
   if (e.allocator == "contiguous") {
     ContiguousAllocatorConfig c;
     c.num_gpu_blocks = pool_blocks;
@@ -29,6 +30,9 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.max_model_len = max_model_len;
   pc.enable_prefix_caching = e.enable_prefix_caching;
   pc.free_order = e.free_order;
+  pc.full_groups = kv.full_groups;
+  pc.swa_groups = kv.swa_groups;
+  pc.sliding_window = kv.sliding_window;
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

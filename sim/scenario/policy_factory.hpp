@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "sim/kv/kv_allocator.hpp"
+#include "sim/memory/kv_cache_spec.hpp"
 #include "sim/sched/admission/admission_control.hpp"
 #include "sim/sched/admission/output_forecast.hpp"
 #include "sim/sched/scheduler.hpp"
@@ -14,7 +15,10 @@
 namespace kvcap {
 
 /// `pool_blocks` includes the reserved block, as vLLM's num_gpu_blocks.
-std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len);
+/// `kv` gives the paged allocator the model's KV groups (sliding-window groups hold only their
+/// window); the default is one full-attention group. The contiguous allocator ignores it.
+std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len,
+                                            const KvCacheSpec& kv = KvCacheSpec{});
 
 std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc);
 

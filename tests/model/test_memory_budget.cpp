@@ -17,7 +17,7 @@ TEST_CASE("num_gpu_blocks with --kv-cache-memory-bytes: exact arithmetic") {
   cfg.max_model_len = 8192;
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.page_bytes_per_gpu == 2097152);
-  CHECK(b.layers_per_block == 32);
+  CHECK(b.kv.layers_per_group == 32);
   CHECK(b.num_gpu_blocks == 4768);
   CHECK(b.kv_cache_tokens == 76288);
   CHECK(b.blocks_per_max_len_request == 512);
@@ -66,15 +66,18 @@ TEST_CASE("hybrid sliding-window model: vLLM's grouped accounting (Gemma-2-9B)")
   EngineMemoryConfig cfg;
   cfg.kv_cache_memory_bytes = 2752512LL * 3000;
   const MemoryBudget b = compute_memory_budget(load_model("gemma-2-9b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.layers_per_block == 21);
+  CHECK(b.kv.layers_per_group == 21);
   CHECK(b.page_bytes_per_gpu == 2752512);
   CHECK(b.num_gpu_blocks == 3000);
-  CHECK(b.full_groups == 1);
-  CHECK(b.swa_groups == 1);
-  // Sliding group holds at most ceil((4096 - 1) / 16) + 1 = 257 blocks.
-  CHECK(b.swa_blocks_cap == 257);
+  CHECK(b.kv.full_groups == 1);
+  CHECK(b.kv.swa_groups == 1);
+  // A request holding T token slots (computing token T) keeps sliding blocks from
+  // floor((T-1 - 4096 + 1) / 16) on: at T = 8,192 blocks 256..511 (256), at T = 8,193 blocks
+  // 256..512 (257 = ceil(4095 / 16) + 1, the most a 4,096-token window ever touches).
   CHECK(b.blocks_for_tokens(1000) == 63 + 63);    // both groups grow below the window
-  CHECK(b.blocks_for_tokens(8192) == 512 + 257);  // the sliding group stops at its cap
+  CHECK(b.blocks_for_tokens(8192) == 512 + 256);
+  CHECK(b.blocks_for_tokens(8193) == 513 + 257);
+  for (int64_t t = 4000; t < 4200; ++t) CHECK(b.blocks_for_tokens(t) - (t + 15) / 16 <= 257);
   // Startup worst case at max_model_len 8,192 with 8,192 batched tokens: full 512, sliding
   // ceil(min(4095 + 8192, 8192) / 16) + 1 = 513 -> 1,025 blocks; concurrency 3000 / 1025.
   CHECK(b.blocks_per_max_len_request == 1025);
@@ -86,16 +89,19 @@ TEST_CASE("GPT-OSS: 12 sliding (128) + 12 full layers, and uniform sliding-windo
   cfg.kv_cache_memory_bytes = int64_t{1} << 33;
   cfg.max_model_len = 8192;
   MemoryBudget b = compute_memory_budget(load_model("gpt-oss-20b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.layers_per_block == 12);
-  CHECK(b.swa_blocks_cap == 9);                   // ceil(127/16) + 1
-  CHECK(b.blocks_for_tokens(4096) == 256 + 9);
+  CHECK(b.kv.layers_per_group == 12);
+  // T = 4,096: sliding blocks from floor((4095 - 127) / 16) = 248 to 255 (8); T = 4,097: 248..256
+  // (9 = ceil(127 / 16) + 1, the window's most).
+  CHECK(b.blocks_for_tokens(4096) == 256 + 8);
+  CHECK(b.blocks_for_tokens(4097) == 257 + 9);
   // Mistral-7B-v0.1: every layer slides (4,096): one group of all 32 layers, no full group.
   b = compute_memory_budget(load_model("mistral-7b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.layers_per_block == 32);
-  CHECK(b.full_groups == 0);
-  CHECK(b.swa_groups == 1);
+  CHECK(b.kv.layers_per_group == 32);
+  CHECK(b.kv.full_groups == 0);
+  CHECK(b.kv.swa_groups == 1);
   CHECK(b.blocks_for_tokens(1600) == 100);
-  CHECK(b.blocks_for_tokens(20000) == 257);
+  CHECK(b.blocks_for_tokens(20000) == 1250 - (19999 - 4095) / 16);  // 256
+  CHECK(b.blocks_for_tokens(20001) == 257);
 }
 
 TEST_CASE("a model too large for the GPU is refused with the numbers") {

@@ -68,7 +68,7 @@ bool forecast_admits(ReplicaState& st, const SeqState& newcomer) {
   const int64_t max_len = f->max_model_len();
   auto blocks = [&](const SeqState& s) {
     const int64_t tokens = std::min(max_len, s.num_tokens() + f->remaining(s.num_output_tokens));
-    return (tokens + u.block_size - 1) / u.block_size;
+    return st.kv->blocks_for_tokens(tokens);
   };
   int64_t demand = blocks(newcomer);
   for (int32_t slot : st.running) demand += blocks(st.seq(slot));

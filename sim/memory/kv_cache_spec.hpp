@@ -1,0 +1,38 @@
+#pragma once
+// The shape of a replica's KV cache as vLLM's hybrid KV-cache manager lays it out: one pool of
+// equal-sized pages shared by every KV group, a request holding one page per group per
+// block_size tokens, and sliding-window groups holding only the pages their window still
+// touches (vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager.remove_skipped_blocks,
+// v0.10-v0.15). `kvcap memory` sizes the pool from it and `kvcap run`'s paged allocator spends the
+// pool by it, so the two commands cannot disagree on what a request costs.
+#include <cstdint>
+
+namespace kvcap {
+
+struct KvCacheSpec {
+  int64_t block_size = 16;        ///< tokens per page
+  int64_t full_groups = 1;        ///< groups of full-attention (or MLA) layers
+  int64_t swa_groups = 0;         ///< groups of sliding-window layers
+  int64_t sliding_window = 0;     ///< tokens a sliding layer attends to (0 = no sliding groups)
+  int64_t layers_per_group = 0;   ///< layers one page spans
+  int64_t page_bytes_per_gpu = 0; ///< one page (block_size tokens × layers_per_group) on one TP rank
+
+  int64_t groups() const { return full_groups + swa_groups; }
+  bool hybrid() const { return groups() > 1 || swa_groups > 0; }
+
+  /// First block a sliding group still needs once `computed_tokens` tokens have KV: the next
+  /// token attends to the last `sliding_window` tokens, i.e. from position
+  /// computed - window + 1, so blocks wholly before it are freed (vLLM: last_useful_token // block).
+  int64_t first_kept_block(int64_t computed_tokens) const;
+
+  /// Pages one request of `tokens` tokens holds after computing them all: full groups one per
+  /// block, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches).
+  int64_t blocks_for_tokens(int64_t tokens) const;
+
+  /// vLLM's startup worst case per request (max-concurrency figure, "fits one request" check):
+  /// full groups ceil(tokens/block); sliding groups ceil(min(window-1+batched, tokens)/block)+1,
+  /// since a prefill chunk of `batched` tokens is allocated before the window moves past it.
+  int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const;
+};
+
+}  // namespace kvcap

@@ -1,0 +1,240 @@
+// Hybrid (sliding-window) KV allocation: vLLM's hybrid KV-cache manager with hand-worked numbers,
+// and `kvcap run` spending the pool exactly as `kvcap memory` sizes it for every catalog model.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/kv/block_hash.hpp"
+#include "sim/kv/paged_allocator.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "sim/scenario/build_run.hpp"
+#include "sim/scenario/policy_factory.hpp"
+#include "sim/scenario/scenario.hpp"
+
+using namespace kvcap;
+
+namespace {
+
+SeqState make_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
+  SeqState s;
+  s.slot = slot;
+  s.req.prompt_tokens = prompt;
+  s.req.output_tokens = 100000;
+  s.req.content = std::move(content);
+  s.arrival_seq = arrival;
+  s.uid = request_uid(arrival);
+  return s;
+}
+
+PagedAllocatorConfig hybrid_cfg(int64_t blocks, int64_t full, int64_t swa, int64_t window, bool caching = false) {
+  PagedAllocatorConfig c;
+  c.num_gpu_blocks = blocks;
+  c.block_size = 16;
+  c.max_model_len = 1 << 20;
+  c.enable_prefix_caching = caching;
+  c.full_groups = full;
+  c.swa_groups = swa;
+  c.sliding_window = window;
+  return c;
+}
+
+/// Runs the request's prompt in chunks, then `decode` tokens one at a time, checking the pool
+/// after every step; returns false if an allocation failed.
+bool prefill_then_decode(PagedKvAllocator& a, SeqState& s, int64_t chunk, int64_t decode) {
+  while (s.num_computed_tokens < s.num_tokens()) {
+    const int64_t n = std::min(chunk, s.num_tokens() - s.num_computed_tokens);
+    if (!a.allocate(s, 0, n)) return false;
+    s.num_computed_tokens += n;
+    a.check_invariants();
+  }
+  for (int64_t i = 0; i < decode; ++i) {
+    s.num_output_tokens += 1;  // the token sampled by the last step joins the sequence
+    if (!a.allocate(s, 0, 1)) return false;
+    s.num_computed_tokens += 1;
+  }
+  a.check_invariants();
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("uniform sliding window (Mistral-7B, 4,096): a 32,000-token request holds 256-257 blocks, not 2,000") {
+  PagedKvAllocator a(hybrid_cfg(4000, 0, 1, 4096));
+  SeqState s = make_seq(0, 32000);
+  // Prefill in 8,192-token chunks. The last chunk starts at 24,576 computed tokens: blocks before
+  // floor((24,576 - 4,095) / 16) = 1,280 are freed, blocks up to ceil(32,000 / 16) = 2,000 held: 720.
+  REQUIRE(prefill_then_decode(a, s, 8192, 0));
+  CHECK(a.usage().used_blocks == 2000 - 1280);
+  CHECK(a.skipped_blocks(0) == 1280);
+  // First decode step (computed 32,000, token 32,001): first kept block floor((32,000 - 4,095) / 16)
+  // = 1,744; blocks to ceil(32,001 / 16) = 2,001: 257 held.
+  s.num_output_tokens = 1;
+  REQUIRE(a.allocate(s, 0, 1));
+  s.num_computed_tokens += 1;
+  CHECK(a.usage().used_blocks == 2001 - 1744);
+  // From here on the request holds 256 or 257 blocks whatever its length: exactly what the memory
+  // budget's spec says for the same token count.
+  KvCacheSpec spec;
+  spec.full_groups = 0;
+  spec.swa_groups = 1;
+  spec.sliding_window = 4096;
+  for (int i = 0; i < 100; ++i) {
+    s.num_output_tokens += 1;
+    REQUIRE(a.allocate(s, 0, 1));
+    s.num_computed_tokens += 1;
+    CHECK(a.usage().used_blocks == spec.blocks_for_tokens(s.num_computed_tokens));
+    CHECK(a.usage().used_blocks >= 256);
+    CHECK(a.usage().used_blocks <= 257);
+  }
+  a.check_invariants();
+  a.free(s);
+  CHECK(a.usage().used_blocks == 0);
+  a.check_invariants();
+}
+
+TEST_CASE("full + sliding groups (Gemma-2 shape): one page per group per block, the sliding share stops at the window") {
+  // One full and one sliding group (window 4,096). A 1,000-token prompt: 63 pages in each group.
+  PagedKvAllocator a(hybrid_cfg(3000, 1, 1, 4096));
+  SeqState s = make_seq(0, 1000);
+  REQUIRE(prefill_then_decode(a, s, 2048, 0));
+  CHECK(a.usage().used_blocks == 63 + 63);
+  CHECK(a.blocks_of(0, 0).size() == 63);
+  CHECK(a.blocks_of(0, 1).size() == 63);
+  // A 10,000-token request decoding token 10,001: the full group 626 pages, the sliding group
+  // ceil(10,001 / 16) - floor((10,000 - 4,095) / 16) = 626 - 369 = 257.
+  SeqState t = make_seq(1, 10000);
+  REQUIRE(prefill_then_decode(a, t, 2048, 1));
+  CHECK(a.blocks_of(1, 0).size() == 626);
+  CHECK(a.blocks_of(1, 1).size() == 257);
+  // Pages of the two requests never overlap and the pool conserves them.
+  CHECK(a.usage().used_blocks == 126 + 626 + 257);
+  CHECK(a.num_free_blocks() == 2999 - (126 + 626 + 257));
+  a.check_invariants();
+}
+
+TEST_CASE("a sliding-window pool admits what a full-attention pool of the same pages cannot") {
+  // 600 usable pages. Full attention: a 16,000-token request needs 1,000 pages and never fits.
+  PagedKvAllocator full(hybrid_cfg(601, 1, 0, 0));
+  SeqState f = make_seq(0, 16000);
+  CHECK_FALSE(prefill_then_decode(full, f, 512, 0));
+  // Sliding window 2,048 with 512-token chunks: at most ceil((2,047 + 512) / 16) + 1 = 161 pages.
+  PagedKvAllocator swa(hybrid_cfg(601, 0, 1, 2048));
+  SeqState w = make_seq(0, 16000);
+  CHECK(prefill_then_decode(swa, w, 512, 50));
+  CHECK(swa.usage().used_blocks <= 161);
+  // Three of them side by side fit the 600 pages.
+  for (int32_t slot = 1; slot <= 2; ++slot) {
+    SeqState x = make_seq(slot, 16000, {}, static_cast<uint64_t>(slot));
+    CHECK(prefill_then_decode(swa, x, 512, 10));
+  }
+  swa.check_invariants();
+}
+
+TEST_CASE("hybrid prefix cache: a hit needs the full groups' prefix and the sliding groups' window before it") {
+  // Window 64 tokens: a hit of H blocks needs blocks [H - 4, H) cached in the sliding group
+  // (ceil(63 / 16) = 4), and every block before H in the full group.
+  PagedKvAllocator a(hybrid_cfg(400, 1, 1, 64, true));
+  const std::vector<ContentSegment> doc{{77, 1600}};
+  SeqState first = make_seq(0, 1600, doc, 1);
+  REQUIRE(a.allocate(first, 0, 1600));  // one 1,600-token prefill: every block cached in both groups
+  first.num_computed_tokens = 1600;
+  a.check_invariants();
+  a.free(first);
+  // Same document again: the hit is capped at prompt-1 tokens -> 99 blocks; the sliding group
+  // takes only the blocks the next token's window touches: from floor((1,584 - 63) / 16) = 95.
+  SeqState again = make_seq(1, 1600, doc, 2);
+  const int64_t hit = a.find_prefix_hit(again);
+  CHECK(hit == 99 * 16);
+  REQUIRE(a.allocate(again, hit, 1600 - hit));
+  CHECK(a.blocks_of(1, 0).size() == 100);
+  CHECK(a.skipped_blocks(1) == 95);
+  CHECK(a.blocks_of(1, 1).size() == 100 - 95);
+  a.check_invariants();
+}
+
+TEST_CASE("hybrid prefix cache: evicted sliding blocks in the window shorten the hit") {
+  PagedKvAllocator a(hybrid_cfg(400, 1, 1, 64, true));
+  const std::vector<ContentSegment> doc{{5, 800}};
+  SeqState first = make_seq(0, 800, doc, 1);
+  // Prefill in 64-token chunks: the sliding group frees blocks as the window moves, and freed
+  // cached blocks stay findable in the free queue; the full group keeps all 50.
+  REQUIRE(prefill_then_decode(a, first, 64, 0));
+  a.free(first);
+  // Fill the pool with unrelated requests so that the queue's head (the oldest freed blocks,
+  // the early sliding blocks) is evicted; the newest blocks survive.
+  SeqState other = make_seq(1, 16 * 180, {}, 9);  // 360 of the 399 pages
+  REQUIRE(a.allocate(other, 0, 16 * 180));
+  other.num_computed_tokens = 16 * 180;
+  a.free(other);  // its pages come back; the cache entries it evicted stay gone
+  SeqState again = make_seq(2, 800, doc, 3);
+  const int64_t hit = a.find_prefix_hit(again);
+  // Whatever survived, the hit is block aligned, at most 49 blocks, and every block the next
+  // token's window needs is cached in the sliding group (allocation would take them otherwise).
+  CHECK(hit % 16 == 0);
+  CHECK(hit <= 49 * 16);
+  REQUIRE(a.allocate(again, hit, 800 - hit));
+  CHECK(a.skipped_blocks(2) == std::max<int64_t>(0, hit - 63) / 16);
+  CHECK(a.blocks_of(2, 0).size() == 50);
+  a.check_invariants();
+}
+
+TEST_CASE("run and memory agree on every catalog model: same pool, same pages per request") {
+  for (const std::string& name : model_catalog_names()) {
+    CAPTURE(name);
+    const ModelSpec model = load_model(name);
+    GpuSpec gpu = load_gpu("h200");
+    gpu.memory_bytes = int64_t{1} << 43;  // 8 TiB: every model fits on one GPU; the test is the accounting
+    EngineMemoryConfig mc;
+    mc.max_model_len = std::min<int64_t>(model.max_position_embeddings, 32768);
+    mc.max_num_batched_tokens = 2048;
+    mc.kv_cache_memory_bytes = int64_t{40} << 30;
+    const MemoryBudget b = compute_memory_budget(model, gpu, mc);
+
+    // `kvcap run` builds its allocator with the same factory and spec.
+    EngineSettings e;
+    e.block_size = mc.block_size;
+    e.max_num_batched_tokens = mc.max_num_batched_tokens;
+    auto alloc = make_allocator(e, b.num_gpu_blocks, b.max_model_len, b.kv);
+    SeqState s = make_seq(0, std::min<int64_t>(20000, b.max_model_len - 200));
+    // Prefill in max_num_batched_tokens chunks: never more than vLLM's startup worst case.
+    while (s.num_computed_tokens < s.num_tokens()) {
+      const int64_t n = std::min(mc.max_num_batched_tokens, s.num_tokens() - s.num_computed_tokens);
+      REQUIRE(alloc->allocate(s, 0, n));
+      s.num_computed_tokens += n;
+      CHECK(alloc->usage().used_blocks <= b.worst_case_blocks_for_tokens(s.num_computed_tokens, mc.max_num_batched_tokens));
+    }
+    // Decoding: exactly the pages `kvcap memory` charges a request of that many tokens.
+    for (int i = 0; i < 40; ++i) {
+      s.num_output_tokens += 1;
+      REQUIRE(alloc->allocate(s, 0, 1));
+      s.num_computed_tokens += 1;
+      CHECK(alloc->usage().used_blocks == b.blocks_for_tokens(s.num_computed_tokens));
+      CHECK(alloc->blocks_for_tokens(s.num_computed_tokens) == b.blocks_for_tokens(s.num_computed_tokens));
+    }
+    alloc->check_invariants();
+  }
+}
+
+TEST_CASE("kvcap run's pool is kvcap memory's num_gpu_blocks for hybrid and full models alike") {
+  for (const std::string name : {"mistral-7b", "gemma-2-9b", "gpt-oss-20b", "llama-3.1-8b"}) {
+    CAPTURE(name);
+    nlohmann::json doc = {
+        {"name", "agree"},
+        {"model", name},
+        {"gpu", "h200"},
+        {"engine", {{"max_model_len", 8192}}},
+        {"cost_model", {{"kind", "constant"}, {"step_s", 0.01}}},
+        {"workload",
+         {{"kind", "inline"}, {"requests", {{{"arrival_s", 0}, {"prompt_tokens", 100}, {"output_tokens", 2}}}}}}};
+    const ScenarioSettings settings = parse_scenario(doc, "agree.json");
+    auto run = build_run(settings);
+    EngineMemoryConfig mc;
+    mc.max_model_len = 8192;
+    const MemoryBudget b = compute_memory_budget(load_model(name), load_gpu("h200"), mc);
+    CHECK(run->header.num_gpu_blocks == b.num_gpu_blocks);
+    CHECK(run->budget.kv.groups() == b.kv.groups());
+  }
+}
