@@ -2,6 +2,8 @@
 // measured serving run with a cost model (by default the one a scenario without a cost_model
 // gets: the shipped engine profile for its GPU) and print measured vs predicted per run, the
 // median |error| per figure and whether each stage's keep-up call is right.
+// `kvcap fidelity --startup-logs scenarios/memory/vllm-startup-logs.jsonl`: the memory model
+// against real vLLM startup logs (KV tokens, available KV memory, refuse-to-start calls).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,7 @@
 
 #include "sim/calibrate/calibration_set.hpp"
 #include "sim/calibrate/fidelity.hpp"
+#include "sim/calibrate/startup_log.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
@@ -26,9 +29,33 @@ struct FidelityOptions {
   int threads = 0;
   bool json = false;
   std::string out;
+  std::string startup_logs;
 };
 
+int run_startup_fidelity(const FidelityOptions& o) {
+  const std::vector<StartupLogRow> rows = read_startup_logs(o.startup_logs);
+  const std::vector<StartupCheck> checks = check_startup_logs(rows);
+  const StartupSummary s = summarize_startup_checks(checks);
+  if (o.json)
+    std::cout << startup_checks_json(checks, s).dump(2) << "\n";
+  else
+    print_startup_checks(std::cout, checks, s);
+  if (!o.out.empty()) {
+    std::filesystem::create_directories(o.out);
+    std::ofstream(o.out + "/memory-fidelity.json") << startup_checks_json(checks, s).dump(2) << "\n";
+    std::ofstream txt(o.out + "/memory-fidelity.txt");
+    print_startup_checks(txt, checks, s);
+    if (!txt) throw InputError(o.out, "cannot write memory-fidelity.txt");
+  }
+  return 0;
+}
+
 int run_fidelity(FidelityOptions& o) {
+  if (!o.startup_logs.empty()) {
+    if (!o.inputs.tables.empty() || !o.bench.empty())
+      throw InputError("--startup-logs", "checks the memory model alone: give no serving runs with it");
+    return run_startup_fidelity(o);
+  }
   if (o.bench.size() != o.setups.size())
     throw InputError("--setup", "give one --setup per --bench-serve (" + std::to_string(o.bench.size()) + " results, " +
                                     std::to_string(o.setups.size()) + " setups)");
@@ -87,6 +114,9 @@ void add_fidelity_command(CLI::App& app, CommandAction& action) {
   sub->add_option("--cost-model", o->cost_model, "Scenario cost_model object as JSON (default {\"kind\": \"auto\"})");
   sub->add_option("--seed", o->seed, "Seed of the replayed workloads")->capture_default_str();
   sub->add_option("--threads", o->threads, "Runs replayed at once (0 = one per core)")->capture_default_str();
+  sub->add_option("--startup-logs", o->startup_logs,
+                  "Check the memory model instead: real vLLM startup logs (JSONL, e.g. "
+                  "scenarios/memory/vllm-startup-logs.jsonl) against kvcap memory");
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->add_option("--out", o->out, "Also write fidelity.json and fidelity.txt into this folder");
   sub->callback([o, &action] { action = [o] { return run_fidelity(*o); }; });

@@ -69,7 +69,10 @@ std::string attention_summary(const ModelSpec& m) {
 int run_memory(const MemoryOptions& o) {
   ModelSpec model = load_model(o.model);
   GpuSpec gpu = load_gpu(o.gpu);
-  if (o.gpu_memory_bytes) gpu.memory_bytes = whole_bytes(*o.gpu_memory_bytes, "--gpu-memory-bytes");
+  if (o.gpu_memory_bytes) {
+    gpu.memory_bytes = whole_bytes(*o.gpu_memory_bytes, "--gpu-memory-bytes");
+    gpu.visible_memory_bytes = 0;  // the given size is what vLLM sees
+  }
   if (o.price_per_gpu_hour) {
     if (!std::isfinite(*o.price_per_gpu_hour) || *o.price_per_gpu_hour < 0)
       throw InputError("--price-per-gpu-hour", "expected a non-negative number");
@@ -102,6 +105,8 @@ int run_memory(const MemoryOptions& o) {
     j["architecture"] = model.architecture;
     j["gpu"] = gpu.id;
     j["gpu_memory_bytes"] = gpu.memory_bytes;
+    j["total_bytes_seen_by_vllm"] = b.total_bytes_per_gpu;
+    j["vllm_version"] = engine.vllm_version;
     j["tensor_parallel_size"] = engine.tensor_parallel_size;
     j["dtype"] = dtype_name(parse_model_dtype(engine.dtype, model.dtype));
     j["kv_cache_dtype"] = dtype_name(b.kv_dtype);
@@ -156,10 +161,11 @@ int run_memory(const MemoryOptions& o) {
   row("KV bytes per token (all GPUs)", num(b.kv_bytes_per_token));
   row("KV bytes per token per GPU", num(b.kv_bytes_per_token_per_gpu));
   std::printf("per-GPU memory\n");
-  row("total", gib(gpu.memory_bytes));
+  row("total (nvidia-smi / seen by vLLM)", gib(gpu.memory_bytes) + " / " + gib(b.total_bytes_per_gpu) +
+                                              (gpu.visible_memory_bytes > 0 ? "" : "  (not measured: nvidia-smi's)"));
   row("usable (x gpu_memory_utilization)", gib(b.requested_bytes_per_gpu));
   row("weights", gib(b.weight_bytes_per_gpu) + "  (whole model " + gib(b.weight_bytes) + ")");
-  row("activation peak (estimate)", gib(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
+  row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
   row("non-torch overhead (estimate)", gib(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
   row("KV cache", gib(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
   std::printf("blocks\n");
@@ -202,6 +208,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--block-size", o->engine.block_size, "tokens per KV block (16)");
   cmd->add_option("--max-num-batched-tokens", o->engine.max_num_batched_tokens, "tokens per forward pass (8192)");
   cmd->add_option("--max-num-seqs", o->engine.max_num_seqs, "sequences per batch (256)");
+  cmd->add_option("--vllm-version", o->engine.vllm_version,
+                  "vLLM release whose startup accounting to follow (e.g. 0.10, 0.11; the activation peak changed)")
+      ->capture_default_str();
   cmd->add_option("--kv-cache-memory-bytes", o->kv_cache_memory_bytes, "KV cache size per GPU; skips the profiling estimate");
   cmd->add_option("--gpu-memory-bytes", o->gpu_memory_bytes, "override the GPU's memory size");
   cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour, "override the GPU's price (USD per GPU-hour)");

@@ -1,8 +1,10 @@
 // The GPU catalog. Every figure carries its source. Conventions:
 //  - memory_bytes: the total the driver reports (nvidia-smi "MiB" total × 2^20, rocm-smi bytes),
-//    not the marketing "GB". vLLM's torch.cuda.mem_get_info total can be a few hundred MiB lower
-//    (vLLM PR #10511 logs 79.22 GiB for an H100 whose nvidia-smi total is 79.65 GiB); pass
-//    --gpu-memory-bytes to match a particular server's log exactly.
+//    not the marketing "GB". visible_memory_bytes: the lower total torch.cuda.mem_get_info gives
+//    vLLM, which sizes the KV cache from it, as vLLM itself logs it ("total_gpu_memory (79.19GiB)",
+//    "Free memory on device (x/79.19 GiB)"), where a public log shows it; it differs by driver
+//    by a few tens of MiB (PR #10511, late 2024: 79.22 GiB), so pass --gpu-memory-bytes to match a
+//    particular server exactly. Unset (0) where no log shows it.
 //  - FLOP/s are dense tensor-core peaks (data sheets quote "with sparsity" figures at 2×; those are
 //    halved here and say so). GB/s = 1e9 bytes/s.
 //  - host_link / interconnect are per direction (data sheets quote bidirectional totals; halved).
@@ -24,6 +26,9 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr double kGB = 1e9;
 constexpr double kT = 1e12;
 
+/// Bytes of a figure vLLM logged in GiB with two decimals (the log's precision, ±5 MiB).
+int64_t gib_logged(double gib) { return static_cast<int64_t>(gib * 1024.0 * 1024.0 * 1024.0); }
+
 std::vector<GpuSpec> build_catalog() {
   std::vector<GpuSpec> c;
 
@@ -31,8 +36,9 @@ std::vector<GpuSpec> build_catalog() {
   // INT8 624 TOPS dense; no FP8; NVLink 600 GB/s (bidirectional); PCIe Gen4 64 GB/s (bidirectional).
   // Memory: nvidia-smi "A100-SXM4-40GB ... 40960MiB".
   // Price: $1.25/h, RunPod community listing quoted by theneuralbase.com "RunPod pricing per GB".
+  // Seen by vLLM: "total_gpu_memory (39.50GiB)" (vLLM issue #12330, vLLM 0.6.6).
   c.push_back({"a100-40gb", "NVIDIA A100 SXM4 40GB", 40960 * kMiB, 1555 * kGB, 312 * kT, 0, 624 * kT,
-               32 * kGB, 300 * kGB, 1.25, "nvlink"});
+               32 * kGB, 300 * kGB, 1.25, "nvlink", gib_logged(39.50)});
 
   // Same data sheet, SXM 80GB: HBM2e 2,039 GB/s; other figures as the 40GB part.
   // Memory: nvidia-smi "A100-SXM4-80GB ... 81920MiB". Price: RunPod "A100 SXM 80GB" $2.45/h.
@@ -43,8 +49,9 @@ std::vector<GpuSpec> build_catalog() {
   // sparsity -> 989.5 dense; FP8 3,958 sparse -> 1,979 dense; INT8 3,958 TOPS sparse -> 1,979
   // dense; NVLink 900 GB/s; PCIe Gen5 128 GB/s (both bidirectional).
   // Memory: nvidia-smi "H100 80GB HBM3 ... 81559MiB". Price: RunPod "H100 SXM" $4.76/h.
+  // Seen by vLLM 0.11.0: "79.19 GiB" (llm-d capacity-planning logs, H100 80GB HBM3).
   c.push_back({"h100-sxm", "NVIDIA H100 SXM5 80GB", 81559 * kMiB, 3350 * kGB, 989.5 * kT, 1979 * kT, 1979 * kT,
-               64 * kGB, 450 * kGB, 4.76, "nvlink"});
+               64 * kGB, 450 * kGB, 4.76, "nvlink", gib_logged(79.19)});
 
   // Same data sheet (H100 PCIe): HBM2e 2 TB/s; BF16 1,513 sparse -> 756.5 dense; FP8 3,026
   // sparse -> 1,513 dense; INT8 3,026 sparse -> 1,513 dense; NVLink bridge 600 GB/s; PCIe Gen5

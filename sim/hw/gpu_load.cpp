@@ -60,7 +60,7 @@ GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
   JsonObjectReader r(obj, origin, "");
   r.reject_unknown({"base", "id", "name", "memory_bytes", "hbm_bandwidth_bytes_per_s", "bf16_flops", "fp8_flops",
                     "int8_ops", "host_link_bytes_per_s", "interconnect_bytes_per_s", "price_per_gpu_hour_usd",
-                    "interconnect_kind"});
+                    "interconnect_kind", "visible_memory_bytes"});
   GpuSpec g;
   const bool has_base = r.has("base");
   if (has_base) {
@@ -79,6 +79,9 @@ GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
   g.name = r.get_string("name", has_base ? g.name : g.id);
   g.memory_bytes = has_base ? r.get_int("memory_bytes", 1, int64_t{1} << 50, g.memory_bytes)
                             : r.get_int("memory_bytes", 1, int64_t{1} << 50);
+  // A new memory size without a new visible figure: take the size as what vLLM sees.
+  if (r.has("memory_bytes") && !r.has("visible_memory_bytes")) g.visible_memory_bytes = 0;
+  g.visible_memory_bytes = r.get_int("visible_memory_bytes", 0, g.memory_bytes, g.visible_memory_bytes);
   number("hbm_bandwidth_bytes_per_s", 1, g.hbm_bandwidth_bytes_per_s);
   number("bf16_flops", 1, g.bf16_flops);
   number("fp8_flops", 0, g.fp8_flops);

@@ -23,6 +23,9 @@ struct GpuSpec {
   /// GPU-to-GPU link kind: "nvlink" (NVLink/NVSwitch), "pcie" (no GPU link: peer traffic over
   /// PCIe), "xgmi" (AMD Infinity Fabric). Engine profiles give the all-reduce latency per kind.
   std::string interconnect_kind = "pcie";
+  /// What vLLM sizes from: torch.cuda.mem_get_info's total, a few hundred MiB below nvidia-smi's
+  /// (memory reserved by the driver). 0 = not measured for this GPU: memory_bytes is used.
+  int64_t visible_memory_bytes = 0;
 };
 
 /// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
@@ -33,7 +36,8 @@ const std::vector<GpuSpec>& gpu_catalog();
 /// A GPU described in JSON: either every field below, or `"base": "<catalog id>"` plus the fields
 /// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,
 /// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd,
-/// interconnect_kind.
+/// interconnect_kind, visible_memory_bytes (0 = same as memory_bytes; a new memory_bytes without
+/// it resets it to 0).
 /// Unknown keys and non-positive sizes are InputErrors naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin);
 

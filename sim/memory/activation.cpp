@@ -6,7 +6,8 @@
 
 namespace kvcap {
 
-int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs) {
+int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
+                                          bool logits_for_all_tokens) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -35,7 +36,8 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   }
   const int64_t forward = residual + layer_peak;
   const int64_t sampler = 2 * seqs * m.vocab_size * 4 + T * H * b;
-  return std::max(forward, sampler);
+  const int64_t peak = std::max(forward, sampler);
+  return logits_for_all_tokens ? peak + T * m.vocab_size * 4 : peak;
 }
 
 }  // namespace kvcap

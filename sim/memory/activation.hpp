@@ -27,7 +27,16 @@ namespace kvcap {
 /// could check (vLLM PR #10511: Llama-3-8B, 8,192 batched tokens, 256 seqs, "PyTorch activation peak
 /// memory 1.26GiB") it gives 0.78 GiB, i.e. it underestimates by about 0.5 GiB there. When the real
 /// figure matters, read it from the server's log and pass --kv-cache-memory-bytes.
+///
+/// `logits_for_all_tokens` (vLLM 0.11, see memory_budget.cpp): the profiling run's peak also holds fp32 logits over the
+/// full vocabulary for every one of the T tokens, T·V·4 bytes on every rank, on top of the forward
+/// peak. Source: startup logs, not vLLM's code (which we have not traced to a line): vLLM 0.11.0
+/// logs (llm-d, H100) show activation peaks of 4.76 GiB (Llama-3.1-8B, V = 128,256), 7.38 GiB
+/// (gpt-oss-20b, V = 201,088) and 4.84 GiB (Llama-3.3-70B TP2), each the forward estimate plus
+/// 8,192·V·4 B within 0.45 GiB, while 0.10.1.1 logs (Qwen2-7B, A100) leave about 0.5 GiB for
+/// activations and non-torch memory together. See scenarios/memory/vllm-startup-logs.jsonl.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
-                                          int64_t max_num_batched_tokens, int64_t max_num_seqs);
+                                          int64_t max_num_batched_tokens, int64_t max_num_seqs,
+                                          bool logits_for_all_tokens = false);
 
 }  // namespace kvcap

@@ -14,6 +14,7 @@
 #include "sim/memory/memory_budget.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -32,10 +33,18 @@ namespace {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// NCCL, cuBLAS and CUDA-context memory outside the torch allocator, per GPU. An estimate: vLLM's
-/// profiling logs show 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs) after
-/// its profiler overhaul; earlier logs (PR #10511) showed 1.79 GiB. We take the 0.20 GiB figure.
-constexpr int64_t kNonTorchBytes = 214748365;  // 0.20 GiB
+/// Memory outside the torch allocator that grows between vLLM's start-up snapshot and the end of
+/// its profiling run (NCCL, cuBLAS workspaces, custom all-reduce buffers), per GPU, as vLLM logs it:
+///  - vLLM >= 0.11 (the snapshot is taken after NCCL init): 0.13-0.14 GiB at TP1 in every 0.11.0
+///    log we have (llm-d, H100: Llama-3.1-8B, Qwen3-32B, gpt-oss), 0.54-0.55 GiB at TP2 (Qwen3-32B,
+///    Llama-3.3-70B). TP > 2 is not in the logs: the TP2 figure is used (an assumption).
+///  - older: 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs) after the
+///    profiler overhaul; we take 0.20 GiB.
+int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t tp) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((tp > 1 ? 0.545 : 0.135) * kGiB);
+  return static_cast<int64_t>(0.20 * kGiB);
+}
 
 std::string gib(int64_t bytes) {
   std::ostringstream os;
@@ -87,6 +96,14 @@ void group_layers(const ModelSpec& m, KvCacheSpec& spec) {
   }
 }
 
+/// vLLM 0.11 holds logits for every profiled token (see activation.hpp). 0.10.1.1 logs do not
+/// show it, nor do the 0.15.1 (Llama-2-7B, H100: 7,463 blocks) and 0.19.0 (gpt-oss-20b, A100)
+/// rows of scenarios/memory/vllm-startup-logs.jsonl; 0.12-0.14 are in no log we have and are
+/// taken to behave like 0.11 (an assumption).
+bool logits_for_all_tokens(const std::pair<int, int>& v) {
+  return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 15};
+}
+
 int64_t estimate_max_model_len(const MemoryBudget& b, int64_t max_model_len, int64_t batched) {
   int64_t lo = 0, hi = max_model_len;
   while (lo < hi) {
@@ -100,6 +117,20 @@ int64_t estimate_max_model_len(const MemoryBudget& b, int64_t max_model_len, int
 }
 
 }  // namespace
+
+std::pair<int, int> parse_vllm_version(const std::string& text, const std::string& where) {
+  size_t i = (!text.empty() && (text[0] == 'v' || text[0] == 'V')) ? 1 : 0;
+  int parts[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - start < 4)
+      parts[k] = parts[k] * 10 + (text[i++] - '0');
+    if (i == start || (k == 0 && (i >= text.size() || text[i] != '.')))
+      throw InputError(where, "expected a vLLM version such as 0.11 or 0.10.1.1, got '" + text + "'");
+    if (k == 0) ++i;
+  }
+  return {parts[0], parts[1]};
+}
 
 MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
   validate(cfg);
@@ -117,11 +148,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
   b.weight_bytes_per_gpu = weight_bytes(count_parameters_per_gpu(model, tp), model_dtype, quant);
-  b.activation_bytes_per_gpu =
-      estimate_activation_bytes_per_gpu(model, model_dtype, tp, cfg.max_num_batched_tokens, cfg.max_num_seqs);
-  b.non_torch_bytes_per_gpu = kNonTorchBytes;
+  const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
+  b.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(model, model_dtype, tp, cfg.max_num_batched_tokens,
+                                                                 cfg.max_num_seqs, logits_for_all_tokens(version));
+  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp);
+  // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
+  b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
   b.requested_bytes_per_gpu =
-      static_cast<int64_t>(std::floor(static_cast<double>(gpu.memory_bytes) * cfg.gpu_memory_utilization));
+      static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * cfg.gpu_memory_utilization));
 
   // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
   // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
@@ -150,11 +184,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                        "does not fit: weights per GPU " + gib(b.weight_bytes_per_gpu) + " + activations " +
                            gib(b.activation_bytes_per_gpu) + " + non-torch " + gib(b.non_torch_bytes_per_gpu) +
                            " = " + gib(non_kv) + " exceed the usable " + gib(b.requested_bytes_per_gpu) + " (" +
-                           gib(gpu.memory_bytes) + " × gpu_memory_utilization " +
+                           gib(b.total_bytes_per_gpu) + " × gpu_memory_utilization " +
                            std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
   }
   b.num_gpu_blocks = b.kv_cache_bytes_per_gpu / b.page_bytes_per_gpu;
-  b.kv_cache_tokens = b.num_gpu_blocks * b.block_size;
+  // As vLLM logs "GPU KV cache size: N tokens" (kv_cache_utils._report_kv_cache_config): blocks
+  // per group × block size, since every group spends a page per block of tokens.
+  b.kv_cache_tokens = b.num_gpu_blocks / b.kv.groups() * b.block_size;
   if (b.num_gpu_blocks < 1)
     throw InputError(model.name + " on " + gpu.id, "the " + gib(b.kv_cache_bytes_per_gpu) +
                                                        " left for the KV cache hold no block of " +

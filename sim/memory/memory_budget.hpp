@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
@@ -24,7 +25,15 @@ struct EngineMemoryConfig {
   int64_t max_num_batched_tokens = 8192;
   int64_t max_num_seqs = 256;
   std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
+  /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
+  /// between versions (activation_for_version in memory_budget.cpp).
+  std::string vllm_version = kDefaultVllmVersion;
+  static constexpr const char* kDefaultVllmVersion = "0.15";
 };
+
+/// (major, minor) of a vLLM version string ("0.11.0", "0.10.1.1", "v0.15.1rc2"); InputError
+/// naming `where` for anything else.
+std::pair<int, int> parse_vllm_version(const std::string& text, const std::string& where);
 
 struct MemoryBudget {
   DType kv_dtype = DType::bf16;
@@ -47,6 +56,7 @@ struct MemoryBudget {
   int64_t blocks_for_tokens(int64_t tokens) const { return kv.blocks_for_tokens(tokens); }
 
   // Added detail (see memory_budget.cpp for the accounting):
+  int64_t total_bytes_per_gpu = 0;       ///< what vLLM sees (torch.cuda.mem_get_info total)
   int64_t requested_bytes_per_gpu = 0;   ///< total × gpu_memory_utilization
   int64_t blocks_per_max_len_request = 0;  ///< vLLM's per-request worst case used for max_concurrency
   bool kv_cache_memory_from_flag = false;  ///< kv_cache_bytes_per_gpu came from --kv-cache-memory-bytes

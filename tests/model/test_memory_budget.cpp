@@ -28,23 +28,64 @@ TEST_CASE("num_gpu_blocks with --kv-cache-memory-bytes: exact arithmetic") {
 }
 
 TEST_CASE("the profiled path: usable = total x utilization - weights - activations - non-torch") {
-  // H100 SXM: 81,559 MiB = 85,520,809,984 B; x 0.9 = 76,968,728,985 (floored).
+  // H100 SXM as vLLM sees it (torch.cuda.mem_get_info, logged "79.19 GiB"): 79.19 x 2^30 =
+  // 85,029,615,042 B; x 0.9 = 76,526,653,537 (floored).
   // weights 16,060,522,496; activations (T = 8,192): residual 2 x 8192 x 4096 x 2 = 134,217,728
   // + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800 (the sampler's 2 x 256 x 128,256 x 4
-  // + 67,108,864 = 329,777,152 is smaller); non-torch 214,748,365.
-  // KV = 76,968,728,985 - 16,060,522,496 - 838,860,800 - 214,748,365 = 59,854,597,324 B
-  // -> floor(/ 2,097,152) = 28,540 blocks = 456,640 tokens.
+  // + 67,108,864 = 329,777,152 is smaller); non-torch at TP1 (vLLM >= 0.11) 0.135 GiB = 144,955,146.
+  // KV = 76,526,653,537 - 16,060,522,496 - 838,860,800 - 144,955,146 = 59,482,315,095 B
+  // -> floor(/ 2,097,152) = 28,363 blocks = 453,808 tokens.
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.requested_bytes_per_gpu == 76968728985);
+  CHECK(b.total_bytes_per_gpu == 85029615042);
+  CHECK(b.requested_bytes_per_gpu == 76526653537);
   CHECK(b.weight_bytes_per_gpu == 16060522496);
   CHECK(b.activation_bytes_per_gpu == 838860800);
-  CHECK(b.non_torch_bytes_per_gpu == 214748365);
-  CHECK(b.kv_cache_bytes_per_gpu == 59854597324);
-  CHECK(b.num_gpu_blocks == 28540);
-  CHECK(b.kv_cache_tokens == 456640);
-  CHECK(b.max_concurrency == doctest::Approx(28540.0 / 2048));
+  CHECK(b.non_torch_bytes_per_gpu == 144955146);
+  CHECK(b.kv_cache_bytes_per_gpu == 59482315095);
+  CHECK(b.num_gpu_blocks == 28363);
+  CHECK(b.kv_cache_tokens == 453808);
+  CHECK(b.max_concurrency == doctest::Approx(28363.0 / 2048));
+}
+
+TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 has the older non-torch figure") {
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 32768;
+  cfg.vllm_version = "0.11.0";
+  MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  // 838,860,800 + 8,192 x 128,256 x 4 = 838,860,800 + 4,202,692,608.
+  CHECK(b.activation_bytes_per_gpu == 5041553408);
+  CHECK(b.non_torch_bytes_per_gpu == 144955146);
+  cfg.tensor_parallel_size = 2;
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.non_torch_bytes_per_gpu == 585189294);  // 0.545 GiB: NCCL/custom all-reduce at TP2 (logs)
+  cfg.tensor_parallel_size = 1;
+  cfg.vllm_version = "0.10.1.1";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.non_torch_bytes_per_gpu == 214748364);  // 0.20 GiB
+  cfg.vllm_version = "v0.15.1rc2";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 838860800);
+  for (const char* bad : {"", "latest", "0", "1.x", "0.", "nightly"}) {
+    cfg.vllm_version = bad;
+    CHECK_THROWS_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg), InputError);
+  }
+}
+
+TEST_CASE("what vLLM sees: the catalog's visible memory, or the override taken as seen") {
+  const GpuSpec h100 = load_gpu("h100-sxm");
+  CHECK(h100.memory_bytes == 81559LL * 1024 * 1024);     // nvidia-smi
+  CHECK(h100.visible_memory_bytes == 85029615042);       // 79.19 GiB
+  GpuSpec custom = gpu_from_json(nlohmann::json{{"base", "h100-sxm"}, {"memory_bytes", 80000000000}}, "g.json");
+  CHECK(custom.visible_memory_bytes == 0);  // a new size without a visible figure: the size is what vLLM sees
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 8192;
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), custom, cfg);
+  CHECK(b.total_bytes_per_gpu == 80000000000);
+  CHECK_THROWS_AS(gpu_from_json(nlohmann::json{{"base", "h100-sxm"}, {"visible_memory_bytes", int64_t{1} << 40}}, "g.json"),
+                  InputError);
 }
 
 TEST_CASE("tensor parallelism: weights and KV heads split per GPU") {
@@ -69,6 +110,8 @@ TEST_CASE("hybrid sliding-window model: vLLM's grouped accounting (Gemma-2-9B)")
   CHECK(b.kv.layers_per_group == 21);
   CHECK(b.page_bytes_per_gpu == 2752512);
   CHECK(b.num_gpu_blocks == 3000);
+  // vLLM logs a hybrid pool's size as blocks per group x block size: 3,000 / 2 x 16 = 24,000 tokens.
+  CHECK(b.kv_cache_tokens == 24000);
   CHECK(b.kv.full_groups == 1);
   CHECK(b.kv.swa_groups == 1);
   // A request holding T token slots (computing token T) keeps sliding blocks from

@@ -1,0 +1,287 @@
+#include "sim/calibrate/startup_log.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+#include "workloads/io/line_reader.hpp"
+
+namespace kvcap {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// Optional number: absent or null -> nullopt; otherwise finite and within [min, max].
+std::optional<double> opt_number(const JsonObjectReader& r, const std::string& key, double min, double max) {
+  if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
+  return r.get_number_in(key, min, max);
+}
+
+std::optional<int64_t> opt_int(const JsonObjectReader& r, const std::string& key, int64_t min, int64_t max) {
+  if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
+  return r.get_int(key, min, max);
+}
+
+std::optional<std::string> opt_string(const JsonObjectReader& r, const std::string& key) {
+  if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
+  return r.get_string(key);
+}
+
+/// Engine settings: the source's "settings", then the row's "kvcap" object (what the log implies
+/// but the source did not state) on top.
+void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
+  EngineMemoryConfig& c = row.config;
+  if (auto v = opt_int(r, "tensor_parallel_size", 1, 1024)) c.tensor_parallel_size = *v;
+  if (auto v = opt_int(r, "pipeline_parallel_size", 1, 1024)) row.pipeline_parallel_size = *v;
+  if (auto v = opt_int(r, "max_model_len", 1, int64_t{1} << 31)) c.max_model_len = *v;
+  if (auto v = opt_number(r, "gpu_memory_utilization", 1e-6, 1.0)) c.gpu_memory_utilization = *v;
+  if (auto v = opt_string(r, "kv_cache_dtype")) c.kv_cache_dtype = *v;
+  if (auto v = opt_string(r, "quantization")) c.quantization = *v;
+  if (auto v = opt_string(r, "dtype")) c.dtype = *v;
+  if (auto v = opt_int(r, "max_num_seqs", 1, 1 << 24)) c.max_num_seqs = *v;
+  if (auto v = opt_int(r, "max_num_batched_tokens", 1, int64_t{1} << 31)) c.max_num_batched_tokens = *v;
+  if (auto v = opt_int(r, "block_size", 1, 65536)) c.block_size = *v;
+  if (auto v = opt_string(r, "vllm_version")) {
+    parse_vllm_version(*v, r.where("vllm_version"));
+    c.vllm_version = *v;
+  }
+}
+
+StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const std::string& base_dir) {
+  if (!j.is_object()) throw InputError(where, "expected one JSON object per line");
+  JsonObjectReader r(j, where, "");
+  r.reject_unknown({"id", "source", "vllm_version", "model", "gpu", "gpu_count", "settings", "logged", "log_excerpt",
+                    "notes", "kvcap"});
+  StartupLogRow row;
+  row.where = where;
+  row.id = r.get_string("id");
+  if (row.id.empty()) throw InputError(r.where("id"), "expected a non-empty id");
+  row.source = r.get_string("source");
+  if (row.source.empty()) throw InputError(r.where("source"), "every row needs its public source");
+  row.vllm_version = opt_string(r, "vllm_version").value_or("");
+  // The logged version picks the accounting when it reads as one ("0.11.0", "0.17.1 (ROCm
+  // wheel)"); otherwise kvcap.vllm_version must say which (else the current release is assumed).
+  try {
+    parse_vllm_version(row.vllm_version, "");
+    row.config.vllm_version = row.vllm_version;
+  } catch (const InputError&) {
+  }
+  row.model = r.get_string("model");
+  row.gpu = r.get_string("gpu");
+
+  const JsonObjectReader l = r.object("logged");
+  l.reject_unknown({"total_gpu_memory_gib", "requested_gib", "weights_gib", "model_loading_gib", "non_torch_gib",
+                    "activation_peak_gib", "cuda_graph_gib", "available_kv_gib", "kv_cache_tokens", "num_gpu_blocks",
+                    "max_concurrency", "max_concurrency_tokens"});
+  StartupLogged& g = row.logged;
+  g.total_gpu_memory_gib = opt_number(l, "total_gpu_memory_gib", 0, 1e6);
+  g.weights_gib = opt_number(l, "weights_gib", 0, 1e6);
+  if (!g.weights_gib) g.weights_gib = opt_number(l, "model_loading_gib", 0, 1e6);
+  g.non_torch_gib = opt_number(l, "non_torch_gib", -1e6, 1e6);
+  g.activation_peak_gib = opt_number(l, "activation_peak_gib", 0, 1e6);
+  // A negative "available" figure is a real log of a failed start (the budget came out negative).
+  g.available_kv_gib = opt_number(l, "available_kv_gib", -1e6, 1e6);
+  g.kv_cache_tokens = opt_int(l, "kv_cache_tokens", 0, int64_t{1} << 40);
+  g.max_concurrency = opt_number(l, "max_concurrency", 0, 1e9);
+
+  if (r.has("settings")) read_settings(r.object("settings"), row);
+  if (r.has("kvcap")) {
+    const JsonObjectReader k = r.object("kvcap");
+    k.reject_unknown({"model", "gpu", "expect_refusal", "note", "tensor_parallel_size", "pipeline_parallel_size",
+                      "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
+                      "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version"});
+    row.kvcap_model = k.get_string("model");
+    // A config path is relative to the table (catalog names have no slash... or do: HF ids).
+    if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())
+      row.kvcap_model = (std::filesystem::path(base_dir) / row.kvcap_model).string();
+    row.kvcap_gpu = k.get_string("gpu");
+    row.startup_failed = k.get_bool("expect_refusal", false);
+    read_settings(k, row);
+  }
+  if (r.has("logged") && !row.startup_failed && !g.kv_cache_tokens && l.has("num_gpu_blocks") &&
+      !l.raw("num_gpu_blocks").is_null())
+    g.kv_cache_tokens = l.get_int("num_gpu_blocks", 1, int64_t{1} << 40) * row.config.block_size;
+  return row;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(const std::optional<double>& e) {
+  if (!e) return "-";
+  std::ostringstream os;
+  os << std::showpos << std::fixed << std::setprecision(2) << 100 * *e << "%";
+  return os.str();
+}
+
+std::string gib(std::optional<double> v) {
+  if (!v) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2) << *v;
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<StartupLogRow> read_startup_logs(const std::string& path) {
+  LineReader lines(path);
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  std::vector<StartupLogRow> rows;
+  std::string_view line;
+  while (lines.next(line)) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string where = lines.where();
+    nlohmann::json j = parse_json_text(std::string(line), where);
+    rows.push_back(read_row(j, where, base_dir));
+    for (size_t i = 0; i + 1 < rows.size(); ++i)
+      if (rows[i].id == rows.back().id) throw InputError(where + ": /id", "duplicate id '" + rows.back().id + "'");
+  }
+  if (rows.empty()) throw InputError(path, "no rows");
+  return rows;
+}
+
+std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& rows) {
+  std::vector<StartupCheck> out;
+  out.reserve(rows.size());
+  for (const StartupLogRow& row : rows) {
+    StartupCheck c;
+    c.row = &row;
+    if (row.kvcap_model.empty()) {
+      c.not_runnable = "no kvcap model for " + row.model;
+    } else if (row.pipeline_parallel_size > 1) {
+      c.not_runnable = "pipeline parallelism is not modelled yet";
+    }
+    if (!c.not_runnable.empty()) {
+      out.push_back(std::move(c));
+      continue;
+    }
+    try {
+      const ModelSpec model = load_model(row.kvcap_model);
+      const GpuSpec gpu = load_gpu(row.kvcap_gpu);
+      c.budget = compute_memory_budget(model, gpu, row.config);
+    } catch (const InputError& e) {
+      c.refusal = e.what();
+    }
+    c.refusal_call_right = row.startup_failed == !c.refusal.empty();
+    if (c.budget && !row.startup_failed) {
+      const MemoryBudget& b = *c.budget;
+      if (row.logged.kv_cache_tokens && *row.logged.kv_cache_tokens > 0)
+        c.kv_tokens_error = static_cast<double>(b.kv_cache_tokens - *row.logged.kv_cache_tokens) /
+                            static_cast<double>(*row.logged.kv_cache_tokens);
+      if (row.logged.available_kv_gib && *row.logged.available_kv_gib > 0)
+        c.available_kv_error = (static_cast<double>(b.kv_cache_bytes_per_gpu) / kGiB - *row.logged.available_kv_gib) /
+                               *row.logged.available_kv_gib;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks) {
+  StartupSummary s;
+  std::vector<double> tok, avail;
+  for (const StartupCheck& c : checks) {
+    ++s.rows;
+    if (!c.not_runnable.empty()) continue;
+    ++s.runnable;
+    if (c.refusal_call_right) ++s.refusal_calls_right;
+    if (c.kv_tokens_error) tok.push_back(std::abs(*c.kv_tokens_error));
+    if (c.available_kv_error) avail.push_back(std::abs(*c.available_kv_error));
+  }
+  s.with_tokens = static_cast<int64_t>(tok.size());
+  s.with_available = static_cast<int64_t>(avail.size());
+  s.kv_tokens_median_abs = median(tok);
+  s.available_median_abs = median(avail);
+  s.kv_tokens_worst_abs = tok.empty() ? 0 : *std::max_element(tok.begin(), tok.end());
+  s.available_worst_abs = avail.empty() ? 0 : *std::max_element(avail.begin(), avail.end());
+  return s;
+}
+
+void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& checks, const StartupSummary& s) {
+  os << std::left << std::setw(44) << "row" << std::setw(10) << "vllm" << std::right << std::setw(12)
+     << "tokens log" << std::setw(12) << "kvcap" << std::setw(10) << "error" << std::setw(9) << "kv GiB"
+     << std::setw(8) << "kvcap" << std::setw(10) << "error"
+     << "  weights log/kvcap   activ. log/kvcap  non-torch log/kvcap\n";
+  for (const StartupCheck& c : checks) {
+    const StartupLogRow& r = *c.row;
+    os << std::left << std::setw(44) << r.id.substr(0, 43) << std::setw(10) << r.vllm_version.substr(0, 9);
+    if (!c.not_runnable.empty()) {
+      os << "not runnable: " << c.not_runnable << "\n";
+      continue;
+    }
+    if (!c.refusal.empty() || r.startup_failed) {
+      os << (r.startup_failed ? "vLLM refused; " : "vLLM started; ")
+         << (c.refusal.empty() ? "kvcap starts" : "kvcap refuses") << (c.refusal_call_right ? " (right)" : " (WRONG)");
+      if (!c.refusal.empty()) os << ": " << c.refusal.substr(0, 160);
+      os << "\n";
+      continue;
+    }
+    const MemoryBudget& b = *c.budget;
+    auto g = [](int64_t bytes) { return static_cast<double>(bytes) / kGiB; };
+    os << std::right << std::setw(12)
+       << (r.logged.kv_cache_tokens ? std::to_string(*r.logged.kv_cache_tokens) : std::string("-")) << std::setw(12)
+       << b.kv_cache_tokens << std::setw(10) << pct(c.kv_tokens_error) << std::setw(9) << gib(r.logged.available_kv_gib)
+       << std::setw(8) << gib(g(b.kv_cache_bytes_per_gpu)) << std::setw(10) << pct(c.available_kv_error) << "  "
+       << std::setw(7) << gib(r.logged.weights_gib) << "/" << std::left << std::setw(10)
+       << gib(g(b.weight_bytes_per_gpu)) << std::right << std::setw(7) << gib(r.logged.activation_peak_gib) << "/"
+       << std::left << std::setw(10) << gib(g(b.activation_bytes_per_gpu)) << std::right << std::setw(7)
+       << gib(r.logged.non_torch_gib) << "/" << gib(g(b.non_torch_bytes_per_gpu)) << "\n";
+  }
+  os << "\n" << s.rows << " rows, " << s.runnable << " runnable; refuse-to-start call right on " << s.refusal_calls_right
+     << " of " << s.runnable << "\n";
+  os << std::fixed << std::setprecision(2);
+  os << "KV tokens:    median |error| " << 100 * s.kv_tokens_median_abs << "%, worst " << 100 * s.kv_tokens_worst_abs
+     << "% over " << s.with_tokens << " rows\n";
+  os << "available KV: median |error| " << 100 * s.available_median_abs << "%, worst " << 100 * s.available_worst_abs
+     << "% over " << s.with_available << " rows\n";
+}
+
+nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& checks, const StartupSummary& s) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const StartupCheck& c : checks) {
+    const StartupLogRow& r = *c.row;
+    nlohmann::ordered_json j = {{"id", r.id}, {"source", r.source}, {"vllm_version", r.vllm_version}};
+    if (!c.not_runnable.empty()) {
+      j["not_runnable"] = c.not_runnable;
+    } else {
+      j["vllm_refused"] = r.startup_failed;
+      j["kvcap_refused"] = !c.refusal.empty();
+      if (!c.refusal.empty()) j["kvcap_refusal"] = c.refusal;
+      if (c.budget) {
+        j["kvcap"] = {{"kv_cache_tokens", c.budget->kv_cache_tokens},
+                      {"kv_cache_bytes_per_gpu", c.budget->kv_cache_bytes_per_gpu},
+                      {"weight_bytes_per_gpu", c.budget->weight_bytes_per_gpu},
+                      {"activation_bytes_per_gpu", c.budget->activation_bytes_per_gpu},
+                      {"non_torch_bytes_per_gpu", c.budget->non_torch_bytes_per_gpu}};
+      }
+      if (c.kv_tokens_error) j["kv_tokens_error"] = *c.kv_tokens_error;
+      if (c.available_kv_error) j["available_kv_error"] = *c.available_kv_error;
+    }
+    rows.push_back(std::move(j));
+  }
+  return {{"rows", rows},
+          {"summary",
+           {{"rows", s.rows},
+            {"runnable", s.runnable},
+            {"refusal_calls_right", s.refusal_calls_right},
+            {"kv_tokens_rows", s.with_tokens},
+            {"kv_tokens_median_abs_error", s.kv_tokens_median_abs},
+            {"kv_tokens_worst_abs_error", s.kv_tokens_worst_abs},
+            {"available_kv_rows", s.with_available},
+            {"available_kv_median_abs_error", s.available_median_abs},
+            {"available_kv_worst_abs_error", s.available_worst_abs}}}};
+}
+
+}  // namespace kvcap

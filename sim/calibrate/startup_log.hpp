@@ -1,0 +1,61 @@
+#pragma once
+// Ground truth for the memory model: real vLLM startup logs (scenarios/memory/
+// vllm-startup-logs.jsonl, one JSON object per line, each with its public source) and the check
+// of `kvcap memory` against them. A row says what the server logged (total memory seen, weights,
+// non-torch, activation peak, available KV, KV tokens or GPU blocks, max concurrency) and how it
+// was started; its optional "kvcap" object maps it onto kvcap's catalog (model, GPU) and gives
+// the settings the log implies but the source did not state. Rows kvcap cannot run yet say why.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/memory/memory_budget.hpp"
+
+namespace kvcap {
+
+struct StartupLogged {
+  std::optional<double> total_gpu_memory_gib, weights_gib, non_torch_gib, activation_peak_gib, available_kv_gib;
+  std::optional<int64_t> kv_cache_tokens;  ///< "GPU KV cache size: N tokens", or # GPU blocks × block size
+  std::optional<double> max_concurrency;
+};
+
+struct StartupLogRow {
+  std::string where;  ///< file:line
+  std::string id, source, vllm_version, model, gpu;
+  StartupLogged logged;
+  bool startup_failed = false;  ///< the log is vLLM refusing to start (kvcap must refuse too)
+  // The mapping onto kvcap ("kvcap" object); empty model = not mapped.
+  std::string kvcap_model, kvcap_gpu;
+  int64_t pipeline_parallel_size = 1;
+  EngineMemoryConfig config;
+};
+
+/// Reads the JSONL file; InputError naming file:line and field for malformed rows.
+std::vector<StartupLogRow> read_startup_logs(const std::string& path);
+
+struct StartupCheck {
+  const StartupLogRow* row = nullptr;
+  std::string not_runnable;         ///< why kvcap cannot predict this row (empty = it ran)
+  std::optional<MemoryBudget> budget;
+  std::string refusal;              ///< kvcap refused to start (model does not fit, ...)
+  std::optional<double> kv_tokens_error;     ///< (kvcap - logged) / logged
+  std::optional<double> available_kv_error;  ///< idem, available KV bytes
+  bool refusal_call_right = true;   ///< kvcap refuses exactly when vLLM did
+};
+
+std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& rows);
+
+struct StartupSummary {
+  int64_t rows = 0, runnable = 0, with_tokens = 0, with_available = 0, refusal_calls_right = 0;
+  double kv_tokens_median_abs = 0, kv_tokens_worst_abs = 0;
+  double available_median_abs = 0, available_worst_abs = 0;
+};
+StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks);
+
+void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& checks, const StartupSummary& s);
+nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& checks, const StartupSummary& s);
+
+}  // namespace kvcap
