@@ -147,7 +147,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
 
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
-  b.weight_bytes_per_gpu = weight_bytes(count_parameters_per_gpu(model, tp), model_dtype, quant);
+  b.weight_bytes_per_gpu = weight_bytes(count_parameters_per_gpu(model, tp), model_dtype, quant) +
+                          mxfp4_padding_bytes_per_gpu(model, tp, quant);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
   b.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(model, model_dtype, tp, cfg.max_num_batched_tokens,
                                                                  cfg.max_num_seqs, logits_for_all_tokens(version));

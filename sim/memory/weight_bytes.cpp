@@ -52,4 +52,15 @@ int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& 
   return bytes;
 }
 
+int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q) {
+  if (q.method != "mxfp4" || !m.is_moe()) return 0;
+  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const int64_t h = m.hidden_size;
+  const int64_t inter = (m.moe.expert_intermediate_size + tp - 1) / tp;
+  const int64_t extra_per_expert = 3 * (round_up(h, 256) * round_up(inter, 64) - h * inter);
+  int64_t moe_layers = 0;
+  for (const auto& l : m.layers) moe_layers += l.moe ? 1 : 0;
+  return quantized_bytes(extra_per_expert * m.moe.num_experts * moe_layers, q);
+}
+
 }  // namespace kvcap

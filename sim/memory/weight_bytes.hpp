@@ -21,4 +21,12 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
 /// for experts_only, attention and dense MLPs) in the model dtype.
 int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQuant& quant);
 
+/// Extra bytes one rank allocates for MXFP4 MoE experts beyond their parameter count: vLLM's
+/// Mxfp4MoEMethod.create_weights pads the hidden size to a multiple of 256 and each rank's expert
+/// intermediate size to a multiple of 64 (vllm/model_executor/layers/quantization/mxfp4.py; the
+/// 64 is in every version read, the 256 comes from the logs): gpt-oss-20b on one H100 then loads
+/// 13.45 GiB (13.47 logged by vLLM 0.11.0), gpt-oss-120b at TP4 on A100 17.18 GiB (17.22 logged by
+/// 0.10.1.1), where the unpadded count gives 12.82 and 15.23. 0 for other quantizations.
+int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size, const WeightQuant& quant);
+
 }  // namespace kvcap

@@ -61,3 +61,17 @@ TEST_CASE("unknown or inapplicable quantization is refused") {
   CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("int3", m); }), "--quantization"));
   CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("mxfp4", m); }), "MoE"));
 }
+
+TEST_CASE("MXFP4 experts are allocated padded, as vLLM's Mxfp4MoEMethod: hidden to 256, intermediate per rank to 64") {
+  // gpt-oss-20b: 24 MoE layers x 32 experts, hidden 2,880 -> 3,072, intermediate 2,880 (a multiple
+  // of 64). Extra params per expert 3 x (3,072 x 2,880 - 2,880 x 2,880) = 1,658,880; x 768 =
+  // 1,274,019,840 params at 4 bits + one 8-bit scale per 32 = 637,009,920 + 39,813,120 B.
+  const ModelSpec m = load_model("gpt-oss-20b");
+  const WeightQuant q = resolve_weight_quant("", m);
+  CHECK(mxfp4_padding_bytes_per_gpu(m, 1, q) == 637009920 + 39813120);
+  // TP4 on gpt-oss-120b: each rank's 720 intermediate rounds to 768 as well.
+  const ModelSpec big = load_model("gpt-oss-120b");
+  const int64_t per_expert = 3 * (3072 * 768 - 2880 * 720);
+  CHECK(mxfp4_padding_bytes_per_gpu(big, 4, q) == (per_expert * 128 * 36) / 2 + (per_expert * 128 * 36) / 32);
+  CHECK(mxfp4_padding_bytes_per_gpu(load_model("llama-3.1-8b"), 1, resolve_weight_quant("", load_model("llama-3.1-8b"))) == 0);
+}
