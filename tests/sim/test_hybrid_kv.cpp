@@ -13,20 +13,15 @@
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/policy_factory.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/sim/kv_test_helpers.hpp"
 
 using namespace kvcap;
 
 namespace {
 
+/// Requests that never finish on their own: the tests decide how far they run.
 SeqState make_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
-  SeqState s;
-  s.slot = slot;
-  s.req.prompt_tokens = prompt;
-  s.req.output_tokens = 100000;
-  s.req.content = std::move(content);
-  s.arrival_seq = arrival;
-  s.uid = request_uid(arrival);
-  return s;
+  return kv_test::make_seq(slot, prompt, std::move(content), arrival, 100000);
 }
 
 PagedAllocatorConfig hybrid_cfg(int64_t blocks, int64_t full, int64_t swa, int64_t window, bool caching = false) {

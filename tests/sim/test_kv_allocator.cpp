@@ -3,21 +3,12 @@
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/kv/paged_allocator.hpp"
+#include "tests/sim/kv_test_helpers.hpp"
 
 using namespace kvcap;
+using kvcap::kv_test::make_seq;
 
 namespace {
-
-SeqState make_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
-  SeqState s;
-  s.slot = slot;
-  s.req.prompt_tokens = prompt;
-  s.req.output_tokens = 10;
-  s.req.content = std::move(content);
-  s.arrival_seq = arrival;
-  s.uid = request_uid(arrival);
-  return s;
-}
 
 PagedAllocatorConfig cfg(int64_t blocks, bool caching, FreeOrder order = FreeOrder::append_all) {
   PagedAllocatorConfig c;
