@@ -306,23 +306,11 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
   sub->add_option("--model", opts->model, "Model the profile is meant for (recorded in provenance)");
   sub->add_option("--out", opts->out, "Profile JSON to write");
   sub->add_flag("--serving", opts->serving, "Fit an engine profile to measured serving runs (--runs, --bench-serve)");
-  sub->add_option("--runs", opts->inputs.tables, "Run table (JSONL) of measured serving runs (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--bench-serve", opts->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--setup", opts->setups, "The setup JSON of the --bench-serve result in the same position")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--only", opts->inputs.only, "Keep runs whose id contains this text (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--exclude", opts->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)");
+  add_repeatable(sub, "--runs", opts->inputs.tables, "Run table (JSONL) of measured serving runs (repeatable)");
+  add_repeatable(sub, "--bench-serve", opts->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)");
+  add_repeatable(sub, "--setup", opts->setups, "The setup JSON of the --bench-serve result in the same position");
+  add_repeatable(sub, "--only", opts->inputs.only, "Keep runs whose id contains this text (repeatable)");
+  add_repeatable(sub, "--exclude", opts->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)");
   sub->add_option("--fit", opts->fit_terms, "Engine terms to fit, comma-separated (default: those the runs identify)");
   sub->add_option("--start", opts->start, "Engine profile (name or file) to start from and take unfitted terms from");
   sub->add_option("--name", opts->name, "Name of the engine profile (default ENGINE-MAJOR.MINOR-GPU)");

@@ -92,22 +92,10 @@ void add_fidelity_command(CLI::App& app, CommandAction& action) {
   auto* sub = app.add_subcommand(
       "fidelity", "How accurate is kvcap? Replay measured serving runs and compare latencies and keep-up calls");
   sub->add_option("runs", o->inputs.tables, "Run tables (JSONL, e.g. scenarios/calibration/vllm-h100-serving-runs.jsonl)");
-  sub->add_option("--bench-serve", o->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--setup", o->setups, "The setup JSON of the --bench-serve result in the same position")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--only", o->inputs.only, "Keep runs whose id contains this text (repeatable)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--exclude", o->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_repeatable(sub, "--bench-serve", o->bench, "A `vllm bench serve --save-result --save-detailed` result (repeatable)");
+  add_repeatable(sub, "--setup", o->setups, "The setup JSON of the --bench-serve result in the same position");
+  add_repeatable(sub, "--only", o->inputs.only, "Keep runs whose id contains this text (repeatable)");
+  add_repeatable(sub, "--exclude", o->inputs.exclude, "Drop runs whose id contains this text (repeatable; after --only)");
   sub->add_option("--engine-profile", o->engine_profile,
                   "Engine profile: auto (shipped for the run's GPU), none (kernels only), a name or a file")
       ->capture_default_str();

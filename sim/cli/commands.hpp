@@ -2,6 +2,8 @@
 // Each subcommand lives in its own cmd_<name>.cpp and registers itself here. Registration only
 // parses options into a plain struct; the work runs after parsing, inside main's single catch.
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -19,5 +21,15 @@ void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search
 void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.cpp
 void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
 void add_fidelity_command(CLI::App& app, CommandAction& action);   // cmd_fidelity.cpp
+
+/// A repeatable option taking exactly one value per use (`--only a --only b`), so that a
+/// positional argument can follow it (`--only a TABLE` must not read TABLE as a second value).
+inline CLI::Option* add_repeatable(CLI::App* app, const std::string& name, std::vector<std::string>& out,
+                                   const std::string& help) {
+  return app->add_option(name, out, help)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
 
 }  // namespace kvcap::cli
