@@ -47,6 +47,16 @@ std::string gib(int64_t bytes) {
   return buf;
 }
 
+/// 449856 -> "449,856", as vLLM prints token counts.
+std::string thousands(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
 std::string attention_summary(const ModelSpec& m) {
   int64_t sliding = 0, full = 0, mla = 0, window = 0;
   for (const auto& l : m.layers) {
@@ -179,6 +189,13 @@ int run_memory(const MemoryOptions& o) {
   char conc[64];
   std::snprintf(conc, sizeof conc, "%.2fx", b.max_concurrency);
   row("max concurrency at " + num(b.max_model_len) + " tokens", conc);
+  // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
+  std::printf("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
+  std::printf("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
+  std::printf("  Available KV cache memory: %s\n", gib(b.kv_cache_bytes_per_gpu).c_str());
+  std::printf("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
+  std::printf("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
+              b.max_concurrency);
   if (o.context_len) {
     std::printf("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
                 static_cast<long long>(*o.context_len));

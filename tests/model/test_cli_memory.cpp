@@ -117,3 +117,27 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   CHECK(run("models").code == 0);
   CHECK(kvcap::test::contains(run("gpus").out, "h200"));
 }
+
+TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and --vllm-version changes them") {
+  const std::string args = "memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 16000";
+  Run text = run(args + " --vllm-version 0.11.0");
+  Run json = run(args + " --vllm-version 0.11.0 --json");
+  REQUIRE(text.code == 0);
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  const int64_t tokens = j["kv_cache_tokens"].get<int64_t>();
+  // Format the token count as vLLM does (thousands separators) by hand here.
+  std::string digits = std::to_string(tokens), grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  CHECK(text.out.find("GPU KV cache size: " + grouped + " tokens") != std::string::npos);
+  CHECK(text.out.find("Maximum concurrency for 16,000 tokens per request: ") != std::string::npos);
+  CHECK(text.out.find("as vLLM 0.11.0 logs it") != std::string::npos);
+  CHECK(j["vllm_version"] == "0.11.0");
+  // 0.11 holds fp32 logits for all 8,192 batched tokens: its pool is smaller than 0.15's.
+  const auto j15 = nlohmann::json::parse(run(args + " --json").out);
+  CHECK(j15["kv_cache_tokens"].get<int64_t>() > tokens);
+  CHECK(run(args + " --vllm-version latest").code == 2);
+}
