@@ -92,6 +92,31 @@ std::vector<GpuSpec> build_catalog() {
   c.push_back({"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 24564 * kMiB, 1008 * kGB, 165.2 * kT, 330.3 * kT,
                660.6 * kT, 32 * kGB, 32 * kGB, 0.60, "pcie"});
 
+  // NVIDIA A10 data sheet: GDDR6 600 GB/s; BF16 tensor 125 TFLOPS dense (250 with sparsity); INT8
+  // 250 TOPS dense; no FP8 (sm_86); PCIe 4.0 x16 (64 GB/s bidirectional), no NVLink.
+  // Memory: NVML total 24,146,608,128 B = 23,028 MiB (github.com/mayooot/detect-gpu issue #3);
+  // seen by torch: "total capacity of 22.18 GiB" in a vLLM start (github.com/OpenBMB/MiniCPM-V
+  // issue #640). Price: $1.29/h, Lambda, as listed in github.com/DS436/sanskrit-token (read 2026-09).
+  c.push_back({"a10", "NVIDIA A10 24GB", 23028 * kMiB, 600 * kGB, 125 * kT, 0, 250 * kT, 32 * kGB, 32 * kGB, 1.29,
+               "pcie", gib_logged(22.18)});
+
+  // NVIDIA Ampere GA102 architecture whitepaper, appendix, GeForce RTX 3090: GDDR6X 936 GB/s;
+  // FP16/BF16 tensor with FP32 accumulate 71 TFLOPS dense; INT8 284 TOPS dense; no FP8; PCIe 4.0
+  // x16. Memory: nvidia-smi "24576MiB" (github.com/noonghunna/club-3090 issue #747); seen by vLLM
+  // "Free memory on device (22.93/23.56 GiB)" (github.com/wtdcode/vllm-backport issue #34; an
+  // older vLLM logged 23.58 GiB, vLLM issue #10517). Price: RunPod "RTX 3090" $0.39/h.
+  c.push_back({"rtx-3090", "NVIDIA GeForce RTX 3090 24GB", 24576 * kMiB, 936 * kGB, 71 * kT, 0, 284 * kT, 32 * kGB,
+               32 * kGB, 0.39, "pcie", gib_logged(23.56)});
+
+  // NVIDIA RTX Blackwell architecture whitepaper, GeForce RTX 5090: BF16 tensor with FP32
+  // accumulate 209.5 TFLOPS dense (419 sparse); FP8 419 dense, INT8 838 TOPS dense, GDDR7
+  // 1,792 GB/s, PCIe 5.0 x16 (128 GB/s bidirectional), no NVLink (transcribed in
+  // github.com/lamonoai/gpumap nvidia/GPU.md). Memory: nvidia-smi "32607MiB" (club-3090 issue
+  // #1322); seen by torch "total capacity of 31.37 GiB" (github.com/Wan-Video/Wan2.1 issue #465).
+  // Price: RunPod "RTX 5090" $1.22/h.
+  c.push_back({"rtx-5090", "NVIDIA GeForce RTX 5090 32GB", 32607 * kMiB, 1792 * kGB, 209.5 * kT, 419 * kT, 838 * kT,
+               64 * kGB, 64 * kGB, 1.22, "pcie", gib_logged(31.37)});
+
   // AMD Instinct MI300X data sheet: 192 GB HBM3 at 5.3 TB/s; FP16/BF16 1,307.4 TFLOPS dense; FP8
   // 2,614.9 dense; INT8 2,614.9 TOPS dense; Infinity Fabric 896 GB/s aggregate (bidirectional);
   // PCIe Gen5 x16 128 GB/s bidirectional. Memory: rocm-smi "VRAM Total Memory (B): 205822885888".

@@ -8,20 +8,24 @@
 
 using namespace kvcap;
 
-TEST_CASE("the ten catalog GPUs, case-insensitive, with sane figures") {
-  const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",
-                       "b200",      "l40s",      "l4",       "rtx-4090",  "mi300x"};
-  CHECK(gpu_catalog().size() == 10);
+TEST_CASE("the thirteen catalog GPUs, case-insensitive, with sane figures") {
+  const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",     "b200",   "l40s",
+                       "l4",        "rtx-4090",  "a10",      "rtx-3090",  "rtx-5090", "mi300x"};
+  CHECK(gpu_catalog().size() == 13);
   for (const char* id : ids) {
     CAPTURE(id);
     const GpuSpec g = load_gpu(id);
     CHECK(g.id == id);
     CHECK(g.memory_bytes > (int64_t{20} << 30));
     CHECK(g.hbm_bandwidth_bytes_per_s > 2e11);
-    CHECK(g.bf16_flops > 1e14);
+    CHECK(g.bf16_flops > 5e13);  // the RTX 3090: 71 TFLOPS
     CHECK(g.price_per_gpu_hour_usd > 0);
     CHECK_NOTHROW(validate_gpu(g, id));
+    // What vLLM sees is below the driver's total, where a log shows it.
+    CHECK(g.visible_memory_bytes < g.memory_bytes);
+    if (g.visible_memory_bytes > 0) CHECK(g.visible_memory_bytes > g.memory_bytes * 9 / 10);
   }
+  CHECK(load_gpu("rtx-3090").visible_memory_bytes == static_cast<int64_t>(23.56 * 1024 * 1024 * 1024));
   CHECK(load_gpu("H100-SXM").memory_bytes == int64_t{81559} << 20);  // nvidia-smi 81559MiB
   CHECK(load_gpu("MI300X").memory_bytes == 205822885888);           // rocm-smi bytes
   CHECK(load_gpu("a100-40gb").fp8_flops == 0);                       // no FP8 tensor cores
