@@ -90,6 +90,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
   // A negative "available" figure is a real log of a failed start (the budget came out negative).
   g.available_kv_gib = opt_number(l, "available_kv_gib", -1e6, 1e6);
   g.kv_cache_tokens = opt_int(l, "kv_cache_tokens", 0, int64_t{1} << 40);
+  const std::optional<int64_t> num_gpu_blocks = opt_int(l, "num_gpu_blocks", 1, int64_t{1} << 40);
   g.max_concurrency = opt_number(l, "max_concurrency", 0, 1e9);
 
   if (r.has("settings")) read_settings(r.object("settings"), row);
@@ -99,16 +100,15 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version"});
     row.kvcap_model = k.get_string("model");
-    // A config path is relative to the table (catalog names have no slash... or do: HF ids).
+    // A config file is named relative to the table; anything else is a catalog name or HF id.
     if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())
       row.kvcap_model = (std::filesystem::path(base_dir) / row.kvcap_model).string();
     row.kvcap_gpu = k.get_string("gpu");
     row.startup_failed = k.get_bool("expect_refusal", false);
     read_settings(k, row);
   }
-  if (r.has("logged") && !row.startup_failed && !g.kv_cache_tokens && l.has("num_gpu_blocks") &&
-      !l.raw("num_gpu_blocks").is_null())
-    g.kv_cache_tokens = l.get_int("num_gpu_blocks", 1, int64_t{1} << 40) * row.config.block_size;
+  // After the settings: the block size may come from them.
+  if (!g.kv_cache_tokens && num_gpu_blocks) g.kv_cache_tokens = *num_gpu_blocks * row.config.block_size;
   return row;
 }
 

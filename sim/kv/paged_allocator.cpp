@@ -149,8 +149,8 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   const int64_t skipped = skipped_[slot_index];
   int64_t new_blocks = 0;
   for (int64_t g = 0; g < groups(); ++g) {
-    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) +
-                             static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size() * (hit_blocks > 0));
+    const int64_t hits = hit_blocks > 0 ? static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size()) : 0;
+    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) + hits;
     new_blocks += std::max<int64_t>(0, total_blocks - held_end);
   }
   int64_t evictable_hits = 0;

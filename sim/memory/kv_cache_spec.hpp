@@ -15,7 +15,6 @@ struct KvCacheSpec {
   int64_t swa_groups = 0;         ///< groups of sliding-window layers
   int64_t sliding_window = 0;     ///< tokens a sliding layer attends to (0 = no sliding groups)
   int64_t layers_per_group = 0;   ///< layers one page spans
-  int64_t page_bytes_per_gpu = 0; ///< one page (block_size tokens × layers_per_group) on one TP rank
 
   int64_t groups() const { return full_groups + swa_groups; }
   bool hybrid() const { return groups() > 1 || swa_groups > 0; }
@@ -28,6 +27,10 @@ struct KvCacheSpec {
   /// Pages one request of `tokens` tokens holds after computing them all: full groups one per
   /// block, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches).
   int64_t blocks_for_tokens(int64_t tokens) const;
+
+  /// A pool of `num_blocks` pages in tokens, as vLLM logs "GPU KV cache size": blocks per group
+  /// × block size (kv_cache_utils._report_kv_cache_config), since every group spends a page per block.
+  int64_t tokens_for_blocks(int64_t num_blocks) const { return num_blocks / groups() * block_size; }
 
   /// vLLM's startup worst case per request (max-concurrency figure, "fits one request" check):
   /// full groups ceil(tokens/block); sliding groups ceil(min(window-1+batched, tokens)/block)+1,

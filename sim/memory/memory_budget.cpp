@@ -167,7 +167,6 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   b.kv.block_size = cfg.block_size;
   group_layers(model, b.kv);
   b.page_bytes_per_gpu = page * b.kv.layers_per_group;
-  b.kv.page_bytes_per_gpu = b.page_bytes_per_gpu;
 
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
   if (cfg.kv_cache_memory_bytes) {
@@ -189,9 +188,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                            std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
   }
   b.num_gpu_blocks = b.kv_cache_bytes_per_gpu / b.page_bytes_per_gpu;
-  // As vLLM logs "GPU KV cache size: N tokens" (kv_cache_utils._report_kv_cache_config): blocks
-  // per group × block size, since every group spends a page per block of tokens.
-  b.kv_cache_tokens = b.num_gpu_blocks / b.kv.groups() * b.block_size;
+  b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
   if (b.num_gpu_blocks < 1)
     throw InputError(model.name + " on " + gpu.id, "the " + gib(b.kv_cache_bytes_per_gpu) +
                                                        " left for the KV cache hold no block of " +

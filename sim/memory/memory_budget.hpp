@@ -26,7 +26,7 @@ struct EngineMemoryConfig {
   int64_t max_num_seqs = 256;
   std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
   /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
-  /// between versions (activation_for_version in memory_budget.cpp).
+  /// between versions (logits_for_all_tokens and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
   static constexpr const char* kDefaultVllmVersion = "0.15";
 };
@@ -47,7 +47,7 @@ struct MemoryBudget {
   int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans
   int64_t block_size = 16;
   int64_t num_gpu_blocks = 0;              ///< as vLLM logs it (block 0 is later reserved)
-  int64_t kv_cache_tokens = 0;             ///< num_gpu_blocks × block_size
+  int64_t kv_cache_tokens = 0;             ///< as vLLM logs it: kv.tokens_for_blocks(num_gpu_blocks)
   int64_t max_model_len = 0;
   double max_concurrency = 0;              ///< requests of max_model_len that fit at once
   /// Groups, window and page of the pool: the same spec `kvcap run`'s paged allocator spends.

@@ -32,7 +32,7 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
     // vLLM's num_gpu_blocks_override: the memory model still supplies the shapes (bytes per
     // token and per page); the caller checks that one max_model_len request fits the override.
     b.num_gpu_blocks = *e.num_gpu_blocks;
-    b.kv_cache_tokens = b.num_gpu_blocks / b.kv.groups() * b.block_size;
+    b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
     b.kv_cache_bytes_per_gpu = b.page_bytes_per_gpu * b.num_gpu_blocks;
   }
   return b;
