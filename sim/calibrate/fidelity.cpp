@@ -1,4 +1,5 @@
 #include "sim/calibrate/fidelity.hpp"
+#include "sim/metrics/percentile.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +10,6 @@ namespace kvcap {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return ServingRun::kNaN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double rel_error(double predicted, double measured) {
   if (!std::isfinite(predicted) || !std::isfinite(measured) || !(measured > 0)) return ServingRun::kNaN;
@@ -25,7 +20,7 @@ nlohmann::ordered_json num_or_null(double v) {
   return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
 }
 
-std::string pct(double v) {
+std::string signed_pct_text(double v) {
   if (!std::isfinite(v)) return "-";
   char b[32];
   std::snprintf(b, sizeof b, "%+.1f%%", 100 * v);
@@ -178,13 +173,13 @@ void print_fidelity(std::ostream& os, const std::vector<RunFit>& runs, const Fid
     std::string id = r.id.size() > 48 ? "…" + r.id.substr(r.id.size() - 47) : r.id;
     const std::string setup = "TP" + std::to_string(r.tensor_parallel_size) + " " + r.gpu;
     auto pair = [](double m, double pr) {
-      return secs(m) + "/" + secs(pr) + " " + pct(rel_error(pr, m));
+      return secs(m) + "/" + secs(pr) + " " + signed_pct_text(rel_error(pr, m));
     };
     std::snprintf(line, sizeof line, "%-48s %-15s %-22s %-22s %-22s %-22s %s/%s%s\n", id.c_str(), setup.c_str(),
                   pair(r.e2e.mean_s, p.e2e.mean_s).c_str(), pair(r.e2e.p99_s, p.e2e.p99_s).c_str(),
                   pair(r.ttft.mean_s, p.ttft.mean_s).c_str(),
                   (secs(r.tpot_mean_s * 1e3) + "/" + secs(p.tpot_mean_s * 1e3) + "ms " +
-                   pct(rel_error(p.tpot_mean_s, r.tpot_mean_s)))
+                   signed_pct_text(rel_error(p.tpot_mean_s, r.tpot_mean_s)))
                       .c_str(),
                   r.overloaded ? "no" : "yes", p.overloaded ? "no" : "yes",
                   r.overloaded == p.overloaded ? "" : "  <- wrong call");
@@ -193,7 +188,7 @@ void print_fidelity(std::ostream& os, const std::vector<RunFit>& runs, const Fid
   os << "\nmedian |error| over the " << s.stages_compared << " stages that kept up (signed median in brackets):\n";
   for (int k = 0; k < kFidelityMetrics; ++k) {
     std::snprintf(line, sizeof line, "  %-10s %6.1f%%  (%s)\n", fidelity_metric_name(static_cast<FidelityMetric>(k)),
-                  100 * s.median_abs_error[k], pct(s.median_error[k]).c_str());
+                  100 * s.median_abs_error[k], signed_pct_text(s.median_error[k]).c_str());
     os << line;
   }
   os << "keep-up / overloaded call right: " << s.keep_up_right << " of " << s.keep_up_total << "\n";

@@ -9,6 +9,7 @@
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/io/line_reader.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -21,10 +22,6 @@ using calib::nonnegative_number;
 using calib::num_text;
 using calib::positive_number;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool blank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
@@ -62,7 +59,7 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
 
   // ---- setup ----
   const std::string engine_text = r.get_string("engine", "");
-  if (!engine_text.empty() && lower(engine_text).find("vllm") == std::string::npos)
+  if (!engine_text.empty() && ascii_lower(engine_text).find("vllm") == std::string::npos)
     throw InputError(r.where("engine"), "expected a vLLM run (the text does not mention vLLM): '" + engine_text + "'");
   run.engine_version = parse_engine_version(engine_text);
   const std::string harness = r.get_string("harness", "");
@@ -149,7 +146,7 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
                   {"token_scale", token_scale}};
   run.duration_s = duration;
   run.output_tokens_fixed = output_len;
-  if (lower(harness).find("ignore_eos") == std::string::npos)
+  if (ascii_lower(harness).find("ignore_eos") == std::string::npos)
     run.notes.push_back("the harness text does not say ignore_eos: output_tokens_fixed assumes every request "
                         "generated output_len tokens");
   run.prompt_tokens_mean = prompt_mean;
@@ -180,7 +177,7 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
         throw InputError(r.where("flags") + "/" + std::to_string(i), "expected a string, got " + std::string(flags[i].type_name()));
       const std::string f = flags[i].get<std::string>();
       run.flags.push_back(f);
-      if (!run.overloaded && lower(f).find("overload") != std::string::npos) {
+      if (!run.overloaded && ascii_lower(f).find("overload") != std::string::npos) {
         run.overloaded = true;
         run.overload_reason = f;
       }

@@ -12,6 +12,7 @@
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/io/line_reader.hpp"
+#include "sim/metrics/percentile.hpp"
 
 namespace kvcap {
 
@@ -112,21 +113,15 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
   return row;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
-std::string pct(const std::optional<double>& e) {
+std::string signed_pct_cell(const std::optional<double>& e) {
   if (!e) return "-";
   std::ostringstream os;
   os << std::showpos << std::fixed << std::setprecision(2) << 100 * *e << "%";
   return os.str();
 }
 
-std::string gib(std::optional<double> v) {
+std::string gib_cell(std::optional<double> v) {
   if (!v) return "-";
   std::ostringstream os;
   os << std::fixed << std::setprecision(2) << *v;
@@ -202,8 +197,8 @@ StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks)
   }
   s.with_tokens = static_cast<int64_t>(tok.size());
   s.with_available = static_cast<int64_t>(avail.size());
-  s.kv_tokens_median_abs = median(tok);
-  s.available_median_abs = median(avail);
+  s.kv_tokens_median_abs = tok.empty() ? 0 : median(tok);
+  s.available_median_abs = avail.empty() ? 0 : median(avail);
   s.kv_tokens_worst_abs = tok.empty() ? 0 : *std::max_element(tok.begin(), tok.end());
   s.available_worst_abs = avail.empty() ? 0 : *std::max_element(avail.begin(), avail.end());
   return s;
@@ -232,12 +227,12 @@ void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& che
     auto g = [](int64_t bytes) { return static_cast<double>(bytes) / kGiB; };
     os << std::right << std::setw(12)
        << (r.logged.kv_cache_tokens ? std::to_string(*r.logged.kv_cache_tokens) : std::string("-")) << std::setw(12)
-       << b.kv_cache_tokens << std::setw(10) << pct(c.kv_tokens_error) << std::setw(9) << gib(r.logged.available_kv_gib)
-       << std::setw(8) << gib(g(b.kv_cache_bytes_per_gpu)) << std::setw(10) << pct(c.available_kv_error) << "  "
-       << std::setw(7) << gib(r.logged.weights_gib) << "/" << std::left << std::setw(10)
-       << gib(g(b.weight_bytes_per_gpu)) << std::right << std::setw(7) << gib(r.logged.activation_peak_gib) << "/"
-       << std::left << std::setw(10) << gib(g(b.activation_bytes_per_gpu)) << std::right << std::setw(7)
-       << gib(r.logged.non_torch_gib) << "/" << gib(g(b.non_torch_bytes_per_gpu)) << "\n";
+       << b.kv_cache_tokens << std::setw(10) << signed_pct_cell(c.kv_tokens_error) << std::setw(9) << gib_cell(r.logged.available_kv_gib)
+       << std::setw(8) << gib_cell(g(b.kv_cache_bytes_per_gpu)) << std::setw(10) << signed_pct_cell(c.available_kv_error) << "  "
+       << std::setw(7) << gib_cell(r.logged.weights_gib) << "/" << std::left << std::setw(10)
+       << gib_cell(g(b.weight_bytes_per_gpu)) << std::right << std::setw(7) << gib_cell(r.logged.activation_peak_gib) << "/"
+       << std::left << std::setw(10) << gib_cell(g(b.activation_bytes_per_gpu)) << std::right << std::setw(7)
+       << gib_cell(r.logged.non_torch_gib) << "/" << gib_cell(g(b.non_torch_bytes_per_gpu)) << "\n";
   }
   os << "\n" << s.rows << " rows, " << s.runnable << " runnable; refuse-to-start call right on " << s.refusal_calls_right
      << " of " << s.runnable << "\n";

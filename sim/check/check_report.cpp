@@ -16,7 +16,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string num(std::optional<double> v) {
+std::string number_cell(std::optional<double> v) {
   if (!v) return "-";
   char buf[32];
   // Whole numbers (token counts, running.max) print in full so an exact baseline reads exactly.
@@ -28,9 +28,9 @@ std::string num(std::optional<double> v) {
 }
 
 std::string baseline_cell(const Expectation& e) {
-  std::string s = e.value ? num(e.value) : "";
-  if (e.min) s += std::string(s.empty() ? "" : " ") + ">=" + num(e.min);
-  if (e.max) s += std::string(s.empty() ? "" : " ") + "<=" + num(e.max);
+  std::string s = e.value ? number_cell(e.value) : "";
+  if (e.min) s += std::string(s.empty() ? "" : " ") + ">=" + number_cell(e.min);
+  if (e.max) s += std::string(s.empty() ? "" : " ") + "<=" + number_cell(e.max);
   return s;
 }
 
@@ -76,7 +76,7 @@ void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcom
   std::vector<std::vector<std::string>> rows = {{"check", "metric", "baseline", "now", "change", "verdict"}};
   for (const auto& c : outcomes)
     for (const auto& m : c.metrics)
-      rows.push_back({c.check->name, m.expect->metric, baseline_cell(*m.expect), num(m.now), change_cell(m),
+      rows.push_back({c.check->name, m.expect->metric, baseline_cell(*m.expect), number_cell(m.now), change_cell(m),
                       verdict_cell(m)});
   std::vector<size_t> width(6, 0);
   for (const auto& r : rows)

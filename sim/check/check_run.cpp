@@ -11,7 +11,7 @@ namespace kvcap {
 
 namespace {
 
-std::string number(double v) {
+std::string short_number_g(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
@@ -32,12 +32,12 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now) {
   if (e.value && *e.value != 0) m.change = (v - *e.value) / std::fabs(*e.value);
   if (e.min && v < *e.min) {
     m.verdict = Verdict::regression;
-    m.detail = "below min " + number(*e.min);
+    m.detail = "below min " + short_number_g(*e.min);
     return m;
   }
   if (e.max && v > *e.max) {
     m.verdict = Verdict::regression;
-    m.detail = "above max " + number(*e.max);
+    m.detail = "above max " + short_number_g(*e.max);
     return m;
   }
   if (!e.value) return m;
@@ -45,13 +45,13 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now) {
   const double up = v - *e.value;  // > 0: the figure rose
   const bool beyond = std::fabs(up) > tol;
   if (!beyond) return m;
-  const std::string by = "moved by more than the tolerance " + number(tol);
+  const std::string by = "moved by more than the tolerance " + short_number_g(tol);
   switch (e.better) {
     case Better::higher: m.verdict = up > 0 ? Verdict::improved : Verdict::regression; break;
     case Better::lower: m.verdict = up < 0 ? Verdict::improved : Verdict::regression; break;
     case Better::none: m.verdict = Verdict::regression; break;
   }
-  m.detail = m.verdict == Verdict::improved ? "better than the baseline beyond " + number(tol) + ": update the baseline"
+  m.detail = m.verdict == Verdict::improved ? "better than the baseline beyond " + short_number_g(tol) + ": update the baseline"
                                             : by;
   return m;
 }

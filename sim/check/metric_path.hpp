@@ -24,4 +24,7 @@ struct MetricLookup {
 /// Follows `path` through objects (by key) and arrays (by index). Booleans read as 0/1.
 MetricLookup lookup_metric(const nlohmann::ordered_json& results, const std::string& path);
 
+/// peak KV tokens in use / KV capacity tokens (both summed over replicas); empty without capacity.
+std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results);
+
 }  // namespace kvcap

@@ -30,6 +30,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap::cli {
 
@@ -56,10 +57,6 @@ struct CalibrateOptions {
   std::string command;
 };
 
-std::string lower(std::string s) {
-  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 void print_written(const Profile& p, const std::string& out) {
   std::cout << "wrote " << out << ": profile for " << p.gpu_id << ", " << profile_origin(p) << "\n";
@@ -85,7 +82,7 @@ int run_roofline(const CalibrateOptions& o) {
 
 int run_fit(const CalibrateOptions& o, const std::string& raw_path) {
   RawRun raw = read_raw_file(raw_path);
-  if (!o.gpu.empty() && lower(o.gpu) != lower(raw.provenance.gpu_id))
+  if (!o.gpu.empty() && ascii_lower(o.gpu) != ascii_lower(raw.provenance.gpu_id))
     throw InputError("--gpu", "'" + o.gpu + "' differs from the raw run's gpu_id '" + raw.provenance.gpu_id + "'");
   GpuSpec gpu = load_gpu(raw.provenance.gpu_id);
   Profile p = fit_profile(raw, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s, raw_path);
@@ -171,7 +168,7 @@ int run_serving(CalibrateOptions& o) {
   std::string gpu, engine, version;
   for (const auto& r : runs) {
     if (gpu.empty()) gpu = r.gpu, engine = r.engine, version = r.engine_version;
-    if (lower(r.gpu) != lower(gpu))
+    if (ascii_lower(r.gpu) != ascii_lower(gpu))
       throw InputError(r.origin, "run on gpu '" + r.gpu + "' among runs on '" + gpu +
                                      "': an engine profile is fitted per GPU (select runs with --only)");
     if (r.engine != engine || r.engine_version != version)

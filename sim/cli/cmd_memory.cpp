@@ -17,6 +17,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap::cli {
 
@@ -41,11 +42,6 @@ int64_t whole_bytes(double v, const char* flag) {
   return static_cast<int64_t>(v);
 }
 
-std::string gib(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
 
 /// 449856 -> "449,856", as vLLM prints token counts.
 std::string thousands(int64_t v) {
@@ -171,13 +167,13 @@ int run_memory(const MemoryOptions& o) {
   row("KV bytes per token (all GPUs)", num(b.kv_bytes_per_token));
   row("KV bytes per token per GPU", num(b.kv_bytes_per_token_per_gpu));
   std::printf("per-GPU memory\n");
-  row("total (nvidia-smi / seen by vLLM)", gib(gpu.memory_bytes) + " / " + gib(b.total_bytes_per_gpu) +
+  row("total (nvidia-smi / seen by vLLM)", gib_text(gpu.memory_bytes) + " / " + gib_text(b.total_bytes_per_gpu) +
                                               (gpu.visible_memory_bytes > 0 ? "" : "  (not measured: nvidia-smi's)"));
-  row("usable (x gpu_memory_utilization)", gib(b.requested_bytes_per_gpu));
-  row("weights", gib(b.weight_bytes_per_gpu) + "  (whole model " + gib(b.weight_bytes) + ")");
-  row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
-  row("non-torch overhead (estimate)", gib(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
-  row("KV cache", gib(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
+  row("usable (x gpu_memory_utilization)", gib_text(b.requested_bytes_per_gpu));
+  row("weights", gib_text(b.weight_bytes_per_gpu) + "  (whole model " + gib_text(b.weight_bytes) + ")");
+  row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib_text(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
+  row("non-torch overhead (estimate)", gib_text(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
+  row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
   std::printf("blocks\n");
   row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
   row("bytes per block", num(b.page_bytes_per_gpu));
@@ -192,7 +188,7 @@ int run_memory(const MemoryOptions& o) {
   // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
   std::printf("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
   std::printf("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
-  std::printf("  Available KV cache memory: %s\n", gib(b.kv_cache_bytes_per_gpu).c_str());
+  std::printf("  Available KV cache memory: %s\n", gib_text(b.kv_cache_bytes_per_gpu).c_str());
   std::printf("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
   std::printf("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
               b.max_concurrency);
@@ -200,7 +196,7 @@ int run_memory(const MemoryOptions& o) {
     std::printf("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
                 static_cast<long long>(*o.context_len));
     row("blocks needed / usable", num(load_blocks) + " / " + num(usable_blocks));
-    row("KV memory needed per GPU", gib(load_blocks * b.page_bytes_per_gpu));
+    row("KV memory needed per GPU", gib_text(load_blocks * b.page_bytes_per_gpu));
     row("fits", fits ? "yes" : "no");
   }
   return 0;

@@ -8,6 +8,7 @@
 
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -20,10 +21,6 @@ extern const EmbeddedEngineProfile kEmbeddedEngineProfiles[];
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // Bounds keep a hand-edited or fitted profile physical: a step term above a second, or a
 // front-end delay above ten seconds, is a unit mistake, not an engine.
@@ -139,7 +136,7 @@ EngineProfile engine_profile_from_json(const nlohmann::json& j, const std::strin
   if (p.name.empty()) throw InputError(r.where("name"), "expected a non-empty name");
   p.engine = r.get_string("engine");
   p.engine_version = r.get_string("engine_version", "");
-  p.gpu = lower(r.get_string("gpu"));
+  p.gpu = ascii_lower(r.get_string("gpu"));
   p.extrapolated = r.get_bool("extrapolated", false);
   p.derived_from = r.get_string("derived_from", "");
   p.async_scheduling = r.get_bool("async_scheduling", true);
@@ -194,7 +191,7 @@ const std::vector<EngineProfile>& shipped_engine_profiles() {
 }
 
 std::optional<EngineProfile> find_shipped_engine_profile(const std::string& engine, const std::string& gpu) {
-  const std::string g = lower(gpu);
+  const std::string g = ascii_lower(gpu);
   const EngineProfile* carried = nullptr;
   for (const auto& p : shipped_engine_profiles()) {
     if (p.engine != engine || p.gpu != g) continue;

@@ -4,21 +4,14 @@
 #include <cctype>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
-namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-}  // namespace
 
 CostCoefficients profile_coefficients(const Profile& p, const GpuSpec& gpu, DType kv_dtype, bool fp8_weights,
                                       const std::string& origin) {
-  if (lower(p.gpu_id) != lower(gpu.id))
+  if (ascii_lower(p.gpu_id) != ascii_lower(gpu.id))
     throw InputError(origin, "profile is for gpu '" + p.gpu_id + "' but the scenario runs on '" + gpu.id + "'");
   const std::string kv = dtype_name(kv_dtype);
   auto dec = p.coefficients.decode.find(kv);

@@ -185,8 +185,8 @@ void Simulation::check_invariants(double now_s) const {
 void Simulation::run() {
   int64_t blocks = 0;
   for (const Replica* r : replica_ptrs_) blocks += r->kv().usage().usable_blocks;
-  const int64_t budget = std::max<int64_t>(1, opt_.full_audit_block_budget);
-  audit_stride_ = std::max<int64_t>(1, (blocks + budget - 1) / budget);
+  const int64_t per_event = std::max<int64_t>(1, opt_.audit_blocks_per_event);
+  audit_stride_ = blocks <= opt_.full_audit_block_budget ? 1 : (blocks + per_event - 1) / per_event;
   pull_next_arrival(0.0);
   first_arrival_s_ = has_pending_ ? pending_.arrival_s : 0.0;
   if (opt_.sample_interval_s > 0 && has_pending_) queue_.push(opt_.sample_interval_s, EventKind::sample);

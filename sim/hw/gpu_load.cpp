@@ -10,15 +10,12 @@
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string catalog_ids() {
   std::string s;
@@ -27,7 +24,7 @@ std::string catalog_ids() {
 }
 
 const GpuSpec* find_catalog(const std::string& id) {
-  const std::string key = lower(id);
+  const std::string key = ascii_lower(id);
   for (const auto& g : gpu_catalog())
     if (g.id == key) return &g;
   return nullptr;

@@ -4,12 +4,10 @@
 #include <string>
 
 #include "sim/util/error.hpp"
+#include "sim/util/int_math.hpp"
 
 namespace kvcap {
 
-namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 const char* contiguous_reserve_name(ContiguousReserve r) {
   return r == ContiguousReserve::max_model_len ? "max_model_len" : "prompt_plus_output";

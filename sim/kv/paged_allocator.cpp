@@ -6,11 +6,11 @@
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/int_math.hpp"
 
 namespace kvcap {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Prefix-cache key of a block in KV group g: vLLM keys its cache by (hash, group id). Group 0
 /// keeps the plain hash, so models with one group cache exactly as before.

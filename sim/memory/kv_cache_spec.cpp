@@ -1,12 +1,10 @@
 #include "sim/memory/kv_cache_spec.hpp"
+#include "sim/util/int_math.hpp"
 
 #include <algorithm>
 
 namespace kvcap {
 
-namespace {
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 int64_t KvCacheSpec::first_kept_block(int64_t computed_tokens) const {
   if (swa_groups == 0 || sliding_window <= 0) return 0;
@@ -15,7 +13,7 @@ int64_t KvCacheSpec::first_kept_block(int64_t computed_tokens) const {
 
 int64_t KvCacheSpec::blocks_for_tokens(int64_t tokens) const {
   if (tokens <= 0) return 0;
-  const int64_t blocks = cdiv(tokens, block_size);
+  const int64_t blocks = ceil_div(tokens, block_size);
   // After the last token: blocks [first_kept_block(tokens - 1), blocks) are held; the last token
   // is the one whose KV was written, and the window ending at it starts at tokens - window.
   const int64_t swa_held = swa_groups > 0 ? blocks - first_kept_block(tokens - 1) : 0;
@@ -24,9 +22,9 @@ int64_t KvCacheSpec::blocks_for_tokens(int64_t tokens) const {
 
 int64_t KvCacheSpec::worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const {
   if (tokens <= 0) return 0;
-  int64_t n = full_groups * cdiv(tokens, block_size);
+  int64_t n = full_groups * ceil_div(tokens, block_size);
   if (swa_groups > 0)
-    n += swa_groups * (cdiv(std::min(sliding_window - 1 + max_num_batched_tokens, tokens), block_size) + 1);
+    n += swa_groups * (ceil_div(std::min(sliding_window - 1 + max_num_batched_tokens, tokens), block_size) + 1);
   return n;
 }
 

@@ -26,12 +26,13 @@
 #include "sim/model/param_count.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/int_math.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Memory outside the torch allocator that grows between vLLM's start-up snapshot and the end of
 /// its profiling run (NCCL, cuBLAS workspaces, custom all-reduce buffers), per GPU, as vLLM logs it:
@@ -46,13 +47,6 @@ int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t tp) {
   return static_cast<int64_t>(0.20 * kGiB);
 }
 
-std::string gib(int64_t bytes) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(2);
-  os << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
-  return os.str();
-}
 
 void validate(const EngineMemoryConfig& c) {
   if (!(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1))
@@ -86,7 +80,7 @@ void group_layers(const ModelSpec& m, KvCacheSpec& spec) {
   spec.full_groups = 0;
   spec.swa_groups = 0;
   for (const auto& [w, n] : count_by_window) {
-    const int64_t groups = cdiv(n, group_size);
+    const int64_t groups = ceil_div(n, group_size);
     if (w == 0) {
       spec.full_groups += groups;
     } else {
@@ -174,23 +168,23 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
     b.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
     if (b.weight_bytes_per_gpu + b.kv_cache_bytes_per_gpu > gpu.memory_bytes)
       throw InputError("--kv-cache-memory-bytes",
-                       "weights per GPU (" + gib(b.weight_bytes_per_gpu) + ") + KV cache (" +
-                           gib(b.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib(gpu.memory_bytes));
+                       "weights per GPU (" + gib_text(b.weight_bytes_per_gpu) + ") + KV cache (" +
+                           gib_text(b.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(gpu.memory_bytes));
   } else {
     const int64_t non_kv = b.weight_bytes_per_gpu + b.activation_bytes_per_gpu + b.non_torch_bytes_per_gpu;
     b.kv_cache_bytes_per_gpu = b.requested_bytes_per_gpu - non_kv;
     if (b.kv_cache_bytes_per_gpu <= 0)
       throw InputError(model.name + " on " + gpu.id,
-                       "does not fit: weights per GPU " + gib(b.weight_bytes_per_gpu) + " + activations " +
-                           gib(b.activation_bytes_per_gpu) + " + non-torch " + gib(b.non_torch_bytes_per_gpu) +
-                           " = " + gib(non_kv) + " exceed the usable " + gib(b.requested_bytes_per_gpu) + " (" +
-                           gib(b.total_bytes_per_gpu) + " × gpu_memory_utilization " +
+                       "does not fit: weights per GPU " + gib_text(b.weight_bytes_per_gpu) + " + activations " +
+                           gib_text(b.activation_bytes_per_gpu) + " + non-torch " + gib_text(b.non_torch_bytes_per_gpu) +
+                           " = " + gib_text(non_kv) + " exceed the usable " + gib_text(b.requested_bytes_per_gpu) + " (" +
+                           gib_text(b.total_bytes_per_gpu) + " × gpu_memory_utilization " +
                            std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
   }
   b.num_gpu_blocks = b.kv_cache_bytes_per_gpu / b.page_bytes_per_gpu;
   b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
   if (b.num_gpu_blocks < 1)
-    throw InputError(model.name + " on " + gpu.id, "the " + gib(b.kv_cache_bytes_per_gpu) +
+    throw InputError(model.name + " on " + gpu.id, "the " + gib_text(b.kv_cache_bytes_per_gpu) +
                                                        " left for the KV cache hold no block of " +
                                                        std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
 
@@ -205,8 +199,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
     throw InputError("--max-model-len",
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " +
                          std::to_string(b.blocks_per_max_len_request) + " blocks (" +
-                         gib(b.blocks_per_max_len_request * b.page_bytes_per_gpu) + ") per request but the KV cache holds " +
-                         std::to_string(b.num_gpu_blocks) + " blocks (" + gib(b.kv_cache_bytes_per_gpu) +
+                         gib_text(b.blocks_per_max_len_request * b.page_bytes_per_gpu) + ") per request but the KV cache holds " +
+                         std::to_string(b.num_gpu_blocks) + " blocks (" + gib_text(b.kv_cache_bytes_per_gpu) +
                          "); the estimated maximum model length is " + std::to_string(est) +
                          ". Lower --max-model-len or raise --gpu-memory-utilization");
   }

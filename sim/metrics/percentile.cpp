@@ -1,6 +1,7 @@
 #include "sim/metrics/percentile.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 namespace kvcap {
@@ -21,6 +22,13 @@ double linear_percentile(const std::vector<std::pair<double, int64_t>>& runs, co
   return a + (h - static_cast<double>(lo)) * (b - a);
 }
 }  // namespace
+
+double median(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
 
 Summary summarize(std::vector<double>& values) {
   RunLengthSamples s;

@@ -16,6 +16,9 @@ struct Summary {
 /// Sorts `values` in place.
 Summary summarize(std::vector<double>& values);
 
+/// The median (numpy's, the mean of the middle two for an even count); NaN when empty.
+double median(std::vector<double> values);
+
 /// A multiset stored as (value, count) runs: inter-token latencies repeat the step time for every
 /// request in the step, so runs keep memory proportional to steps, not tokens.
 class RunLengthSamples {

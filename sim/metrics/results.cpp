@@ -11,6 +11,7 @@
 
 #include "sim/report/run_report.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -24,11 +25,11 @@ double round9(double v) {
   return std::strtod(buf, nullptr);
 }
 
-ojson num(double v) { return std::isfinite(v) ? ojson(round9(v)) : ojson(nullptr); }
+ojson rounded_json_number(double v) { return std::isfinite(v) ? ojson(round9(v)) : ojson(nullptr); }
 
 ojson summary_json(const Summary& s) {
   if (s.count == 0) return ojson{{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"count", 0}};
-  return ojson{{"mean", num(s.mean)}, {"p50", num(s.p50)}, {"p90", num(s.p90)}, {"p99", num(s.p99)}, {"count", s.count}};
+  return ojson{{"mean", rounded_json_number(s.mean)}, {"p50", rounded_json_number(s.p50)}, {"p90", rounded_json_number(s.p90)}, {"p99", rounded_json_number(s.p99)}, {"count", s.count}};
 }
 
 bool has_tpot(const RequestRecord& r) { return r.output_tokens > 1; }
@@ -88,20 +89,14 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
                            {"itl", summary_json(itl.summarize())},
                            {"e2e", summary_json(summarize(v_e2e))},
                            {"queue", summary_json(summarize(v_queue))}};
-  out["throughput"] = ojson{{"requests_per_s", num(rate(static_cast<double>(finished)))},
-                            {"input_tokens_per_s", num(rate(static_cast<double>(in_tokens)))},
-                            {"output_tokens_per_s", num(rate(static_cast<double>(out_tokens)))}};
-  out["goodput_requests_per_s"] = num(rate(static_cast<double>(good)));
-  out["slo_attainment"] = finished > 0 ? num(static_cast<double>(good) / static_cast<double>(finished)) : ojson(nullptr);
+  out["throughput"] = ojson{{"requests_per_s", rounded_json_number(rate(static_cast<double>(finished)))},
+                            {"input_tokens_per_s", rounded_json_number(rate(static_cast<double>(in_tokens)))},
+                            {"output_tokens_per_s", rounded_json_number(rate(static_cast<double>(out_tokens)))}};
+  out["goodput_requests_per_s"] = rounded_json_number(rate(static_cast<double>(good)));
+  out["slo_attainment"] = finished > 0 ? rounded_json_number(static_cast<double>(good) / static_cast<double>(finished)) : ojson(nullptr);
   return out;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 std::string opt_time(double v) { return v >= 0 ? format_number(v) : std::string(); }
 
@@ -135,10 +130,10 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"kv_bytes_per_token", h.kv_bytes_per_token},
                           {"kv_accounting", h.kv_accounting},
                           {"seed", h.seed},
-                          {"load_scale", num(h.load_scale)}};
+                          {"load_scale", rounded_json_number(h.load_scale)}};
   ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true);
   for (auto& [k, v] : all.items()) out[k] = v;
-  out["duration_s"] = num(duration);
+  out["duration_s"] = rounded_json_number(duration);
   // Requests the workload dropped before they could arrive (over-long prompts, failed trace rows,
   // skipped bad rows), so that "nothing vanishes" holds from the trace file onwards.
   const WorkloadCounts wc = sim.workload_counts();
@@ -154,8 +149,8 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"failed_in_trace", wc.failed_in_trace},
                           {"bad_rows_skipped", wc.bad_rows_skipped},
                           {"filtered_out", wc.filtered_out},
-                          {"arrival_span_s", num(arrival_span)},
-                          {"offered_requests_per_s", num(arrival_span > 0 ? static_cast<double>(m.records().size()) / arrival_span : 0.0)}};
+                          {"arrival_span_s", rounded_json_number(arrival_span)},
+                          {"offered_requests_per_s", rounded_json_number(arrival_span > 0 ? static_cast<double>(m.records().size()) / arrival_span : 0.0)}};
 
   double capacity = 0, stored = 0, reserved = 0, eff = 0, nonempty = 0, running = 0, waiting = 0;
   double compute = 0, bandwidth = 0, busy = 0, cached_free = 0, frag = 0, free_nonempty = 0, frag_max = 0, down = 0;
@@ -189,17 +184,17 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   auto over_time = [d](double integral) { return d > 0 ? integral / d : 0.0; };
   out["kv"] = ojson{{"capacity_tokens", static_cast<int64_t>(capacity)},
                     {"peak_used_tokens", peak},
-                    {"mean_used_fraction", num(capacity > 0 ? over_time(stored) / capacity : 0.0)},
-                    {"mean_reserved_fraction", num(capacity > 0 ? over_time(reserved) / capacity : 0.0)},
-                    {"efficiency", nonempty > 0 ? num(eff / nonempty) : ojson(nullptr)},
-                    {"mean_cached_free_blocks", num(over_time(cached_free))},
+                    {"mean_used_fraction", rounded_json_number(capacity > 0 ? over_time(stored) / capacity : 0.0)},
+                    {"mean_reserved_fraction", rounded_json_number(capacity > 0 ? over_time(reserved) / capacity : 0.0)},
+                    {"efficiency", nonempty > 0 ? rounded_json_number(eff / nonempty) : ojson(nullptr)},
+                    {"mean_cached_free_blocks", rounded_json_number(over_time(cached_free))},
                     // 1 - largest free run / free blocks, time-weighted while blocks are free
-                    {"fragmentation_mean", num(free_nonempty > 0 ? frag / free_nonempty : 0.0)},
-                    {"fragmentation_max", num(frag_max)}};
+                    {"fragmentation_mean", rounded_json_number(free_nonempty > 0 ? frag / free_nonempty : 0.0)},
+                    {"fragmentation_max", rounded_json_number(frag_max)}};
   out["crashes"] = crashes;
-  out["replica_down_s"] = num(down);
-  out["running"] = ojson{{"mean", num(over_time(running))}, {"max", max_running}};
-  out["waiting"] = ojson{{"mean", num(over_time(waiting))}};
+  out["replica_down_s"] = rounded_json_number(down);
+  out["running"] = ojson{{"mean", rounded_json_number(over_time(running))}, {"max", max_running}};
+  out["waiting"] = ojson{{"mean", rounded_json_number(over_time(waiting))}};
   out["preemptions"] = m.preemptions();
   out["priority_preemptions"] = m.priority_preemptions();
   // vLLM V0 swap preemption: requests moved to / from the CPU tier and the bytes each GPU copied.
@@ -209,14 +204,14 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                       {"bytes_in_per_gpu", m.swap_in_bytes()}};
   out["recomputed_tokens"] = m.recomputed_tokens();
   out["prefix_cache_hit_rate"] =
-      num(m.prefix_queries() > 0 ? static_cast<double>(m.prefix_hits()) / static_cast<double>(m.prefix_queries()) : 0.0);
+      rounded_json_number(m.prefix_queries() > 0 ? static_cast<double>(m.prefix_hits()) / static_cast<double>(m.prefix_queries()) : 0.0);
   // The means are over the whole run, idle time and the drain included; the while-busy figures
   // show a GPU that is saturated whenever it steps (what capacity search's diagnosis reads).
-  out["utilization"] = ojson{{"compute_mean", num(over_time(compute) / n_rep)},
-                             {"memory_bandwidth_mean", num(over_time(bandwidth) / n_rep)},
-                             {"busy_fraction", num(over_time(busy) / n_rep)},
-                             {"compute_while_busy", num(busy > 0 ? compute / busy : 0.0)},
-                             {"memory_bandwidth_while_busy", num(busy > 0 ? bandwidth / busy : 0.0)}};
+  out["utilization"] = ojson{{"compute_mean", rounded_json_number(over_time(compute) / n_rep)},
+                             {"memory_bandwidth_mean", rounded_json_number(over_time(bandwidth) / n_rep)},
+                             {"busy_fraction", rounded_json_number(over_time(busy) / n_rep)},
+                             {"compute_while_busy", rounded_json_number(busy > 0 ? compute / busy : 0.0)},
+                             {"memory_bandwidth_while_busy", rounded_json_number(busy > 0 ? bandwidth / busy : 0.0)}};
   out["steps"] = steps;
   out["scheduled_tokens"] = tokens;
   {
@@ -225,13 +220,13 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
     StepEngineTerms t;
     for (const Replica* r : sim.replicas()) t += r->integrals().engine;
     ojson eng = h.engine;
-    auto share = [busy](double v) { return num(busy > 0 ? v / busy : 0.0); };
-    eng["time_s"] = ojson{{"cpu", num(t.cpu_s)},
-                          {"launches", num(t.launch_s)},
-                          {"moe_routing", num(t.moe_routing_s)},
-                          {"allreduce_latency", num(t.allreduce_latency_s)},
-                          {"attention_per_sequence", num(t.attention_seq_s)},
-                          {"cuda_graph_padding", num(t.padding_s)}};
+    auto share = [busy](double v) { return rounded_json_number(busy > 0 ? v / busy : 0.0); };
+    eng["time_s"] = ojson{{"cpu", rounded_json_number(t.cpu_s)},
+                          {"launches", rounded_json_number(t.launch_s)},
+                          {"moe_routing", rounded_json_number(t.moe_routing_s)},
+                          {"allreduce_latency", rounded_json_number(t.allreduce_latency_s)},
+                          {"attention_per_sequence", rounded_json_number(t.attention_seq_s)},
+                          {"cuda_graph_padding", rounded_json_number(t.padding_s)}};
     eng["share_of_busy_time"] = ojson{{"cpu", share(t.cpu_s)},
                                       {"launches", share(t.launch_s)},
                                       {"moe_routing", share(t.moe_routing_s)},
@@ -258,19 +253,19 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                            {"finished", fin[i]},
                            {"lost", lost[i]},
                            {"crashes", in.crashes},
-                           {"running_mean", num(over_time(in.running))},
+                           {"running_mean", rounded_json_number(over_time(in.running))},
                            {"running_max", in.max_running},
-                           {"kv_mean_used_fraction", num(cap > 0 ? over_time(in.stored_tokens) / cap : 0.0)},
-                           {"kv_efficiency", in.nonempty_s > 0 ? num(in.efficiency / in.nonempty_s) : ojson(nullptr)},
+                           {"kv_mean_used_fraction", rounded_json_number(cap > 0 ? over_time(in.stored_tokens) / cap : 0.0)},
+                           {"kv_efficiency", in.nonempty_s > 0 ? rounded_json_number(in.efficiency / in.nonempty_s) : ojson(nullptr)},
                            {"steps", in.steps},
-                           {"compute_mean", num(over_time(in.compute_util))}});
+                           {"compute_mean", rounded_json_number(over_time(in.compute_util))}});
     }
     out["replicas"] = reps;
   }
   if (slo.any())
-    out["slo"] = ojson{{"ttft_p99_s", slo.ttft_s > 0 ? num(slo.ttft_s) : ojson(nullptr)},
-                       {"tpot_p99_s", slo.tpot_s > 0 ? num(slo.tpot_s) : ojson(nullptr)},
-                       {"e2e_p99_s", slo.e2e_s > 0 ? num(slo.e2e_s) : ojson(nullptr)}};
+    out["slo"] = ojson{{"ttft_p99_s", slo.ttft_s > 0 ? rounded_json_number(slo.ttft_s) : ojson(nullptr)},
+                       {"tpot_p99_s", slo.tpot_s > 0 ? rounded_json_number(slo.tpot_s) : ojson(nullptr)},
+                       {"e2e_p99_s", slo.e2e_s > 0 ? rounded_json_number(slo.e2e_s) : ojson(nullptr)}};
   // by_class, in sorted class order (independent of arrival order).
   std::vector<std::pair<std::string, size_t>> classes;
   for (size_t i = 0; i < m.classes().size(); ++i) classes.emplace_back(m.classes()[i], i);

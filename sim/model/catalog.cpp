@@ -11,6 +11,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -797,10 +798,6 @@ const CatalogEntry kCatalog[] = {
 };
 // clang-format on
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string catalog_list() {
   std::string s;
@@ -824,7 +821,7 @@ std::vector<std::string> model_catalog_names() {
 
 ModelSpec load_model(const std::string& name_or_path) {
   if (name_or_path.empty()) throw InputError("--model", "empty model name (catalog: " + catalog_list() + ")");
-  const std::string key = lower(name_or_path);
+  const std::string key = ascii_lower(name_or_path);
   for (const auto& e : kCatalog) {
     if (key == e.name) return from_entry(e);
   }
@@ -840,7 +837,7 @@ ModelSpec load_model(const std::string& name_or_path) {
   // data name models) means its catalog entry. Checked after the file system, so a local
   // download directory of the same name (holding the user's own config.json) still wins.
   for (const auto& e : kCatalog) {
-    if (key == lower(e.hf_repo)) return from_entry(e);
+    if (key == ascii_lower(e.hf_repo)) return from_entry(e);
   }
   throw InputError("--model", "\"" + name_or_path +
                                   "\" is neither a catalog model (or its HuggingFace repo id) nor an existing "

@@ -31,6 +31,8 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+std::string percent(double fraction) { return fixed(100.0 * fraction, 1) + "%"; }
+
 std::string sig(double v, int significant) {
   if (!std::isfinite(v)) return "-";
   char buf[64];

@@ -15,6 +15,9 @@ std::string escape_html(std::string_view s);
 /// printf("%.*f", decimals, v); "-" for NaN or infinity.
 std::string fixed(double v, int decimals);
 
+/// A fraction as a percentage with one decimal: 0.1234 -> "12.3%".
+std::string percent(double fraction);
+
 /// Up to `significant` significant digits (printf %.Ng), "-" for NaN or infinity.
 std::string sig(double v, int significant = 4);
 

@@ -63,7 +63,6 @@ double first_reach(const std::vector<Point>& pts, double threshold) {
   return -1;
 }
 
-std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
 
 /// Samples averaged before a wall is judged: one sample interval of utilization is noisy (a
 /// single long prefill step ending in it can push it past 100%), and a wall is a state that
@@ -105,10 +104,10 @@ std::string wall_caption(const WallSeries& w) {
     const double t = first_reach(smooth, kWallThreshold);
     s += x.name;
     if (t >= 0)
-      s += " first reached " + pct(kWallThreshold) + " at t = " + fixed(t, 1) + " s";
+      s += " first reached " + percent(kWallThreshold) + " at t = " + fixed(t, 1) + " s";
     else
-      s += " never reached " + pct(kWallThreshold);
-    s += " (peak " + pct(max_y(smooth)) + "); ";
+      s += " never reached " + percent(kWallThreshold);
+    s += " (peak " + percent(max_y(smooth)) + "); ";
     if (t >= 0 && (first_t < 0 || t < first_t)) {
       first_t = t;
       first_name = x.name;
@@ -118,11 +117,11 @@ std::string wall_caption(const WallSeries& w) {
     s += std::string("first wall: ") + first_name + ".";
   else if (const double queue = max_y(moving_average(w.waiting, kWallWindowSamples));
            queue >= std::max(1.0, kQueueShareOfBatch * static_cast<double>(w.peak_running)))
-    s += "none reached " + pct(kWallThreshold) + ", yet a queue of up to " + fixed(queue, 1) +
+    s += "none reached " + percent(kWallThreshold) + ", yet a queue of up to " + fixed(queue, 1) +
          " waiting requests persisted with at most " + std::to_string(w.peak_running) +
          " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
   else
-    s += "none reached " + pct(kWallThreshold) + " and no queue persisted: the offered load set the pace.";
+    s += "none reached " + percent(kWallThreshold) + " and no queue persisted: the offered load set the pace.";
   return s + " (Judged on the mean of the last " + std::to_string(kWallWindowSamples) + " samples.)";
 }
 

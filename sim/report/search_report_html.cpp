@@ -17,9 +17,9 @@ using report::at_path;
 using report::cell;
 using report::escape_html;
 using report::fixed;
+using report::percent;
 using report::sig;
 
-std::string pct(double f) { return fixed(100.0 * f, 1) + "%"; }
 
 /// Title and the not-measured banner, from the first probe's results.json.
 void write_search_header(std::ostream& os, const std::string& what, const std::vector<const Probe*>& probes) {
@@ -52,13 +52,13 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
 
   os << "<h2>Answer</h2>\n<p id=\"answer\">";
   if (!r.found)
-    os << "No probed load met the goal (" << pct(o.goal.min_attainment) << " of arrived requests within the SLO).";
+    os << "No probed load met the goal (" << percent(o.goal.min_attainment) << " of arrived requests within the SLO).";
   else if (r.capped)
     os << "The goal still held at the largest load probed: capacity is at least " << sig(r.capacity_requests_per_s, 4)
        << " requests/s (load scale " << sig(r.capacity_load_scale, 4) << ").";
   else
     os << "Capacity: " << sig(r.capacity_requests_per_s, 4) << " requests/s (load scale "
-       << sig(r.capacity_load_scale, 4) << ") with " << pct(o.goal.min_attainment)
+       << sig(r.capacity_load_scale, 4) << ") with " << percent(o.goal.min_attainment)
        << " of arrived requests within the SLO; the next load probed above it, scale "
        << sig(r.first_failing_scale, 4) << ", failed.";
   os << "</p>\n";
@@ -76,7 +76,7 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
   report::Series pass{"probes", report::kColorCompute, false, {}, true};
   for (const Probe* p : by_rate) pass.points.push_back({p->offered_requests_per_s, p->attainment});
   c.series.push_back(std::move(pass));
-  c.markers.push_back(report::Marker{false, o.goal.min_attainment, "goal " + pct(o.goal.min_attainment), report::kColorSlo});
+  c.markers.push_back(report::Marker{false, o.goal.min_attainment, "goal " + percent(o.goal.min_attainment), report::kColorSlo});
   if (r.found)
     c.markers.push_back(report::Marker{true, r.capacity_requests_per_s,
                                        "capacity " + sig(r.capacity_requests_per_s, 4) + " req/s", report::kColorKv});
@@ -90,14 +90,14 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
     const ojson& cap = at_path(p.results, "kv.capacity_tokens");
     const ojson& peak = at_path(p.results, "kv.peak_used_tokens");
     const std::string kv_peak = cap.is_number() && peak.is_number() && cap.get<double>() > 0
-                                    ? pct(peak.get<double>() / cap.get<double>())
+                                    ? percent(peak.get<double>() / cap.get<double>())
                                     : std::string("-");
     const ojson& compute = at_path(p.results, "utilization.compute_mean");
     os << "<tr" << (static_cast<int>(i) == r.best_probe ? " id=\"capacity-probe\"" : "") << "><td>" << i << "</td><td>"
        << sig(p.load_scale, 6) << "</td><td>" << p.replicas << "</td><td>" << sig(p.offered_requests_per_s, 6)
-       << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>" << pct(p.attainment) << "</td><td>"
+       << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>" << percent(p.attainment) << "</td><td>"
        << (p.pass ? "yes" : "no") << "</td><td>" << kv_peak << "</td><td>" << cell(at_path(p.results, "preemptions"))
-       << "</td><td>" << (compute.is_number() ? pct(compute.get<double>()) : std::string("-")) << "</td></tr>\n";
+       << "</td><td>" << (compute.is_number() ? percent(compute.get<double>()) : std::string("-")) << "</td></tr>\n";
   }
   os << "</table>\n";
   report::write_page_end(os);
@@ -109,7 +109,7 @@ void write_sizing_report_html(std::ostream& os, const std::vector<SizingRow>& ro
     if (row.best_probe >= 0 && static_cast<size_t>(row.best_probe) < row.probes.size())
       probes.push_back(&row.probes[static_cast<size_t>(row.best_probe)]);
   write_search_header(os, "kvcap sizing", probes);
-  os << "<p>Goal: " << pct(o.goal.min_attainment) << " of arrived requests within the SLO, at most "
+  os << "<p>Goal: " << percent(o.goal.min_attainment) << " of arrived requests within the SLO, at most "
      << o.max_replicas << " replicas per GPU shape.</p>\n";
 
   report::BarChart c;
@@ -146,7 +146,7 @@ void write_sizing_report_html(std::ostream& os, const std::vector<SizingRow>& ro
        << "</td><td>" << (row.found ? std::to_string(row.gpus) : "-") << "</td><td>"
        << (row.price_per_gpu_hour_usd > 0 ? fixed(row.price_per_gpu_hour_usd, 2) : std::string("-")) << "</td><td>"
        << (row.found && row.cost_per_hour_usd > 0 ? fixed(row.cost_per_hour_usd, 2) : std::string("-")) << "</td><td>"
-       << (best ? pct(best->attainment) : std::string("-")) << "</td><td class=\"k\">" << escape_html(row.why_not)
+       << (best ? percent(best->attainment) : std::string("-")) << "</td><td class=\"k\">" << escape_html(row.why_not)
        << "</td></tr>\n";
   }
   os << "</table>\n";

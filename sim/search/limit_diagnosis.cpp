@@ -30,7 +30,7 @@ constexpr double kBusySaturated = 0.8;
 constexpr double kUtilWorking = 0.25;
 constexpr double kDominant = 1.5;
 
-double number(const nlohmann::ordered_json& j, const char* a, const char* b) {
+double json_figure(const nlohmann::ordered_json& j, const char* a, const char* b) {
   if (!j.contains(a) || !j[a].contains(b) || !j[a][b].is_number()) return 0;
   return j[a][b].get<double>();
 }
@@ -47,25 +47,25 @@ LimitDiagnosis diagnose_limit(const Probe& probe, int index) {
   const auto& res = probe.results;
   LimitDiagnosis d;
   d.probe = index;
-  const double capacity = number(res, "kv", "capacity_tokens");
-  d.kv_peak_fraction = capacity > 0 ? number(res, "kv", "peak_used_tokens") / capacity : 0;
+  const double capacity = json_figure(res, "kv", "capacity_tokens");
+  d.kv_peak_fraction = capacity > 0 ? json_figure(res, "kv", "peak_used_tokens") / capacity : 0;
   d.preemptions = res.is_object() ? res.value("preemptions", int64_t{0}) : 0;
-  d.swap_outs = static_cast<int64_t>(number(res, "swap", "swap_outs"));
-  d.rejected = static_cast<int64_t>(number(res, "requests", "rejected"));
-  d.compute_mean = number(res, "utilization", "compute_mean");
-  d.memory_bandwidth_mean = number(res, "utilization", "memory_bandwidth_mean");
-  d.running_max = static_cast<int64_t>(number(res, "running", "max"));
+  d.swap_outs = static_cast<int64_t>(json_figure(res, "swap", "swap_outs"));
+  d.rejected = static_cast<int64_t>(json_figure(res, "requests", "rejected"));
+  d.compute_mean = json_figure(res, "utilization", "compute_mean");
+  d.memory_bandwidth_mean = json_figure(res, "utilization", "memory_bandwidth_mean");
+  d.running_max = static_cast<int64_t>(json_figure(res, "running", "max"));
   d.max_num_seqs = probe.max_num_seqs;
   d.busy_fraction = probe.busy_fraction;
   d.compute_util_busy = probe.compute_util_busy;
   d.bandwidth_util_busy = probe.bandwidth_util_busy;
-  const double finished_per_s = number(res, "throughput", "requests_per_s");
-  d.mean_request_tokens = finished_per_s > 0 ? (number(res, "throughput", "input_tokens_per_s") +
-                                                number(res, "throughput", "output_tokens_per_s")) /
+  const double finished_per_s = json_figure(res, "throughput", "requests_per_s");
+  d.mean_request_tokens = finished_per_s > 0 ? (json_figure(res, "throughput", "input_tokens_per_s") +
+                                                json_figure(res, "throughput", "output_tokens_per_s")) /
                                                    finished_per_s
                                              : 0;
   d.kv_free_at_peak_tokens =
-      (capacity - number(res, "kv", "peak_used_tokens")) / static_cast<double>(std::max<int64_t>(probe.replicas, 1));
+      (capacity - json_figure(res, "kv", "peak_used_tokens")) / static_cast<double>(std::max<int64_t>(probe.replicas, 1));
   const bool kv_full = d.kv_peak_fraction >= kKvNearFull || (capacity > 0 && d.kv_free_at_peak_tokens < d.mean_request_tokens);
 
   const double busiest = std::max(d.compute_util_busy, d.bandwidth_util_busy);

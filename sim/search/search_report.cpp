@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "sim/check/metric_path.hpp"
 #include "sim/metrics/results.hpp"
 
 namespace kvcap {
@@ -20,13 +21,13 @@ const char* const kPriceSource =
 namespace {
 
 /// 9 significant digits, as results.json prints them; null for NaN/inf.
-ojson num(double v) {
+ojson json_number(double v) {
   if (!std::isfinite(v)) return nullptr;
   return std::strtod(format_number(v).c_str(), nullptr);
 }
 
 /// A number inside a results.json (a, b, c path); NaN when absent or null.
-double figure(const ojson& j, std::initializer_list<const char*> path) {
+double probe_figure(const ojson& j, std::initializer_list<const char*> path) {
   const ojson* node = &j;
   for (const char* key : path) {
     if (!node->is_object() || !node->contains(key)) return NAN;
@@ -42,40 +43,37 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-double kv_peak_fraction(const ojson& res) {
-  const double cap = figure(res, {"kv", "capacity_tokens"});
-  return cap > 0 ? figure(res, {"kv", "peak_used_tokens"}) / cap : NAN;
-}
+double kv_peak_share(const ojson& res) { return kv_peak_fraction(res).value_or(NAN); }
 
 ojson probe_json(const Probe& p, int index) {
   const ojson& res = p.results;
   return ojson{{"index", index},
-               {"load_scale", num(p.load_scale)},
+               {"load_scale", json_number(p.load_scale)},
                {"replicas", p.replicas},
-               {"offered_requests_per_s", num(p.offered_requests_per_s)},
+               {"offered_requests_per_s", json_number(p.offered_requests_per_s)},
                {"arrived", p.arrived},
                {"met_slo", p.met_slo},
-               {"attainment", num(p.attainment)},
+               {"attainment", json_number(p.attainment)},
                {"pass", p.pass},
-               {"goodput_requests_per_s", num(figure(res, {"goodput_requests_per_s"}))},
-               {"input_tokens_per_s", num(figure(res, {"throughput", "input_tokens_per_s"}))},
-               {"output_tokens_per_s", num(figure(res, {"throughput", "output_tokens_per_s"}))},
-               {"ttft_p99_s", num(figure(res, {"latency_s", "ttft", "p99"}))},
-               {"tpot_p99_s", num(figure(res, {"latency_s", "tpot", "p99"}))},
-               {"e2e_p99_s", num(figure(res, {"latency_s", "e2e", "p99"}))},
+               {"goodput_requests_per_s", json_number(probe_figure(res, {"goodput_requests_per_s"}))},
+               {"input_tokens_per_s", json_number(probe_figure(res, {"throughput", "input_tokens_per_s"}))},
+               {"output_tokens_per_s", json_number(probe_figure(res, {"throughput", "output_tokens_per_s"}))},
+               {"ttft_p99_s", json_number(probe_figure(res, {"latency_s", "ttft", "p99"}))},
+               {"tpot_p99_s", json_number(probe_figure(res, {"latency_s", "tpot", "p99"}))},
+               {"e2e_p99_s", json_number(probe_figure(res, {"latency_s", "e2e", "p99"}))},
                {"rejected", res.at("requests").value("rejected", int64_t{0})},
                {"preemptions", res.value("preemptions", int64_t{0})},
-               {"kv_peak_fraction", num(kv_peak_fraction(res))},
-               {"compute_mean", num(figure(res, {"utilization", "compute_mean"}))},
-               {"memory_bandwidth_mean", num(figure(res, {"utilization", "memory_bandwidth_mean"}))},
-               {"busy_fraction", num(p.busy_fraction)},
-               {"compute_util_busy", num(p.compute_util_busy)},
-               {"bandwidth_util_busy", num(p.bandwidth_util_busy)}};
+               {"kv_peak_fraction", json_number(kv_peak_share(res))},
+               {"compute_mean", json_number(probe_figure(res, {"utilization", "compute_mean"}))},
+               {"memory_bandwidth_mean", json_number(probe_figure(res, {"utilization", "memory_bandwidth_mean"}))},
+               {"busy_fraction", json_number(p.busy_fraction)},
+               {"compute_util_busy", json_number(p.compute_util_busy)},
+               {"bandwidth_util_busy", json_number(p.bandwidth_util_busy)}};
 }
 
 ojson goal_json(const SloGoal& g, const SearchInputs& in) {
-  auto thr = [](double v) { return v > 0 ? num(v) : ojson(nullptr); };
-  return ojson{{"min_attainment", num(g.min_attainment)},
+  auto thr = [](double v) { return v > 0 ? json_number(v) : ojson(nullptr); };
+  return ojson{{"min_attainment", json_number(g.min_attainment)},
                {"ttft_p99_s", thr(in.slo.ttft_s)},
                {"tpot_p99_s", thr(in.slo.tpot_s)},
                {"e2e_p99_s", thr(in.slo.e2e_s)},
@@ -136,9 +134,9 @@ void print_probe_row(std::ostream& os, const Probe& p, int index) {
                 format_number(p.load_scale).c_str(), static_cast<long long>(p.replicas),
                 fmt("%.3f", p.offered_requests_per_s).c_str(), static_cast<long long>(p.arrived),
                 static_cast<long long>(p.met_slo), fmt("%.4f", p.attainment).c_str(), p.pass ? "yes" : "no",
-                fmt("%.3f", figure(res, {"latency_s", "ttft", "p99"})).c_str(),
-                fmt("%.4f", figure(res, {"latency_s", "tpot", "p99"})).c_str(),
-                fmt("%.3f", kv_peak_fraction(res)).c_str(), static_cast<long long>(res.value("preemptions", int64_t{0})));
+                fmt("%.3f", probe_figure(res, {"latency_s", "ttft", "p99"})).c_str(),
+                fmt("%.4f", probe_figure(res, {"latency_s", "tpot", "p99"})).c_str(),
+                fmt("%.3f", kv_peak_share(res)).c_str(), static_cast<long long>(res.value("preemptions", int64_t{0})));
   os << buf;
 }
 
@@ -172,10 +170,10 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
   out["search"] = "max_load";
   out["scenario"] = inputs_json(in);
   out["goal"] = goal_json(o.goal, in);
-  out["options"] = ojson{{"start_scale", num(o.start_scale)},
-                         {"min_scale", num(o.min_scale)},
-                         {"max_scale", num(o.max_scale)},
-                         {"rel_precision", num(o.rel_precision)},
+  out["options"] = ojson{{"start_scale", json_number(o.start_scale)},
+                         {"min_scale", json_number(o.min_scale)},
+                         {"max_scale", json_number(o.max_scale)},
+                         {"rel_precision", json_number(o.rel_precision)},
                          {"max_probes", o.max_probes}};
   ojson probes = ojson::array();
   for (size_t i = 0; i < r.probes.size(); ++i) probes.push_back(probe_json(r.probes[i], static_cast<int>(i)));
@@ -184,32 +182,32 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
   if (r.found) {
     const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
     cap["probe"] = r.best_probe;
-    cap["load_scale"] = num(r.capacity_load_scale);
-    cap["offered_requests_per_s"] = num(r.capacity_requests_per_s);
-    cap["goodput_requests_per_s"] = num(figure(best.results, {"goodput_requests_per_s"}));
-    cap["input_tokens_per_s"] = num(figure(best.results, {"throughput", "input_tokens_per_s"}));
-    cap["output_tokens_per_s"] = num(figure(best.results, {"throughput", "output_tokens_per_s"}));
-    cap["attainment"] = num(best.attainment);
+    cap["load_scale"] = json_number(r.capacity_load_scale);
+    cap["offered_requests_per_s"] = json_number(r.capacity_requests_per_s);
+    cap["goodput_requests_per_s"] = json_number(probe_figure(best.results, {"goodput_requests_per_s"}));
+    cap["input_tokens_per_s"] = json_number(probe_figure(best.results, {"throughput", "input_tokens_per_s"}));
+    cap["output_tokens_per_s"] = json_number(probe_figure(best.results, {"throughput", "output_tokens_per_s"}));
+    cap["attainment"] = json_number(best.attainment);
   }
-  cap["first_failing_scale"] = num(r.first_failing_scale);
+  cap["first_failing_scale"] = json_number(r.first_failing_scale);
   out["capacity"] = cap;
   if (r.limit.probe >= 0) {
     const LimitDiagnosis& d = r.limit;
     out["limit"] = ojson{{"probe", d.probe},
-                         {"load_scale", num(r.probes[static_cast<size_t>(d.probe)].load_scale)},
+                         {"load_scale", json_number(r.probes[static_cast<size_t>(d.probe)].load_scale)},
                          {"wall", d.wall},
                          {"explanation", d.explanation},
-                         {"kv_peak_fraction", num(d.kv_peak_fraction)},
-                         {"kv_free_at_peak_tokens", num(d.kv_free_at_peak_tokens)},
-                         {"mean_request_tokens", num(d.mean_request_tokens)},
+                         {"kv_peak_fraction", json_number(d.kv_peak_fraction)},
+                         {"kv_free_at_peak_tokens", json_number(d.kv_free_at_peak_tokens)},
+                         {"mean_request_tokens", json_number(d.mean_request_tokens)},
                          {"preemptions", d.preemptions},
                          {"swap_outs", d.swap_outs},
                          {"rejected", d.rejected},
-                         {"compute_mean", num(d.compute_mean)},
-                         {"memory_bandwidth_mean", num(d.memory_bandwidth_mean)},
-                         {"busy_fraction", num(d.busy_fraction)},
-                         {"compute_util_busy", num(d.compute_util_busy)},
-                         {"bandwidth_util_busy", num(d.bandwidth_util_busy)},
+                         {"compute_mean", json_number(d.compute_mean)},
+                         {"memory_bandwidth_mean", json_number(d.memory_bandwidth_mean)},
+                         {"busy_fraction", json_number(d.busy_fraction)},
+                         {"compute_util_busy", json_number(d.compute_util_busy)},
+                         {"bandwidth_util_busy", json_number(d.bandwidth_util_busy)},
                          {"running_max", d.running_max},
                          {"max_num_seqs", d.max_num_seqs},
                          {"rule", "first match: kv_memory (preemptions, swap-outs or rejections; or KV full at its "
@@ -251,9 +249,9 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
   const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
   os << "capacity: " << fmt("%.4g", r.capacity_requests_per_s) << " requests/s offered (load_scale "
      << format_number(r.capacity_load_scale) << ", attainment " << fmt("%.4f", best.attainment) << "), goodput "
-     << fmt("%.4g", figure(best.results, {"goodput_requests_per_s"})) << " requests/s, "
-     << fmt("%.0f", figure(best.results, {"throughput", "input_tokens_per_s"})) << " input + "
-     << fmt("%.0f", figure(best.results, {"throughput", "output_tokens_per_s"}))
+     << fmt("%.4g", probe_figure(best.results, {"goodput_requests_per_s"})) << " requests/s, "
+     << fmt("%.0f", probe_figure(best.results, {"throughput", "input_tokens_per_s"})) << " input + "
+     << fmt("%.0f", probe_figure(best.results, {"throughput", "output_tokens_per_s"}))
      << " output tokens/s (goodput and tokens/s over the whole run, the drain after the last arrival included)\n";
   if (r.capped) {
     os << "  at least: the highest scale tried (--max-scale " << format_number(o.max_scale) << ") still met the SLO\n";
@@ -282,9 +280,9 @@ ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, co
     j["found"] = row.found;
     j["replicas"] = row.found ? ojson(row.replicas) : ojson(nullptr);
     j["gpus"] = row.found ? ojson(row.gpus) : ojson(nullptr);
-    j["price_per_gpu_hour_usd"] = row.price_per_gpu_hour_usd > 0 ? num(row.price_per_gpu_hour_usd) : ojson(nullptr);
+    j["price_per_gpu_hour_usd"] = row.price_per_gpu_hour_usd > 0 ? json_number(row.price_per_gpu_hour_usd) : ojson(nullptr);
     j["price_from"] = row.price_overridden ? "--price-per-gpu-hour" : row.price_per_gpu_hour_usd > 0 ? "catalog" : "unknown";
-    j["cost_per_hour_usd"] = row.found && row.price_per_gpu_hour_usd > 0 ? num(row.cost_per_hour_usd) : ojson(nullptr);
+    j["cost_per_hour_usd"] = row.found && row.price_per_gpu_hour_usd > 0 ? json_number(row.cost_per_hour_usd) : ojson(nullptr);
     j["best_probe"] = row.best_probe;
     ojson probes = ojson::array();
     for (size_t i = 0; i < row.probes.size(); ++i) probes.push_back(probe_json(row.probes[i], static_cast<int>(i)));

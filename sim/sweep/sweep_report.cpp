@@ -10,6 +10,7 @@
 #include "sim/check/metric_path.hpp"
 #include "sim/metrics/results.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -71,15 +72,6 @@ std::string capacity_cell(const SweepPoint& p) {
   return (p.capacity->capped ? ">=" : "") + short_number(p.capacity->requests_per_s);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
 
 std::string csv_number(std::optional<double> v) { return v ? format_number(*v) : ""; }
 
@@ -93,13 +85,6 @@ const std::vector<std::string>& sweep_figure_paths() {
       "kv.capacity_tokens",     "running.max",                 "utilization.compute_mean",
       "preemptions",            "scenario.cost_model_measured"};
   return paths;
-}
-
-std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results) {
-  const MetricLookup peak = lookup_metric(results, "kv.peak_used_tokens");
-  const MetricLookup cap = lookup_metric(results, "kv.capacity_tokens");
-  if (!peak.value || !cap.value || *cap.value <= 0) return std::nullopt;
-  return *peak.value / *cap.value;
 }
 
 void print_sweep_table(std::ostream& os, const SweepResult& s) {

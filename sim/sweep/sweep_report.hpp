@@ -13,9 +13,6 @@ namespace kvcap {
 /// The results.json figures every row shows, by path (the JSON and CSV use these names).
 const std::vector<std::string>& sweep_figure_paths();
 
-/// peak KV tokens in use / KV capacity tokens (both summed over replicas); empty without capacity.
-std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results);
-
 void print_sweep_table(std::ostream& os, const SweepResult& sweep);
 nlohmann::ordered_json sweep_json(const SweepResult& sweep);
 void write_sweep_csv(std::ostream& os, const SweepResult& sweep);

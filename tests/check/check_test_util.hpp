@@ -20,7 +20,7 @@ struct CmdResult {
   std::string out;  ///< stdout and stderr together
 };
 
-inline CmdResult kvcap(const std::string& args, bool with_stderr = true) {
+inline CmdResult kvcap_cli(const std::string& args, bool with_stderr = true) {
   auto c = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
                                     (with_stderr ? " 2>&1" : " 2>/dev/null"));
   return {c.code, std::move(c.output)};

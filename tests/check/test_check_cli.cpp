@@ -17,7 +17,7 @@ using Figures = std::map<std::string, std::map<std::string, double>>;  // check 
 
 // The figures of basic.json as `kvcap run` reports them: the reality baselines are set against.
 json basic_results() {
-  const auto r = kvcap("run scenarios/basic.json --json", false);
+  const auto r = kvcap_cli("run scenarios/basic.json --json", false);
   REQUIRE(r.code == 0);
   return json::parse(r.out);
 }
@@ -31,7 +31,7 @@ std::string one_check_baseline(const json& expect, const json& extra = json::obj
 }  // namespace
 
 TEST_CASE("ci.json passes on the current code, and its figures keep the relations its checks state") {
-  const auto r = kvcap("check scenarios/baselines/ci.json --json", false);
+  const auto r = kvcap_cli("check scenarios/baselines/ci.json --json", false);
   REQUIRE(r.code == 0);
   const json doc = json::parse(r.out);
   CHECK(doc.at("pass").get<bool>());
@@ -82,7 +82,7 @@ TEST_CASE("a baseline 20% better than reality is a regression naming the metric 
   // Higher is better: a recorded 1.2x the throughput means the code lost 17%.
   write_text(file, one_check_baseline(
                        {{"throughput.output_tokens_per_s", {{"value", tput * 1.2}, {"rel_tol", 0.05}, {"better", "higher"}}}}));
-  auto r = kvcap("check " + file);
+  auto r = kvcap_cli("check " + file);
   CHECK(r.code == 1);
   CHECK(r.out.find("throughput.output_tokens_per_s") != std::string::npos);
   CHECK(r.out.find("REGRESSION") != std::string::npos);
@@ -90,26 +90,26 @@ TEST_CASE("a baseline 20% better than reality is a regression naming the metric 
 
   write_text(file, one_check_baseline(
                        {{"throughput.output_tokens_per_s", {{"value", tput * 0.8}, {"rel_tol", 0.05}, {"better", "higher"}}}}));
-  r = kvcap("check " + file);
+  r = kvcap_cli("check " + file);
   CHECK(r.code == 0);
   CHECK(r.out.find("improved - update the baseline") != std::string::npos);
   CHECK(r.out.find("+25.0%") != std::string::npos);  // (1 - 0.8) / 0.8
 
   // Lower is better (latency): a recorded 0.8x the TTFT means the code got slower.
   write_text(file, one_check_baseline({{"latency_s.ttft.p99", {{"value", ttft * 0.8}, {"rel_tol", 0.05}, {"better", "lower"}}}}));
-  r = kvcap("check " + file);
+  r = kvcap_cli("check " + file);
   CHECK(r.code == 1);
   CHECK(r.out.find("latency_s.ttft.p99") != std::string::npos);
   write_text(file, one_check_baseline({{"latency_s.ttft.p99", {{"value", ttft * 1.2}, {"rel_tol", 0.05}, {"better", "lower"}}}}));
-  CHECK(kvcap("check " + file).code == 0);
+  CHECK(kvcap_cli("check " + file).code == 0);
 
   // Bounds: basic.json finishes all 4 requests, so a min of 5 fails and a min of 4 passes.
   write_text(file, one_check_baseline({{"requests.finished", {{"min", 5}}}}));
-  r = kvcap("check " + file);
+  r = kvcap_cli("check " + file);
   CHECK(r.code == 1);
   CHECK(r.out.find("below min 5") != std::string::npos);
   write_text(file, one_check_baseline({{"requests.finished", {{"min", 4}}}}));
-  CHECK(kvcap("check " + file).code == 0);
+  CHECK(kvcap_cli("check " + file).code == 0);
 }
 
 TEST_CASE("malformed baselines, unknown keys and missing metrics are exit 2 naming the field") {
@@ -143,14 +143,14 @@ TEST_CASE("malformed baselines, unknown keys and missing metrics are exit 2 nami
   for (const auto& c : cases) {
     CAPTURE(c.text);
     write_text(file, c.text);
-    const auto r = kvcap("check " + file);
+    const auto r = kvcap_cli("check " + file);
     CHECK(r.code == 2);
     CHECK(r.out.find(c.expect) != std::string::npos);
     CAPTURE(r.out);
   }
   write_text(file, one_check_baseline(ok_expect));
-  CHECK(kvcap("check " + file).code == 0);
-  const auto only = kvcap("check " + file + " --only nope");
+  CHECK(kvcap_cli("check " + file).code == 0);
+  const auto only = kvcap_cli("check " + file + " --only nope");
   CHECK(only.code == 2);
   CHECK(only.out.find("--only nope") != std::string::npos);
 }
@@ -171,21 +171,21 @@ TEST_CASE("--write-baseline writes the measured figures; the written file then p
   a["checks"].push_back(b);
   write_text(file, a.dump(2));
   // The exit code compares with the file as read (a regression), while the new file is written.
-  CHECK(kvcap("check " + file + " --write-baseline " + out).code == 1);
+  CHECK(kvcap_cli("check " + file + " --write-baseline " + out).code == 1);
   const json written = json::parse(read_text(out));
   CHECK(written["checks"][0]["expect"]["throughput.output_tokens_per_s"]["value"] == res["throughput"]["output_tokens_per_s"]);
   CHECK(written["checks"][0]["expect"]["latency_s.tpot.p99"]["value"] == res["latency_s"]["tpot"]["p99"]);
   CHECK(written["checks"][0]["expect"]["requests.finished"] == json{{"min", 4}});  // bounds untouched
   CHECK(written["checks"][0]["expect"]["throughput.output_tokens_per_s"]["rel_tol"] == 0.01);
-  const auto again = kvcap("check " + out);
+  const auto again = kvcap_cli("check " + out);
   CHECK(again.code == 0);
   CHECK(again.out.find("update the baseline") == std::string::npos);
   CHECK(again.out.find("0 regression(s), 0 improved") != std::string::npos);
   CHECK(again.out.find("REGRESSION") == std::string::npos);
   // --only updates that check and leaves the others as they were.
-  CHECK(kvcap("check " + file + " --only other --write-baseline " + out_only).code == 1);
+  CHECK(kvcap_cli("check " + file + " --only other --write-baseline " + out_only).code == 1);
   const json partial = json::parse(read_text(out_only));
   CHECK(partial["checks"][0]["expect"]["throughput.output_tokens_per_s"]["value"] == 1.0);
   CHECK(partial["checks"][1]["expect"]["throughput.output_tokens_per_s"]["value"] != 1.0);
-  CHECK(kvcap("check " + out_only + " --only other").code == 0);
+  CHECK(kvcap_cli("check " + out_only + " --only other").code == 0);
 }

@@ -31,7 +31,7 @@ double figure_of(const json& results, const std::string& path) {
 
 TEST_CASE("sweep 2x2 on basic.json: four rows, first grid slowest, each equal to kvcap run with the same sets") {
   TempDir tmp("sweep2x2");
-  const auto r = kvcap("sweep scenarios/basic.json --grid engine.block_size=16,32 --grid engine.max_num_seqs=2,4 --json "
+  const auto r = kvcap_cli("sweep scenarios/basic.json --grid engine.block_size=16,32 --grid engine.max_num_seqs=2,4 --json "
                        "--out '" + tmp.path.string() + "'",
                        false);
   REQUIRE(r.code == 0);
@@ -49,7 +49,7 @@ TEST_CASE("sweep 2x2 on basic.json: four rows, first grid slowest, each equal to
     CHECK(p.at("values").at("engine.max_num_seqs").get<int>() == order[i].second);
     const std::string sets = "--set engine.block_size=" + std::to_string(order[i].first) +
                              " --set engine.max_num_seqs=" + std::to_string(order[i].second);
-    const auto run = kvcap("run scenarios/basic.json " + sets + " --json", false);
+    const auto run = kvcap_cli("run scenarios/basic.json " + sets + " --json", false);
     REQUIRE(run.code == 0);
     const json results = json::parse(run.out);
     for (const auto& [path, value] : p.at("figures").items()) {
@@ -63,7 +63,7 @@ TEST_CASE("sweep 2x2 on basic.json: four rows, first grid slowest, each equal to
     }
     // --out: the point's results.json is byte-identical to the one kvcap run writes.
     TempDir run_out("run" + std::to_string(i));
-    REQUIRE(kvcap("run scenarios/basic.json " + sets + " --out '" + run_out.path.string() + "'").code == 0);
+    REQUIRE(kvcap_cli("run scenarios/basic.json " + sets + " --out '" + run_out.path.string() + "'").code == 0);
     CHECK(read_text(tmp.path / p.at("folder").get<std::string>() / "results.json") ==
           read_text(run_out.path / "results.json"));
     throughputs_and_peaks.push_back(p.at("figures").at("throughput.output_tokens_per_s").dump() + "/" +
@@ -84,7 +84,7 @@ TEST_CASE("sweep 2x2 on basic.json: four rows, first grid slowest, each equal to
 }
 
 TEST_CASE("sweep table: one row per point with the grid values and the vs-first column") {
-  const auto r = kvcap("sweep scenarios/basic.json --grid engine.max_num_seqs=2,4", false);
+  const auto r = kvcap_cli("sweep scenarios/basic.json --grid engine.max_num_seqs=2,4", false);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("engine.max_num_seqs") != std::string::npos);
   CHECK(r.out.find("vs first") != std::string::npos);
@@ -96,7 +96,7 @@ TEST_CASE("sweep table: one row per point with the grid values and the vs-first 
 TEST_CASE("sweep: JSON-array grid values carry commas and objects") {
   // Two SLO objects: the second (TTFT 5 ms) is tighter than any TTFT of basic.json (its first
   // step alone is 10 ms), so attainment drops to 0 there; the first keeps basic.json's own SLO.
-  const auto r = kvcap(R"(sweep scenarios/basic.json --grid 'slo=[{"ttft_p99_s":0.5,"tpot_p99_s":0.05},{"ttft_p99_s":0.005}]' --json)",
+  const auto r = kvcap_cli(R"(sweep scenarios/basic.json --grid 'slo=[{"ttft_p99_s":0.5,"tpot_p99_s":0.05},{"ttft_p99_s":0.005}]' --json)",
                        false);
   REQUIRE(r.code == 0);
   const json doc = json::parse(r.out);
@@ -105,7 +105,7 @@ TEST_CASE("sweep: JSON-array grid values carry commas and objects") {
   CHECK(doc["points"][0]["figures"]["slo_attainment"].get<double>() == 1.0);
   CHECK(doc["points"][1]["figures"]["slo_attainment"].get<double>() == 0.0);
   // Strings stay strings in arrays and in comma lists alike.
-  const auto s = kvcap("sweep scenarios/basic.json --grid 'engine.scheduling_policy=[\"fcfs\",\"priority\"]' --json", false);
+  const auto s = kvcap_cli("sweep scenarios/basic.json --grid 'engine.scheduling_policy=[\"fcfs\",\"priority\"]' --json", false);
   REQUIRE(s.code == 0);
   CHECK(json::parse(s.out)["points"][1]["values"]["engine.scheduling_policy"] == "priority");
 }
@@ -126,25 +126,25 @@ TEST_CASE("sweep: bad grids are exit 2 naming the flag, before any point runs") 
   };
   for (const auto& c : cases) {
     CAPTURE(c.grid);
-    const auto r = kvcap("sweep scenarios/basic.json --grid " + c.grid);
+    const auto r = kvcap_cli("sweep scenarios/basic.json --grid " + c.grid);
     CHECK(r.code == 2);
     CHECK(r.out.find(c.expect) != std::string::npos);
     CHECK(r.out.find("finished") == std::string::npos);  // no table: nothing ran
   }
   // The same path twice, and more than 1000 points (11 x 11 x 11 = 1331).
-  CHECK(kvcap("sweep scenarios/basic.json --grid engine.max_num_seqs=2 --grid engine.max_num_seqs=4").code == 2);
+  CHECK(kvcap_cli("sweep scenarios/basic.json --grid engine.max_num_seqs=2 --grid engine.max_num_seqs=4").code == 2);
   const std::string eleven = "1,2,3,4,5,6,7,8,9,10,11";
-  const auto big = kvcap("sweep scenarios/basic.json --grid engine.max_num_seqs=" + eleven + " --grid seed=" + eleven +
+  const auto big = kvcap_cli("sweep scenarios/basic.json --grid engine.max_num_seqs=" + eleven + " --grid seed=" + eleven +
                          " --grid engine.block_size=" + eleven);
   CHECK(big.code == 2);
   CHECK(big.out.find("more than 1000 points") != std::string::npos);
   // A capacity headline without --capacity.
-  CHECK(kvcap("sweep scenarios/basic.json --grid seed=1,2 --headline capacity_requests_per_s").code == 2);
+  CHECK(kvcap_cli("sweep scenarios/basic.json --grid seed=1,2 --headline capacity_requests_per_s").code == 2);
 }
 
 TEST_CASE("sweep: a point that does not fit is a row with the message, the others still run (exit 0)") {
   // Llama-3.1-70B in BF16 (~131 GiB of weights) on one H200 (126 GiB usable at 0.9) does not fit.
-  const auto r = kvcap("sweep scenarios/basic.json --grid model=llama-3.1-8b,llama-3.1-70b --json", false);
+  const auto r = kvcap_cli("sweep scenarios/basic.json --grid model=llama-3.1-8b,llama-3.1-70b --json", false);
   REQUIRE(r.code == 0);
   const json doc = json::parse(r.out);
   REQUIRE(doc["points"].size() == 2);
@@ -152,7 +152,7 @@ TEST_CASE("sweep: a point that does not fit is a row with the message, the other
   CHECK(doc["points"][0]["figures"]["requests.finished"].get<double>() == 4);
   CHECK_FALSE(doc["points"][1]["ok"].get<bool>());
   CHECK(doc["points"][1]["error"].get<std::string>().find("does not fit") != std::string::npos);
-  const auto table = kvcap("sweep scenarios/basic.json --grid model=llama-3.1-8b,llama-3.1-70b", false);
+  const auto table = kvcap_cli("sweep scenarios/basic.json --grid model=llama-3.1-8b,llama-3.1-70b", false);
   CHECK(table.code == 0);
   CHECK(table.out.find("llama-3.1-70b  error:") != std::string::npos);
 }

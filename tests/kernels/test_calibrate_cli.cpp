@@ -16,24 +16,13 @@ using namespace kvcap;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
-
-Result run_kvcap(const std::string& args) {
-  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
-  return {c.code, std::move(c.output)};
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("kvcap_kernels_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+using Result = cli_test::CommandResult;
+using cli_test::run_kvcap;
 
 }  // namespace
 
 TEST_CASE("calibrate --roofline writes a spec-sheet profile marked not measured") {
-  const std::string out = temp_path("h200.json");
+  const std::string out = cli_test::temp_path("kvcap_kernels", "h200.json");
   Result r = run_kvcap("calibrate --roofline --gpu h200 --model llama-3.1-8b --out " + out);
   REQUIRE_MESSAGE(r.code == 0, r.output);
   Profile p = read_profile_file(out);
@@ -53,7 +42,7 @@ TEST_CASE("calibrate --roofline writes a spec-sheet profile marked not measured"
 }
 
 TEST_CASE("calibrate --fit-only refits raw measurements - failed checks refuse to write (exit 1)") {
-  const std::string raw = temp_path("raw.json"), out = temp_path("fit.json");
+  const std::string raw = cli_test::temp_path("kvcap_kernels", "raw.json"), out = cli_test::temp_path("kvcap_kernels", "fit.json");
   write_raw_file(test::synthetic_raw(), raw);
   Result r = run_kvcap("calibrate --fit-only " + raw + " --out " + out);
   REQUIRE_MESSAGE(r.code == 0, r.output);
@@ -80,7 +69,7 @@ TEST_CASE("calibrate --fit-only refits raw measurements - failed checks refuse t
 }
 
 TEST_CASE("calibrate without --roofline/--fit-only on a machine without a GPU: exit 2 pointing to tools/gpu-check") {
-  Result r = run_kvcap("calibrate --gpu h200 --out " + temp_path("none.json"));
+  Result r = run_kvcap("calibrate --gpu h200 --out " + cli_test::temp_path("kvcap_kernels", "none.json"));
   if (r.code == 0) {
     MESSAGE("a GPU is visible here: measured for real");
     return;
@@ -90,7 +79,7 @@ TEST_CASE("calibrate without --roofline/--fit-only on a machine without a GPU: e
 }
 
 TEST_CASE("a scenario runs with a profile - and says when the profile was not measured") {
-  const std::string scen = temp_path("scenario.json");
+  const std::string scen = cli_test::temp_path("kvcap_kernels", "scenario.json");
   std::ofstream(scen) << R"({"model": "llama-3.1-8b", "gpu": "h200",
     "engine": {"max_model_len": 4096},
     "cost_model": {"kind": "profile", "path": ")"
@@ -103,7 +92,7 @@ TEST_CASE("a scenario runs with a profile - and says when the profile was not me
   REQUIRE_MESSAGE(r.code == 0, r.output);
   CHECK(r.output.find("NOT measured") != std::string::npos);
   // The same scenario on the roofline gives the same timings (the profile holds its rates).
-  const std::string roof = temp_path("roof.json");
+  const std::string roof = cli_test::temp_path("kvcap_kernels", "roof.json");
   std::ofstream(roof) << R"({"model": "llama-3.1-8b", "gpu": "h200", "engine": {"max_model_len": 4096},
     "cost_model": {"kind": "roofline"},
     "workload": {"kind": "inline", "requests": [

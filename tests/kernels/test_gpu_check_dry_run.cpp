@@ -21,10 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;
-};
+using Result = cli_test::CommandResult;
 
 Result sh(const std::string& cmd) {
   auto c = cli_test::run_command(cmd + " 2>&1");

@@ -11,20 +11,15 @@
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 #include "tests/kernels/raw_fixture.hpp"
+#include "tests/support/run_command.hpp"
 
 using namespace kvcap;
-
-namespace {
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("kvcap_rawinc_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-}  // namespace
 
 TEST_CASE("raw files carry incomplete and synthetic - and files without them read as complete and measured") {
   RawRun r = test::synthetic_raw();
   r.provenance.incomplete = "sweep time budget reached at int4";
   r.provenance.synthetic = true;
-  const std::string path = temp_path("raw.json");
+  const std::string path = cli_test::temp_path("kvcap_rawinc", "raw.json");
   write_raw_file(r, path);
   CHECK_FALSE(std::filesystem::exists(path + ".tmp"));  // written aside, then renamed over
   RawRun back = read_raw_file(path);

@@ -20,7 +20,7 @@ using namespace kvcap;
 namespace {
 
 /// Requests that never finish on their own: the tests decide how far they run.
-SeqState make_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
+SeqState endless_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
   return kv_test::make_seq(slot, prompt, std::move(content), arrival, 100000);
 }
 
@@ -58,7 +58,7 @@ bool prefill_then_decode(PagedKvAllocator& a, SeqState& s, int64_t chunk, int64_
 
 TEST_CASE("uniform sliding window (Mistral-7B, 4,096): a 32,000-token request holds 256-257 blocks, not 2,000") {
   PagedKvAllocator a(hybrid_cfg(4000, 0, 1, 4096));
-  SeqState s = make_seq(0, 32000);
+  SeqState s = endless_seq(0, 32000);
   // Prefill in 8,192-token chunks. The last chunk starts at 24,576 computed tokens: blocks before
   // floor((24,576 - 4,095) / 16) = 1,280 are freed, blocks up to ceil(32,000 / 16) = 2,000 held: 720.
   REQUIRE(prefill_then_decode(a, s, 8192, 0));
@@ -93,14 +93,14 @@ TEST_CASE("uniform sliding window (Mistral-7B, 4,096): a 32,000-token request ho
 TEST_CASE("full + sliding groups (Gemma-2 shape): one page per group per block, the sliding share stops at the window") {
   // One full and one sliding group (window 4,096). A 1,000-token prompt: 63 pages in each group.
   PagedKvAllocator a(hybrid_cfg(3000, 1, 1, 4096));
-  SeqState s = make_seq(0, 1000);
+  SeqState s = endless_seq(0, 1000);
   REQUIRE(prefill_then_decode(a, s, 2048, 0));
   CHECK(a.usage().used_blocks == 63 + 63);
   CHECK(a.blocks_of(0, 0).size() == 63);
   CHECK(a.blocks_of(0, 1).size() == 63);
   // A 10,000-token request decoding token 10,001: the full group 626 pages, the sliding group
   // ceil(10,001 / 16) - floor((10,000 - 4,095) / 16) = 626 - 369 = 257.
-  SeqState t = make_seq(1, 10000);
+  SeqState t = endless_seq(1, 10000);
   REQUIRE(prefill_then_decode(a, t, 2048, 1));
   CHECK(a.blocks_of(1, 0).size() == 626);
   CHECK(a.blocks_of(1, 1).size() == 257);
@@ -113,16 +113,16 @@ TEST_CASE("full + sliding groups (Gemma-2 shape): one page per group per block, 
 TEST_CASE("a sliding-window pool admits what a full-attention pool of the same pages cannot") {
   // 600 usable pages. Full attention: a 16,000-token request needs 1,000 pages and never fits.
   PagedKvAllocator full(hybrid_cfg(601, 1, 0, 0));
-  SeqState f = make_seq(0, 16000);
+  SeqState f = endless_seq(0, 16000);
   CHECK_FALSE(prefill_then_decode(full, f, 512, 0));
   // Sliding window 2,048 with 512-token chunks: at most ceil((2,047 + 512) / 16) + 1 = 161 pages.
   PagedKvAllocator swa(hybrid_cfg(601, 0, 1, 2048));
-  SeqState w = make_seq(0, 16000);
+  SeqState w = endless_seq(0, 16000);
   CHECK(prefill_then_decode(swa, w, 512, 50));
   CHECK(swa.usage().used_blocks <= 161);
   // Three of them side by side fit the 600 pages.
   for (int32_t slot = 1; slot <= 2; ++slot) {
-    SeqState x = make_seq(slot, 16000, {}, static_cast<uint64_t>(slot));
+    SeqState x = endless_seq(slot, 16000, {}, static_cast<uint64_t>(slot));
     CHECK(prefill_then_decode(swa, x, 512, 10));
   }
   swa.check_invariants();
@@ -133,14 +133,14 @@ TEST_CASE("hybrid prefix cache: a hit needs the full groups' prefix and the slid
   // (ceil(63 / 16) = 4), and every block before H in the full group.
   PagedKvAllocator a(hybrid_cfg(400, 1, 1, 64, true));
   const std::vector<ContentSegment> doc{{77, 1600}};
-  SeqState first = make_seq(0, 1600, doc, 1);
+  SeqState first = endless_seq(0, 1600, doc, 1);
   REQUIRE(a.allocate(first, 0, 1600));  // one 1,600-token prefill: every block cached in both groups
   first.num_computed_tokens = 1600;
   a.check_invariants();
   a.free(first);
   // Same document again: the hit is capped at prompt-1 tokens -> 99 blocks; the sliding group
   // takes only the blocks the next token's window touches: from floor((1,584 - 63) / 16) = 95.
-  SeqState again = make_seq(1, 1600, doc, 2);
+  SeqState again = endless_seq(1, 1600, doc, 2);
   const int64_t hit = a.find_prefix_hit(again);
   CHECK(hit == 99 * 16);
   REQUIRE(a.allocate(again, hit, 1600 - hit));
@@ -153,18 +153,18 @@ TEST_CASE("hybrid prefix cache: a hit needs the full groups' prefix and the slid
 TEST_CASE("hybrid prefix cache: evicted sliding blocks in the window shorten the hit") {
   PagedKvAllocator a(hybrid_cfg(400, 1, 1, 64, true));
   const std::vector<ContentSegment> doc{{5, 800}};
-  SeqState first = make_seq(0, 800, doc, 1);
+  SeqState first = endless_seq(0, 800, doc, 1);
   // Prefill in 64-token chunks: the sliding group frees blocks as the window moves, and freed
   // cached blocks stay findable in the free queue; the full group keeps all 50.
   REQUIRE(prefill_then_decode(a, first, 64, 0));
   a.free(first);
   // Fill the pool with unrelated requests so that the queue's head (the oldest freed blocks,
   // the early sliding blocks) is evicted; the newest blocks survive.
-  SeqState other = make_seq(1, 16 * 180, {}, 9);  // 360 of the 399 pages
+  SeqState other = endless_seq(1, 16 * 180, {}, 9);  // 360 of the 399 pages
   REQUIRE(a.allocate(other, 0, 16 * 180));
   other.num_computed_tokens = 16 * 180;
   a.free(other);  // its pages come back; the cache entries it evicted stay gone
-  SeqState again = make_seq(2, 800, doc, 3);
+  SeqState again = endless_seq(2, 800, doc, 3);
   const int64_t hit = a.find_prefix_hit(again);
   // Whatever survived, the hit is block aligned, at most 49 blocks, and every block the next
   // token's window needs is cached in the sliding group (allocation would take them otherwise).
@@ -193,7 +193,7 @@ TEST_CASE("run and memory agree on every catalog model: same pool, same pages pe
     e.block_size = mc.block_size;
     e.max_num_batched_tokens = mc.max_num_batched_tokens;
     auto alloc = make_allocator(e, b.num_gpu_blocks, b.max_model_len, b.kv);
-    SeqState s = make_seq(0, std::min<int64_t>(20000, b.max_model_len - 200));
+    SeqState s = endless_seq(0, std::min<int64_t>(20000, b.max_model_len - 200));
     // Prefill in max_num_batched_tokens chunks: never more than vLLM's startup worst case.
     while (s.num_computed_tokens < s.num_tokens()) {
       const int64_t n = std::min(mc.max_num_batched_tokens, s.num_tokens() - s.num_computed_tokens);

@@ -11,21 +11,14 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout + stderr
-};
-
-Result kvcap(const std::string& args) {
-  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
-  return {c.code, std::move(c.output)};
-}
+using Result = cli_test::CommandResult;
+using cli_test::run_kvcap;
 
 const std::string kBasic = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json";
 
 void expect_error(const std::string& sets, const std::string& field) {
   CAPTURE(sets);
-  const Result r = kvcap("run " + kBasic + " " + sets);
+  const Result r = run_kvcap("run " + kBasic + " " + sets);
   CHECK(r.code == 2);
   CHECK(r.output.find(field) != std::string::npos);
 }
@@ -36,7 +29,7 @@ TEST_CASE("kvcap run: vllm-v0 swap reports swap traffic; sglang and predictive a
   // basic.json: Llama-3.1-8B bf16, 20 usable blocks of 16 tokens; its one preemption becomes a
   // swap. A block is 32 layers x 2 (K, V) x 8 KV heads x 128 dims x 2 bytes x 16 tokens
   // = 2,097,152 bytes, so the bytes moved are whole multiples of it, the same both ways.
-  Result r = kvcap("run " + kBasic + " --json --set engine.scheduler=vllm-v0 --set engine.preemption_mode=swap");
+  Result r = run_kvcap("run " + kBasic + " --json --set engine.scheduler=vllm-v0 --set engine.preemption_mode=swap");
   REQUIRE(r.code == 0);
   const auto d = nlohmann::json::parse(r.output);
   CHECK(d["requests"]["finished"] == 4);
@@ -46,10 +39,10 @@ TEST_CASE("kvcap run: vllm-v0 swap reports swap traffic; sglang and predictive a
   CHECK(d["swap"]["bytes_out_per_gpu"].get<int64_t>() % 2097152 == 0);
   CHECK(d["swap"]["bytes_in_per_gpu"] == d["swap"]["bytes_out_per_gpu"]);
   CHECK(d["recomputed_tokens"] == 0);
-  r = kvcap("run " + kBasic + " --json --set engine.scheduler=sglang --set engine.block_size=1 --set engine.num_gpu_blocks=321");
+  r = run_kvcap("run " + kBasic + " --json --set engine.scheduler=sglang --set engine.block_size=1 --set engine.num_gpu_blocks=321");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.output)["requests"]["finished"] == 4);
-  r = kvcap("run " + kBasic + " --json --set 'engine.admission={\"predictive\":true,\"predictive_quantile\":0.5}'");
+  r = run_kvcap("run " + kBasic + " --json --set 'engine.admission={\"predictive\":true,\"predictive_quantile\":0.5}'");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.output)["requests"]["finished"] == 4);
 }

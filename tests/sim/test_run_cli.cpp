@@ -15,15 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout + stderr
-};
-
-Result kvcap(const std::string& args) {
-  auto c = cli_test::run_command(std::string(KVCAP_BIN) + " " + args + " 2>&1");
-  return {c.code, std::move(c.output)};
-}
+using Result = cli_test::CommandResult;
+using cli_test::run_kvcap;
 
 std::string read_file(const fs::path& p) {
   std::ifstream f(p);
@@ -45,7 +38,7 @@ const std::string kBasic = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.jso
 
 TEST_CASE("kvcap run writes results.json, requests.csv and timeseries.csv with the contract's names") {
   const fs::path out = temp_dir("files");
-  const Result r = kvcap("run " + kBasic + " --out " + out.string());
+  const Result r = run_kvcap("run " + kBasic + " --out " + out.string());
   REQUIRE(r.code == 0);
   CHECK(r.output.find("ttft") != std::string::npos);
   const std::string results = read_file(out / "results.json");
@@ -69,14 +62,14 @@ TEST_CASE("kvcap run writes results.json, requests.csv and timeseries.csv with t
 
 TEST_CASE("kvcap run: --json prints one document; equal runs are byte-identical; skipping off gives the same") {
   const fs::path a = temp_dir("a"), b = temp_dir("b"), c = temp_dir("c");
-  REQUIRE(kvcap("run " + kBasic + " --out " + a.string()).code == 0);
-  REQUIRE(kvcap("run " + kBasic + " --out " + b.string()).code == 0);
-  REQUIRE(kvcap("run " + kBasic + " --set engine.event_skipping=false --out " + c.string()).code == 0);
+  REQUIRE(run_kvcap("run " + kBasic + " --out " + a.string()).code == 0);
+  REQUIRE(run_kvcap("run " + kBasic + " --out " + b.string()).code == 0);
+  REQUIRE(run_kvcap("run " + kBasic + " --set engine.event_skipping=false --out " + c.string()).code == 0);
   for (const char* f : {"results.json", "requests.csv", "timeseries.csv"}) {
     CHECK(read_file(a / f) == read_file(b / f));
     CHECK(read_file(a / f) == read_file(c / f));
   }
-  const Result j = kvcap("run " + kBasic + " --json");
+  const Result j = run_kvcap("run " + kBasic + " --json");
   REQUIRE(j.code == 0);
   CHECK(j.output.front() == '{');
   CHECK(j.output == read_file(a / "results.json"));
@@ -85,7 +78,7 @@ TEST_CASE("kvcap run: --json prints one document; equal runs are byte-identical;
 
 TEST_CASE("kvcap run --events writes one JSON line per step in the contract's format") {
   const fs::path out = temp_dir("events");
-  REQUIRE(kvcap("run " + kBasic + " --events " + (out / "ev.jsonl").string()).code == 0);
+  REQUIRE(run_kvcap("run " + kBasic + " --events " + (out / "ev.jsonl").string()).code == 0);
   std::ifstream f(out / "ev.jsonl");
   std::string first;
   std::getline(f, first);
@@ -105,35 +98,35 @@ TEST_CASE("kvcap run: bad input exits 2 naming the field or line") {
     std::ofstream(dir / name) << text;
     return (dir / name).string();
   };
-  Result r = kvcap("run " + kBasic + " --set engine.no_such_field=1");
+  Result r = run_kvcap("run " + kBasic + " --set engine.no_such_field=1");
   CHECK(r.code == 2);
   CHECK(r.output.find("no_such_field") != std::string::npos);
-  r = kvcap("run " + kBasic + " --set engine.block_size=-4");
+  r = run_kvcap("run " + kBasic + " --set engine.block_size=-4");
   CHECK(r.code == 2);
   CHECK(r.output.find("/engine/block_size") != std::string::npos);
-  r = kvcap("run " + kBasic + " --set engine.scheduling_policy=lifo");
+  r = run_kvcap("run " + kBasic + " --set engine.scheduling_policy=lifo");
   CHECK(r.code == 2);
   CHECK(r.output.find("scheduling_policy") != std::string::npos);
-  r = kvcap("run " + kBasic + " --set engine.num_gpu_blocks=3");  // 2 usable blocks < 256-token max_model_len
+  r = run_kvcap("run " + kBasic + " --set engine.num_gpu_blocks=3");  // 2 usable blocks < 256-token max_model_len
   CHECK(r.code == 2);
   CHECK(r.output.find("num_gpu_blocks") != std::string::npos);
-  r = kvcap("run " + write("top.json", "{\"model\":\"llama-3.1-8b\",\"gpu\":\"h200\",\"wokload\":{}}"));
+  r = run_kvcap("run " + write("top.json", "{\"model\":\"llama-3.1-8b\",\"gpu\":\"h200\",\"wokload\":{}}"));
   CHECK(r.code == 2);
   CHECK(r.output.find("wokload") != std::string::npos);
-  r = kvcap("run " + write("syntax.json", "{\n  \"model\": \"llama-3.1-8b\",\n  \"gpu\": h200\n}"));
+  r = run_kvcap("run " + write("syntax.json", "{\n  \"model\": \"llama-3.1-8b\",\n  \"gpu\": h200\n}"));
   CHECK(r.code == 2);
   CHECK(r.output.find("syntax.json") != std::string::npos);
   CHECK(r.output.find('3') != std::string::npos);  // the line of the error
-  r = kvcap("run " + (dir / "missing.json").string());
+  r = run_kvcap("run " + (dir / "missing.json").string());
   CHECK(r.code == 2);
-  r = kvcap("run " + kBasic + " --set =3");
+  r = run_kvcap("run " + kBasic + " --set =3");
   CHECK(r.code == 2);
   fs::remove_all(dir);
 }
 
 TEST_CASE("kvcap run --set changes the engine: a smaller pool preempts more, chunking off still finishes") {
-  const Result base = kvcap("run " + kBasic + " --json");
-  const Result small = kvcap("run " + kBasic + " --set engine.num_gpu_blocks=17 --json");
+  const Result base = run_kvcap("run " + kBasic + " --json");
+  const Result small = run_kvcap("run " + kBasic + " --set engine.num_gpu_blocks=17 --json");
   REQUIRE(base.code == 0);
   REQUIRE(small.code == 0);
   auto preemptions = [](const std::string& s) {
@@ -141,7 +134,7 @@ TEST_CASE("kvcap run --set changes the engine: a smaller pool preempts more, chu
     return std::stoi(s.substr(p + 15));
   };
   CHECK(preemptions(small.output) > preemptions(base.output));
-  const Result nochunk = kvcap("run " + kBasic + " --set engine.enable_chunked_prefill=false --set engine.max_num_batched_tokens=256 --json");
+  const Result nochunk = run_kvcap("run " + kBasic + " --set engine.enable_chunked_prefill=false --set engine.max_num_batched_tokens=256 --json");
   CHECK(nochunk.code == 0);
   CHECK(nochunk.output.find("\"finished\": 4") != std::string::npos);
 }

@@ -18,9 +18,6 @@ constexpr FormatName kFormats[] = {
     {TraceFormat::csv, "csv"},         {TraceFormat::jsonl, "jsonl"},
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 }  // namespace
 
 TraceFormat trace_format_from_name(const std::string& name, const std::string& where) {
@@ -55,7 +52,7 @@ TraceFormat detect_trace_format(const std::string& path) {
   if (find_column(header, "Request tokens") >= 0 && find_column(header, "Log Type") >= 0)
     return TraceFormat::burstgpt;
   if (find_column(header, "num_prefill_tokens") >= 0) return TraceFormat::lengths;
-  if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return TraceFormat::jsonl;
+  if (path.ends_with(".jsonl") || path.ends_with(".jsonl.gz")) return TraceFormat::jsonl;
   return TraceFormat::csv;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/util/error.hpp"
 #include "workloads/io/wall_clock.hpp"
 #include "workloads/random/rng.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -20,16 +21,7 @@ std::string num(double v) {
   return std::string(buf, p);
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 }  // namespace
 
@@ -82,7 +74,7 @@ std::vector<uint64_t> block_hash_ids(const Request& r, int64_t block_tokens) {
 }
 
 TraceWriter::TraceWriter(const std::string& path, TraceFormat format) : path_(path), format_(format) {
-  gzFile f = gzopen(path.c_str(), ends_with(path, ".gz") ? "wb9" : "wbT");
+  gzFile f = gzopen(path.c_str(), path.ends_with(".gz") ? "wb9" : "wbT");
   if (!f) throw InputError(path, "cannot open for writing");
   gz_ = f;
   switch (format_) {
@@ -130,7 +122,7 @@ void TraceWriter::write(const Request& r) {
     }
     case TraceFormat::csv:
       line_ = num(r.arrival_s) + "," + std::to_string(r.prompt_tokens) + "," +
-              std::to_string(r.output_tokens) + "," + csv_quote(r.request_class) + "," +
+              std::to_string(r.output_tokens) + "," + csv_field(r.request_class) + "," +
               std::to_string(r.priority) + "," + (r.session_id >= 0 ? std::to_string(r.session_id) : "") +
               "," + (r.session_id >= 0 ? std::to_string(r.turn) : "") + "\n";
       break;
@@ -156,7 +148,7 @@ void TraceWriter::write(const Request& r) {
               num(static_cast<double>(r.prompt_tokens) / static_cast<double>(r.output_tokens)) + "\n";
       break;
     case TraceFormat::burstgpt:
-      line_ = num(r.arrival_s) + "," + csv_quote(r.request_class.empty() ? "unknown" : r.request_class) + "," +
+      line_ = num(r.arrival_s) + "," + csv_field(r.request_class.empty() ? "unknown" : r.request_class) + "," +
               std::to_string(r.prompt_tokens) + "," + std::to_string(r.output_tokens) + "," +
               std::to_string(r.prompt_tokens + r.output_tokens) + ",Conversation log\n";
       break;
