@@ -41,7 +41,7 @@ std::optional<std::string> opt_string(const JsonObjectReader& r, const std::stri
 void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   EngineMemoryConfig& c = row.config;
   if (auto v = opt_int(r, "tensor_parallel_size", 1, 1024)) c.tensor_parallel_size = *v;
-  if (auto v = opt_int(r, "pipeline_parallel_size", 1, 1024)) row.pipeline_parallel_size = *v;
+  if (auto v = opt_int(r, "pipeline_parallel_size", 1, 1024)) c.pipeline_parallel_size = *v;
   if (auto v = opt_int(r, "max_model_len", 1, int64_t{1} << 31)) c.max_model_len = *v;
   if (auto v = opt_number(r, "gpu_memory_utilization", 1e-6, 1.0)) c.gpu_memory_utilization = *v;
   if (auto v = opt_string(r, "kv_cache_dtype")) c.kv_cache_dtype = *v;
@@ -155,8 +155,6 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
     c.row = &row;
     if (row.kvcap_model.empty()) {
       c.not_runnable = "no kvcap model for " + row.model;
-    } else if (row.pipeline_parallel_size > 1) {
-      c.not_runnable = "pipeline parallelism is not modelled yet";
     }
     if (!c.not_runnable.empty()) {
       out.push_back(std::move(c));

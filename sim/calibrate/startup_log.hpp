@@ -29,7 +29,6 @@ struct StartupLogRow {
   bool startup_failed = false;  ///< the log is vLLM refusing to start (kvcap must refuse too)
   // The mapping onto kvcap ("kvcap" object); empty model = not mapped.
   std::string kvcap_model, kvcap_gpu;
-  int64_t pipeline_parallel_size = 1;
   EngineMemoryConfig config;
 };
 

@@ -114,6 +114,9 @@ int run_memory(const MemoryOptions& o) {
     j["total_bytes_seen_by_vllm"] = b.total_bytes_per_gpu;
     j["vllm_version"] = engine.vllm_version;
     j["tensor_parallel_size"] = engine.tensor_parallel_size;
+    j["pipeline_parallel_size"] = engine.pipeline_parallel_size;
+    j["stage_layers"] = b.stage_layers;
+    j["binding_stage"] = b.binding_stage;
     j["dtype"] = dtype_name(parse_model_dtype(engine.dtype, model.dtype));
     j["kv_cache_dtype"] = dtype_name(b.kv_dtype);
     const WeightQuant quant = resolve_weight_quant(engine.quantization, model);
@@ -156,8 +159,16 @@ int run_memory(const MemoryOptions& o) {
 
   auto row = [](const std::string& k, const std::string& v) { std::printf("  %-34s %s\n", k.c_str(), v.c_str()); };
   auto num = [](int64_t v) { return std::to_string(v); };
-  std::printf("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
-              static_cast<long long>(engine.tensor_parallel_size));
+  if (engine.pipeline_parallel_size > 1) {
+    std::string layers;
+    for (size_t s = 0; s < b.stage_layers.size(); ++s) layers += (s ? ", " : "") + num(b.stage_layers[s]);
+    std::printf("%s on %s x%lld (tensor parallel) x %lld pipeline stages of %s layers; per-GPU figures are stage %lld's (fewest blocks)\n",
+                model.name.c_str(), gpu.name.c_str(), static_cast<long long>(engine.tensor_parallel_size),
+                static_cast<long long>(engine.pipeline_parallel_size), layers.c_str(), static_cast<long long>(b.binding_stage));
+  } else {
+    std::printf("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
+                static_cast<long long>(engine.tensor_parallel_size));
+  }
   std::printf("model\n");
   row("architecture", model.architecture);
   row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
@@ -209,7 +220,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand("memory", "Per-GPU memory budget and KV-cache capacity, as vLLM computes it at startup");
   cmd->add_option("--model", o->model, "catalog name (see `kvcap models`) or path to a HuggingFace config.json")->required();
   cmd->add_option("--gpu", o->gpu, "catalog id (see `kvcap gpus`) or path to a GPU JSON file")->required();
-  cmd->add_option("--tensor-parallel-size,--tp", o->engine.tensor_parallel_size, "GPUs one replica is split over");
+  cmd->add_option("--tensor-parallel-size,--tp", o->engine.tensor_parallel_size, "GPUs each pipeline stage is split over");
+  cmd->add_option("--pipeline-parallel-size,--pp", o->engine.pipeline_parallel_size,
+                  "pipeline stages (vLLM's default layer partition); the stage with the fewest blocks sets the cache");
   cmd->add_option("--kv-cache-dtype", o->engine.kv_cache_dtype, "auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4");
   cmd->add_option("--kv-quant-group-size", o->engine.kv_quant_group_size,
                   "int8/int4 KV: elements per fp16 scale (default 64)");

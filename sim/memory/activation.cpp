@@ -7,7 +7,7 @@
 namespace kvcap {
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          bool logits_for_all_tokens) {
+                                          bool logits_for_all_tokens, bool samples) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -35,6 +35,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
     layer_peak = std::max(layer_peak, moe);
   }
   const int64_t forward = residual + layer_peak;
+  if (!samples) return forward;
   const int64_t sampler = 2 * seqs * m.vocab_size * 4 + T * H * b;
   const int64_t peak = std::max(forward, sampler);
   return logits_for_all_tokens ? peak + T * m.vocab_size * 4 : peak;

@@ -35,8 +35,11 @@ namespace kvcap {
 /// (gpt-oss-20b, V = 201,088) and 4.84 GiB (Llama-3.3-70B TP2), each the forward estimate plus
 /// 8,192·V·4 B within 0.45 GiB, while 0.10.1.1 logs (Qwen2-7B, A100) leave about 0.5 GiB for
 /// activations and non-torch memory together. See scenarios/memory/vllm-startup-logs.jsonl.
+///
+/// `samples` is false on a pipeline stage before the last: it computes no logits and samples
+/// nothing, so its peak is the forward's alone.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                          bool logits_for_all_tokens = false);
+                                          bool logits_for_all_tokens = false, bool samples = true);
 
 }  // namespace kvcap

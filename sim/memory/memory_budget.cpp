@@ -24,6 +24,7 @@
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/param_count.hpp"
+#include "sim/model/pipeline_parallel.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/int_math.hpp"
@@ -38,12 +39,13 @@ namespace {
 /// its profiling run (NCCL, cuBLAS workspaces, custom all-reduce buffers), per GPU, as vLLM logs it:
 ///  - vLLM >= 0.11 (the snapshot is taken after NCCL init): 0.13-0.14 GiB at TP1 in every 0.11.0
 ///    log we have (llm-d, H100: Llama-3.1-8B, Qwen3-32B, gpt-oss), 0.54-0.55 GiB at TP2 (Qwen3-32B,
-///    Llama-3.3-70B). TP > 2 is not in the logs: the TP2 figure is used (an assumption).
+///    Llama-3.3-70B). TP > 2 is not in the logs: the TP2 figure is used (an assumption), and so
+///    is it for pipeline parallelism, which also sets up NCCL between the engine's GPUs.
 ///  - older: 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs) after the
 ///    profiler overhaul; we take 0.20 GiB.
-int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t tp) {
+int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((tp > 1 ? 0.545 : 0.135) * kGiB);
+  if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((engine_gpus > 1 ? 0.545 : 0.135) * kGiB);
   return static_cast<int64_t>(0.20 * kGiB);
 }
 
@@ -98,11 +100,12 @@ bool logits_for_all_tokens(const std::pair<int, int>& v) {
   return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 15};
 }
 
-int64_t estimate_max_model_len(const MemoryBudget& b, int64_t max_model_len, int64_t batched) {
+/// The longest request whose worst case fits in `blocks` blocks of `kv`.
+int64_t estimate_max_model_len(const KvCacheSpec& kv, int64_t blocks, int64_t max_model_len, int64_t batched) {
   int64_t lo = 0, hi = max_model_len;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
-    if (b.worst_case_blocks_for_tokens(mid, batched) <= b.num_gpu_blocks)
+    if (kv.worst_case_blocks_for_tokens(mid, batched) <= blocks)
       lo = mid;
     else
       hi = mid - 1;
@@ -130,58 +133,75 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   validate(cfg);
   check_tensor_parallel(model, cfg.tensor_parallel_size);
   const int64_t tp = cfg.tensor_parallel_size;
+  const int64_t pp = cfg.pipeline_parallel_size;
   MemoryBudget b;
   b.block_size = cfg.block_size;
+  b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp);
 
   const DType model_dtype = parse_model_dtype(cfg.dtype, model.dtype);
   b.kv_dtype = parse_kv_cache_dtype(cfg.kv_cache_dtype, model_dtype);
   const KvFormat kv{b.kv_dtype, cfg.kv_quant_group_size, 16};
   b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
-  b.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(model, kv, tp);
 
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
-  b.weight_bytes_per_gpu = weight_bytes(count_parameters_per_gpu(model, tp), model_dtype, quant) +
-                          mxfp4_padding_bytes_per_gpu(model, tp, quant);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
-  b.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(model, model_dtype, tp, cfg.max_num_batched_tokens,
-                                                                 cfg.max_num_seqs, logits_for_all_tokens(version));
-  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp);
+  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
   b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
   b.requested_bytes_per_gpu =
       static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * cfg.gpu_memory_utilization));
-
-  // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
-  // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
-  const int64_t heads = kv_heads_per_gpu(model, tp);
-  const int64_t page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads);
-  for (const auto& l : model.layers)
-    KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == page, "unequal KV page sizes");
-  b.kv.block_size = cfg.block_size;
-  group_layers(model, b.kv);
-  b.page_bytes_per_gpu = page * b.kv.layers_per_group;
-
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
-  if (cfg.kv_cache_memory_bytes) {
-    b.kv_cache_memory_from_flag = true;
-    b.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
-    if (b.weight_bytes_per_gpu + b.kv_cache_bytes_per_gpu > gpu.memory_bytes)
-      throw InputError("--kv-cache-memory-bytes",
-                       "weights per GPU (" + gib_text(b.weight_bytes_per_gpu) + ") + KV cache (" +
-                           gib_text(b.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(gpu.memory_bytes));
-  } else {
-    const int64_t non_kv = b.weight_bytes_per_gpu + b.activation_bytes_per_gpu + b.non_torch_bytes_per_gpu;
-    b.kv_cache_bytes_per_gpu = b.requested_bytes_per_gpu - non_kv;
-    if (b.kv_cache_bytes_per_gpu <= 0)
-      throw InputError(model.name + " on " + gpu.id,
-                       "does not fit: weights per GPU " + gib_text(b.weight_bytes_per_gpu) + " + activations " +
-                           gib_text(b.activation_bytes_per_gpu) + " + non-torch " + gib_text(b.non_torch_bytes_per_gpu) +
-                           " = " + gib_text(non_kv) + " exceed the usable " + gib_text(b.requested_bytes_per_gpu) + " (" +
-                           gib_text(b.total_bytes_per_gpu) + " × gpu_memory_utilization " +
-                           std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
+
+  // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
+  // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),
+  // so the stage with the fewest blocks binds. Without pipeline parallelism there is one stage.
+  for (int64_t s = 0; s < pp; ++s) {
+    const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s);
+    const bool first = s == 0, last = s == pp - 1;
+    const std::string where = model.name + " on " + gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : "");
+    MemoryBudget st = b;
+    st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);
+    st.weight_bytes_per_gpu =
+        weight_bytes(count_parameters_per_stage_gpu(stage_model, tp, first, last), model_dtype, quant) +
+        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant);
+    st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
+        stage_model, model_dtype, tp, cfg.max_num_batched_tokens, cfg.max_num_seqs, last && logits_for_all_tokens(version), last);
+
+    // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
+    // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
+    const int64_t heads = kv_heads_per_gpu(model, tp);
+    const int64_t page = cfg.block_size * kv_bytes_per_token_layer(model, stage_model.layers.front(), kv, heads);
+    for (const auto& l : stage_model.layers)
+      KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == page, "unequal KV page sizes");
+    st.kv.block_size = cfg.block_size;
+    group_layers(stage_model, st.kv);
+    st.page_bytes_per_gpu = page * st.kv.layers_per_group;
+
+    if (cfg.kv_cache_memory_bytes) {
+      st.kv_cache_memory_from_flag = true;
+      st.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
+      if (st.weight_bytes_per_gpu + st.kv_cache_bytes_per_gpu > gpu.memory_bytes)
+        throw InputError("--kv-cache-memory-bytes",
+                         "weights per GPU (" + gib_text(st.weight_bytes_per_gpu) + ") + KV cache (" +
+                             gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(gpu.memory_bytes));
+    } else {
+      const int64_t non_kv = st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu;
+      st.kv_cache_bytes_per_gpu = st.requested_bytes_per_gpu - non_kv;
+      if (st.kv_cache_bytes_per_gpu <= 0)
+        throw InputError(where,
+                         "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) + " + activations " +
+                             gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
+                             " = " + gib_text(non_kv) + " exceed the usable " + gib_text(st.requested_bytes_per_gpu) + " (" +
+                             gib_text(st.total_bytes_per_gpu) + " × gpu_memory_utilization " +
+                             std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
+    }
+    st.num_gpu_blocks = st.kv_cache_bytes_per_gpu / st.page_bytes_per_gpu;
+    if (s == 0 || st.num_gpu_blocks < b.num_gpu_blocks) {
+      st.binding_stage = s;
+      b = std::move(st);
+    }
   }
-  b.num_gpu_blocks = b.kv_cache_bytes_per_gpu / b.page_bytes_per_gpu;
   b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
   if (b.num_gpu_blocks < 1)
     throw InputError(model.name + " on " + gpu.id, "the " + gib_text(b.kv_cache_bytes_per_gpu) +
@@ -193,14 +213,27 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                                             std::to_string(model.max_position_embeddings) + ")");
   b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
   b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);
-  if (b.blocks_per_max_len_request > b.num_gpu_blocks) {
-    // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
-    const int64_t est = estimate_max_model_len(b, b.max_model_len, cfg.max_num_batched_tokens);
+  // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
+  // With pipeline parallelism the V1 engine (0.15 at least: vllm#34076, #32105, both logged in
+  // scenarios/memory/vllm-startup-logs.jsonl) checks a stage's available memory against the KV
+  // of *all* the model's layers (_check_enough_kv_cache_memory on the merged layer specs), so it
+  // refuses settings whose stages would each hold the request; we refuse as it does.
+  KvCacheSpec check_kv = b.kv;
+  int64_t check_page = b.page_bytes_per_gpu;
+  if (pp > 1 && version >= std::pair<int, int>{0, 8}) {
+    group_layers(model, check_kv);
+    const int64_t heads = kv_heads_per_gpu(model, tp);
+    check_page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads) * check_kv.layers_per_group;
+  }
+  const int64_t check_blocks = b.kv_cache_bytes_per_gpu / check_page;
+  const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);
+  if (needed_blocks > check_blocks) {
+    const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, cfg.max_num_batched_tokens);
     throw InputError("--max-model-len",
-                     "max_model_len " + std::to_string(b.max_model_len) + " needs " +
-                         std::to_string(b.blocks_per_max_len_request) + " blocks (" +
-                         gib_text(b.blocks_per_max_len_request * b.page_bytes_per_gpu) + ") per request but the KV cache holds " +
-                         std::to_string(b.num_gpu_blocks) + " blocks (" + gib_text(b.kv_cache_bytes_per_gpu) +
+                     "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
+                         " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +
+                         std::to_string(check_blocks) + " blocks (" + gib_text(b.kv_cache_bytes_per_gpu) +
+                         (check_page != b.page_bytes_per_gpu ? "; vLLM checks a pipeline stage against all layers" : "") +
                          "); the estimated maximum model length is " + std::to_string(est) +
                          ". Lower --max-model-len or raise --gpu-memory-utilization");
   }

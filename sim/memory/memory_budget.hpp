@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
@@ -15,6 +16,7 @@ namespace kvcap {
 
 struct EngineMemoryConfig {
   int64_t tensor_parallel_size = 1;
+  int64_t pipeline_parallel_size = 1;    ///< stages, each of tensor_parallel_size GPUs
   std::string kv_cache_dtype = "auto";   ///< auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4
   int64_t kv_quant_group_size = 64;      ///< elements per scale for int8/int4 KV
   std::string dtype = "auto";            ///< model dtype override (auto = config torch_dtype)
@@ -38,9 +40,9 @@ std::pair<int, int> parse_vllm_version(const std::string& text, const std::strin
 struct MemoryBudget {
   DType kv_dtype = DType::bf16;
   int64_t kv_bytes_per_token = 0;          ///< whole replica, all layers, incl. scales
-  int64_t kv_bytes_per_token_per_gpu = 0;  ///< one TP rank (KV heads split, replicated when TP > heads)
+  int64_t kv_bytes_per_token_per_gpu = 0;  ///< one TP rank of the binding stage (KV heads split, replicated when TP > heads)
   int64_t weight_bytes = 0;                ///< whole model
-  int64_t weight_bytes_per_gpu = 0;
+  int64_t weight_bytes_per_gpu = 0;        ///< one GPU of the binding stage
   int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
   int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
@@ -60,6 +62,11 @@ struct MemoryBudget {
   int64_t requested_bytes_per_gpu = 0;   ///< total × gpu_memory_utilization
   int64_t blocks_per_max_len_request = 0;  ///< vLLM's per-request worst case used for max_concurrency
   bool kv_cache_memory_from_flag = false;  ///< kv_cache_bytes_per_gpu came from --kv-cache-memory-bytes
+  /// Pipeline parallelism: decoder layers per stage, and the stage whose GPUs hold the fewest
+  /// blocks. vLLM gives every stage that many blocks, so the per-GPU figures above (weights,
+  /// activations, KV bytes, page) are that stage's.
+  std::vector<int64_t> stage_layers;
+  int64_t binding_stage = 0;
   int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const {
     return kv.worst_case_blocks_for_tokens(tokens, max_num_batched_tokens);
   }
