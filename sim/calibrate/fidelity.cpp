@@ -10,7 +10,6 @@ namespace kvcap {
 
 namespace {
 
-
 double rel_error(double predicted, double measured) {
   if (!std::isfinite(predicted) || !std::isfinite(measured) || !(measured > 0)) return ServingRun::kNaN;
   return predicted / measured - 1.0;

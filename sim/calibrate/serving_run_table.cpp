@@ -22,7 +22,6 @@ using calib::nonnegative_number;
 using calib::num_text;
 using calib::positive_number;
 
-
 bool blank(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
 }

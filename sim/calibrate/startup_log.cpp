@@ -113,7 +113,6 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
   return row;
 }
 
-
 std::string signed_pct_cell(const std::optional<double>& e) {
   if (!e) return "-";
   std::ostringstream os;

@@ -57,7 +57,6 @@ struct CalibrateOptions {
   std::string command;
 };
 
-
 void print_written(const Profile& p, const std::string& out) {
   std::cout << "wrote " << out << ": profile for " << p.gpu_id << ", " << profile_origin(p) << "\n";
   if (p.provenance.is_object() && p.provenance.contains("fit_skipped") && !p.provenance["fit_skipped"].empty())

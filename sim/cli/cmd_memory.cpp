@@ -42,7 +42,6 @@ int64_t whole_bytes(double v, const char* flag) {
   return static_cast<int64_t>(v);
 }
 
-
 /// 449856 -> "449,856", as vLLM prints token counts.
 std::string thousands(int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;

@@ -1,7 +1,6 @@
 #include "sim/cost/engine_profile.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,7 +19,6 @@ struct EmbeddedEngineProfile {
 extern const EmbeddedEngineProfile kEmbeddedEngineProfiles[];
 
 namespace {
-
 
 // Bounds keep a hand-edited or fitted profile physical: a step term above a second, or a
 // front-end delay above ten seconds, is a unit mistake, not an engine.

@@ -1,13 +1,11 @@
 #include "sim/cost/profile_cost_model.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
-
 
 CostCoefficients profile_coefficients(const Profile& p, const GpuSpec& gpu, DType kv_dtype, bool fp8_weights,
                                       const std::string& origin) {

@@ -16,7 +16,6 @@ namespace kvcap {
 
 namespace {
 
-
 std::string catalog_ids() {
   std::string s;
   for (const auto& g : gpu_catalog()) s += (s.empty() ? "" : ", ") + g.id;

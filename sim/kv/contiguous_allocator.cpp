@@ -8,7 +8,6 @@
 
 namespace kvcap {
 
-
 const char* contiguous_reserve_name(ContiguousReserve r) {
   return r == ContiguousReserve::max_model_len ? "max_model_len" : "prompt_plus_output";
 }

@@ -5,7 +5,6 @@
 
 namespace kvcap {
 
-
 int64_t KvCacheSpec::first_kept_block(int64_t computed_tokens) const {
   if (swa_groups == 0 || sliding_window <= 0) return 0;
   return std::max<int64_t>(0, computed_tokens - sliding_window + 1) / block_size;

@@ -17,7 +17,6 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <sstream>
 #include <utility>
 
 #include "sim/memory/activation.hpp"
@@ -34,7 +33,6 @@ namespace kvcap {
 
 namespace {
 
-
 /// Memory outside the torch allocator that grows between vLLM's start-up snapshot and the end of
 /// its profiling run (NCCL, cuBLAS workspaces, custom all-reduce buffers), per GPU, as vLLM logs it:
 ///  - vLLM >= 0.11 (the snapshot is taken after NCCL init): 0.13-0.14 GiB at TP1 in every 0.11.0
@@ -48,7 +46,6 @@ int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus)
   if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((engine_gpus > 1 ? 0.545 : 0.135) * kGiB);
   return static_cast<int64_t>(0.20 * kGiB);
 }
-
 
 void validate(const EngineMemoryConfig& c) {
   if (!(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1))
@@ -153,13 +150,19 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
       static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * cfg.gpu_memory_utilization));
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
 
+  // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
+  // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
+  const int64_t heads = kv_heads_per_gpu(model, tp);
+  const int64_t layer_page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads);
+  for (const auto& l : model.layers)
+    KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == layer_page, "unequal KV page sizes");
+
   // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
   // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),
   // so the stage with the fewest blocks binds. Without pipeline parallelism there is one stage.
   for (int64_t s = 0; s < pp; ++s) {
     const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s);
     const bool first = s == 0, last = s == pp - 1;
-    const std::string where = model.name + " on " + gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : "");
     MemoryBudget st = b;
     st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);
     st.weight_bytes_per_gpu =
@@ -167,16 +170,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, cfg.max_num_batched_tokens, cfg.max_num_seqs, last && logits_for_all_tokens(version), last);
-
-    // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
-    // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
-    const int64_t heads = kv_heads_per_gpu(model, tp);
-    const int64_t page = cfg.block_size * kv_bytes_per_token_layer(model, stage_model.layers.front(), kv, heads);
-    for (const auto& l : stage_model.layers)
-      KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == page, "unequal KV page sizes");
     st.kv.block_size = cfg.block_size;
     group_layers(stage_model, st.kv);
-    st.page_bytes_per_gpu = page * st.kv.layers_per_group;
+    st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
 
     if (cfg.kv_cache_memory_bytes) {
       st.kv_cache_memory_from_flag = true;
@@ -189,7 +185,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
       const int64_t non_kv = st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu;
       st.kv_cache_bytes_per_gpu = st.requested_bytes_per_gpu - non_kv;
       if (st.kv_cache_bytes_per_gpu <= 0)
-        throw InputError(where,
+        throw InputError(model.name + " on " + gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
                          "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) + " + activations " +
                              gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
                              " = " + gib_text(non_kv) + " exceed the usable " + gib_text(st.requested_bytes_per_gpu) + " (" +
@@ -222,8 +218,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   int64_t check_page = b.page_bytes_per_gpu;
   if (pp > 1 && version >= std::pair<int, int>{0, 8}) {
     group_layers(model, check_kv);
-    const int64_t heads = kv_heads_per_gpu(model, tp);
-    check_page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads) * check_kv.layers_per_group;
+    check_page = layer_page * check_kv.layers_per_group;
   }
   const int64_t check_blocks = b.kv_cache_bytes_per_gpu / check_page;
   const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);

@@ -97,7 +97,6 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
   return out;
 }
 
-
 std::string opt_time(double v) { return v >= 0 ? format_number(v) : std::string(); }
 
 }  // namespace

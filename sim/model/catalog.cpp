@@ -3,7 +3,6 @@
 // Each entry names its HuggingFace repository and where the text was taken from. Keys that do not
 // change memory (token ids, rope scaling, ...) are kept as published; they are ignored on reading.
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -797,7 +796,6 @@ const CatalogEntry kCatalog[] = {
 })json"},
 };
 // clang-format on
-
 
 std::string catalog_list() {
   std::string s;

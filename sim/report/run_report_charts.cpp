@@ -63,7 +63,6 @@ double first_reach(const std::vector<Point>& pts, double threshold) {
   return -1;
 }
 
-
 /// Samples averaged before a wall is judged: one sample interval of utilization is noisy (a
 /// single long prefill step ending in it can push it past 100%), and a wall is a state that
 /// lasts, not one busy second.

@@ -20,7 +20,6 @@ using report::fixed;
 using report::percent;
 using report::sig;
 
-
 /// Title and the not-measured banner, from the first probe's results.json.
 void write_search_header(std::ostream& os, const std::string& what, const std::vector<const Probe*>& probes) {
   static const ojson kNull;

@@ -72,7 +72,6 @@ std::string capacity_cell(const SweepPoint& p) {
   return (p.capacity->capped ? ">=" : "") + short_number(p.capacity->requests_per_s);
 }
 
-
 std::string csv_number(std::optional<double> v) { return v ? format_number(*v) : ""; }
 
 }  // namespace

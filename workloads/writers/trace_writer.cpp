@@ -21,8 +21,6 @@ std::string num(double v) {
   return std::string(buf, p);
 }
 
-
-
 }  // namespace
 
 std::vector<uint64_t> block_hash_ids(const Request& r, int64_t block_tokens) {
