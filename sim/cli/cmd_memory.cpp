@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,7 @@ struct MemoryOptions {
   std::optional<double> price_per_gpu_hour;
   std::optional<int64_t> context_len;
   std::optional<int64_t> concurrency;
+  std::optional<int64_t> max_num_batched_tokens, max_num_seqs;  ///< unset: vLLM's serve defaults
   bool json = false;
 };
 
@@ -90,6 +92,11 @@ int run_memory(const MemoryOptions& o) {
   if (o.context_len.has_value() != o.concurrency.has_value())
     throw InputError(o.context_len ? "--concurrency" : "--context-len",
                      "--context-len and --concurrency go together (tokens per request, requests at once)");
+  for (const auto& [value, flag] : {std::pair{o.max_num_batched_tokens, "--max-num-batched-tokens"},
+                                    std::pair{o.max_num_seqs, "--max-num-seqs"}})
+    if (value && *value < 1) throw InputError(flag, "expected a positive integer, got " + std::to_string(*value));
+  if (o.max_num_batched_tokens) engine.max_num_batched_tokens = *o.max_num_batched_tokens;
+  if (o.max_num_seqs) engine.max_num_seqs = *o.max_num_seqs;
   if (o.context_len && *o.context_len < 1)
     throw InputError("--context-len", "expected a positive number of tokens, got " + std::to_string(*o.context_len));
   if (o.concurrency && *o.concurrency < 1)
@@ -137,6 +144,9 @@ int run_memory(const MemoryOptions& o) {
     j["num_gpu_blocks"] = b.num_gpu_blocks;
     j["kv_cache_tokens"] = b.kv_cache_tokens;
     j["max_model_len"] = b.max_model_len;
+    j["max_num_batched_tokens"] = b.max_num_batched_tokens;
+    j["max_num_seqs"] = b.max_num_seqs;
+    j["batch_defaults_rule"] = b.batch_defaults_rule.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.batch_defaults_rule);
     j["blocks_per_max_len_request"] = b.blocks_per_max_len_request;
     j["max_concurrency"] = b.max_concurrency;
     j["full_attention_groups"] = b.kv.full_groups;
@@ -181,6 +191,8 @@ int run_memory(const MemoryOptions& o) {
                                               (gpu.visible_memory_bytes > 0 ? "" : "  (not measured: nvidia-smi's)"));
   row("usable (x gpu_memory_utilization)", gib_text(b.requested_bytes_per_gpu));
   row("weights", gib_text(b.weight_bytes_per_gpu) + "  (whole model " + gib_text(b.weight_bytes) + ")");
+  row("profiling batch (tokens / seqs)", num(b.max_num_batched_tokens) + " / " + num(b.max_num_seqs) +
+                                           (b.batch_defaults_rule.empty() ? "" : "  (" + b.batch_defaults_rule + ")"));
   row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib_text(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
   row("non-torch overhead (estimate)", gib_text(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
@@ -231,8 +243,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--gpu-memory-utilization", o->engine.gpu_memory_utilization, "fraction of GPU memory vLLM may use (0.9)");
   cmd->add_option("--max-model-len", o->engine.max_model_len, "tokens per request (default: max_position_embeddings)");
   cmd->add_option("--block-size", o->engine.block_size, "tokens per KV block (16)");
-  cmd->add_option("--max-num-batched-tokens", o->engine.max_num_batched_tokens, "tokens per forward pass (8192)");
-  cmd->add_option("--max-num-seqs", o->engine.max_num_seqs, "sequences per batch (256)");
+  cmd->add_option("--max-num-batched-tokens", o->max_num_batched_tokens,
+                  "tokens per forward pass (default: vLLM's for --vllm-version and the GPU, e.g. 8192 on H100, 2048 on A100)");
+  cmd->add_option("--max-num-seqs", o->max_num_seqs, "sequences per batch (default: vLLM's, e.g. 1024 on H100, 256 on A100)");
   cmd->add_option("--vllm-version", o->engine.vllm_version,
                   "vLLM release whose startup accounting to follow (e.g. 0.10, 0.11; the activation peak changed)")
       ->capture_default_str();

@@ -42,8 +42,13 @@ std::vector<GpuSpec> build_catalog() {
 
   // Same data sheet, SXM 80GB: HBM2e 2,039 GB/s; other figures as the 40GB part.
   // Memory: nvidia-smi "A100-SXM4-80GB ... 81920MiB". Price: RunPod "A100 SXM 80GB" $2.45/h.
+  // Seen by vLLM: 79.25 GiB ("Free memory on device (78.84/79.25 GiB)" in a public vLLM 0.31.0 start
+  // of Llama-3.1-8B on an "A100 80GB", Oct 2026, and in A100 runbooks for vLLM rollouts; CUDA's
+  // totalGlobalMem reads 79.15-79.32 GiB across drivers). Two logs of one server in
+  // scenarios/memory/vllm-startup-logs.jsonl (dl22, utilisation 0.25 and 0.5) agree: their
+  // difference, 24.83 - 5.01 GiB = 0.25 x total, puts it at 79.28 +- 0.04 GiB.
   c.push_back({"a100-80gb", "NVIDIA A100 SXM4 80GB", 81920 * kMiB, 2039 * kGB, 312 * kT, 0, 624 * kT,
-               32 * kGB, 300 * kGB, 2.45, "nvlink"});
+               32 * kGB, 300 * kGB, 2.45, "nvlink", gib_logged(79.25)});
 
   // NVIDIA H100 Tensor Core GPU data sheet (H100 SXM): HBM3 3.35 TB/s; BF16 1,979 TFLOPS with
   // sparsity -> 989.5 dense; FP8 3,958 sparse -> 1,979 dense; INT8 3,958 TOPS sparse -> 1,979

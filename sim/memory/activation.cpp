@@ -36,9 +36,14 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   }
   const int64_t forward = residual + layer_peak;
   if (!samples) return forward;
-  const int64_t sampler = 2 * seqs * m.vocab_size * 4 + T * H * b;
-  const int64_t peak = std::max(forward, sampler);
-  return logits_for_all_tokens ? peak + T * m.vocab_size * 4 : peak;
+  const int64_t V = m.vocab_size;
+  if (logits_for_all_tokens) {
+    // The forward's transients are gone by the time the logits exist: the hidden states of all T
+    // tokens stay, with fp32 logits over the vocabulary for every one of them, and the sampler's
+    // model-dtype logits of the S sampled rows plus their fp32 copy.
+    return std::max(forward, T * H * b + T * V * 4 + seqs * V * (b + 4));
+  }
+  return std::max(forward, 2 * seqs * V * 4 + T * H * b);
 }
 
 }  // namespace kvcap

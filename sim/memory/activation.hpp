@@ -28,13 +28,16 @@ namespace kvcap {
 /// memory 1.26GiB") it gives 0.78 GiB, i.e. it underestimates by about 0.5 GiB there. When the real
 /// figure matters, read it from the server's log and pass --kv-cache-memory-bytes.
 ///
-/// `logits_for_all_tokens` (vLLM 0.11, see memory_budget.cpp): the profiling run's peak also holds fp32 logits over the
-/// full vocabulary for every one of the T tokens, T·V·4 bytes on every rank, on top of the forward
-/// peak. Source: startup logs, not vLLM's code (which we have not traced to a line): vLLM 0.11.0
-/// logs (llm-d, H100) show activation peaks of 4.76 GiB (Llama-3.1-8B, V = 128,256), 7.38 GiB
-/// (gpt-oss-20b, V = 201,088) and 4.84 GiB (Llama-3.3-70B TP2), each the forward estimate plus
-/// 8,192·V·4 B within 0.45 GiB, while 0.10.1.1 logs (Qwen2-7B, A100) leave about 0.5 GiB for
-/// activations and non-torch memory together. See scenarios/memory/vllm-startup-logs.jsonl.
+/// `logits_for_all_tokens` (vLLM 0.11, see memory_budget.cpp): the profiling run's peak holds fp32
+/// logits over the full vocabulary for every one of the T tokens (T·V·4 bytes on every rank), with
+/// the hidden states (T·H·b) and the sampler's S rows of logits in the model dtype and in fp32
+/// (S·V·(b + 4)); the forward's own transients are freed by then, so the peak is the larger of the
+/// two phases. Source: startup logs, not vLLM's code (which we have not traced to a line). The six
+/// vLLM 0.11.0 logs from llm-d (H100, 8,192 tokens, 1,024 sequences) fit it within 0.03-0.07 GiB:
+/// Llama-3.1-8B 4.76 GiB logged, Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B TP2 4.84, and
+/// Qwen3-32B 5.64 at both TP1 and TP2 (the same figure at both is what rules out forward + logits:
+/// the TP1 forward alone is 1.33 GiB). 0.10.1.1 logs (Qwen2-7B, A100) show no such term. See
+/// scenarios/memory/vllm-startup-logs.jsonl.
 ///
 /// `samples` is false on a pipeline stage before the last: it computes no logits and samples
 /// nothing, so its peak is the forward's alone.

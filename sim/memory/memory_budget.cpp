@@ -21,6 +21,7 @@
 
 #include "sim/memory/activation.hpp"
 #include "sim/memory/kv_format.hpp"
+#include "sim/memory/vllm_batch_defaults.hpp"
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/model/pipeline_parallel.hpp"
@@ -39,11 +40,19 @@ namespace {
 ///    log we have (llm-d, H100: Llama-3.1-8B, Qwen3-32B, gpt-oss), 0.54-0.55 GiB at TP2 (Qwen3-32B,
 ///    Llama-3.3-70B). TP > 2 is not in the logs: the TP2 figure is used (an assumption), and so
 ///    is it for pipeline parallelism, which also sets up NCCL between the engine's GPUs.
-///  - older: 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs) after the
-///    profiler overhaul; we take 0.20 GiB.
+///  - V1 before 0.11 (0.8-0.10): no log prints the figure, so it is what the 0.10.1.1 logs leave
+///    once weights, the activation estimate and the KV cache are taken from the budget (dl22 rows,
+///    A100-80GB seen as 79.25 GiB, Qwen2-7B and gpt-oss-120b): 0.25 GiB at TP1 (both utilisations
+///    of one server agree within 0.01), 0.37 at TP2 (likewise), 0.47 at TP4 (one log). These are
+///    fitted to those rows, which are then no independent check of it; more than 4 GPUs takes the
+///    TP4 figure (an assumption).
+///  - V0 (before 0.8): 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs)
+///    after the profiler overhaul; we take 0.20 GiB.
 int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((engine_gpus > 1 ? 0.545 : 0.135) * kGiB);
+  if (version >= std::pair<int, int>{0, 8})
+    return static_cast<int64_t>((engine_gpus >= 4 ? 0.47 : engine_gpus > 1 ? 0.37 : 0.25) * kGiB);
   return static_cast<int64_t>(0.20 * kGiB);
 }
 
@@ -52,9 +61,9 @@ void validate(const EngineMemoryConfig& c) {
     throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " +
                                                      std::to_string(c.gpu_memory_utilization));
   if (c.block_size < 1) throw InputError("--block-size", "expected a positive integer, got " + std::to_string(c.block_size));
-  if (c.max_num_batched_tokens < 1)
+  if (c.max_num_batched_tokens < 0)
     throw InputError("--max-num-batched-tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
-  if (c.max_num_seqs < 1) throw InputError("--max-num-seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
+  if (c.max_num_seqs < 0) throw InputError("--max-num-seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
   if (c.max_model_len < 0) throw InputError("--max-model-len", "expected a positive integer, got " + std::to_string(c.max_model_len));
   if (c.kv_quant_group_size < 1)
     throw InputError("--kv-quant-group-size", "expected a positive integer, got " + std::to_string(c.kv_quant_group_size));
@@ -143,6 +152,16 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
+  if (cfg.max_model_len > model.max_position_embeddings)
+    throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
+                                            std::to_string(model.max_position_embeddings) + ")");
+  b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
+  // Unset batch limits take vLLM's serve defaults: they size the profiling run, so the activation
+  // peak, and with it the KV cache, depends on them.
+  const BatchDefaults defaults = vllm_serve_batch_defaults(version, gpu, b.max_model_len);
+  b.max_num_batched_tokens = cfg.max_num_batched_tokens > 0 ? cfg.max_num_batched_tokens : defaults.max_num_batched_tokens;
+  b.max_num_seqs = cfg.max_num_seqs > 0 ? cfg.max_num_seqs : defaults.max_num_seqs;
+  if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
   b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
   b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
@@ -169,7 +188,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
         weight_bytes(count_parameters_per_stage_gpu(stage_model, tp, first, last), model_dtype, quant) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
-        stage_model, model_dtype, tp, cfg.max_num_batched_tokens, cfg.max_num_seqs, last && logits_for_all_tokens(version), last);
+        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last);
     st.kv.block_size = cfg.block_size;
     group_layers(stage_model, st.kv);
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
@@ -204,11 +223,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                                                        " left for the KV cache hold no block of " +
                                                        std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
 
-  if (cfg.max_model_len > model.max_position_embeddings)
-    throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
-                                            std::to_string(model.max_position_embeddings) + ")");
-  b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
-  b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);
+  b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
   // With pipeline parallelism the V1 engine (0.15 at least: vllm#34076, #32105, both logged in
   // scenarios/memory/vllm-startup-logs.jsonl) checks a stage's available memory against the KV
@@ -221,9 +236,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
     check_page = layer_page * check_kv.layers_per_group;
   }
   const int64_t check_blocks = b.kv_cache_bytes_per_gpu / check_page;
-  const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, cfg.max_num_batched_tokens);
+  const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   if (needed_blocks > check_blocks) {
-    const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, cfg.max_num_batched_tokens);
+    const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, b.max_num_batched_tokens);
     throw InputError("--max-model-len",
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
                          " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +

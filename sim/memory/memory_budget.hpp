@@ -24,8 +24,9 @@ struct EngineMemoryConfig {
   double gpu_memory_utilization = 0.9;
   int64_t max_model_len = 0;             ///< 0 = the model's max_position_embeddings
   int64_t block_size = 16;
-  int64_t max_num_batched_tokens = 8192;
-  int64_t max_num_seqs = 256;
+  /// 0 = what `vllm serve` picks for vllm_version, the GPU and max_model_len (vllm_batch_defaults.hpp).
+  int64_t max_num_batched_tokens = 0;
+  int64_t max_num_seqs = 0;
   std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
   /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
   /// between versions (logits_for_all_tokens and non_torch_bytes in memory_budget.cpp).
@@ -51,6 +52,9 @@ struct MemoryBudget {
   int64_t num_gpu_blocks = 0;              ///< as vLLM logs it (block 0 is later reserved)
   int64_t kv_cache_tokens = 0;             ///< as vLLM logs it: kv.tokens_for_blocks(num_gpu_blocks)
   int64_t max_model_len = 0;
+  int64_t max_num_batched_tokens = 0;      ///< the profiling forward's tokens (given or vLLM's default)
+  int64_t max_num_seqs = 0;                ///< sequences the profiling run samples (given or vLLM's default)
+  std::string batch_defaults_rule;         ///< the vLLM rule that set either of the two; empty when both were given
   double max_concurrency = 0;              ///< requests of max_model_len that fit at once
   /// Groups, window and page of the pool: the same spec `kvcap run`'s paged allocator spends.
   KvCacheSpec kv;

@@ -1,5 +1,7 @@
 #include "sim/scenario/build_run.hpp"
 
+#include <algorithm>
+
 #include "sim/cost/cost_model_factory.hpp"
 #include "sim/engine/routers.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -26,6 +28,12 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   m.block_size = e.block_size;
   m.max_num_batched_tokens = e.max_num_batched_tokens;
   m.max_num_seqs = e.max_num_seqs;
+  // Without chunked prefill vLLM's default budget is a whole max_model_len prompt (its
+  // SchedulerConfig takes max(max_model_len, the usual default)).
+  if (m.max_num_batched_tokens == 0 && !e.enable_chunked_prefill) {
+    const int64_t len = e.max_model_len > 0 ? e.max_model_len : model.max_position_embeddings;
+    m.max_num_batched_tokens = std::max<int64_t>(len, 2048);
+  }
   m.kv_cache_memory_bytes = e.kv_cache_memory_bytes;
   MemoryBudget b = compute_memory_budget(model, gpu, m);
   if (e.num_gpu_blocks) {
@@ -76,7 +84,6 @@ nlohmann::ordered_json engine_header(const EngineBinding& b, bool async_scheduli
 std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   auto run = std::make_unique<BuiltRun>();
   run->settings = s;
-  const EngineSettings& e = s.engine;
   try {
     run->model = load_model(s.model);
   } catch (const InputError& err) {
@@ -93,6 +100,11 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
     throw InputError(field(s, "/engine"), err.what());
   }
   const MemoryBudget& b = run->budget;
+  // Batch limits the scenario left out are what vLLM would pick (the budget resolved them);
+  // everything below, and the caller, sees the resolved figures.
+  run->settings.engine.max_num_seqs = b.max_num_seqs;
+  run->settings.engine.max_num_batched_tokens = b.max_num_batched_tokens;
+  const EngineSettings& e = run->settings.engine;
   const int64_t max_model_len = b.max_model_len;
   if (!e.enable_chunked_prefill && e.max_num_batched_tokens < max_model_len)
     throw InputError(field(s, "/engine/max_num_batched_tokens"),

@@ -17,9 +17,10 @@
 
 namespace kvcap {
 
-/// `engine` object. Defaults are vLLM's (V1) where vLLM has a fixed one; max_num_seqs and
-/// max_num_batched_tokens vary by vLLM version and GPU, so 256 / 8192 are kvcap's documented
-/// defaults (set them from your server's startup log).
+/// `engine` object. Defaults are vLLM's (V1). max_num_seqs and max_num_batched_tokens left out
+/// (0 here) take what `vllm serve` picks for the GPU (sim/memory/vllm_batch_defaults.hpp: 8192 /
+/// 1024 on H100/H200/B200, 2048 / 256 on A100 and smaller GPUs), the same as `kvcap memory`;
+/// build_run resolves them before anything reads them.
 struct EngineSettings {
   std::string scheduler = "vllm-v1";
   std::string allocator = "paged";
@@ -28,8 +29,8 @@ struct EngineSettings {
   std::optional<int64_t> num_gpu_blocks;  ///< overrides the memory model (vLLM num_gpu_blocks_override)
   double gpu_memory_utilization = 0.9;
   std::optional<int64_t> kv_cache_memory_bytes;
-  int64_t max_num_seqs = 256;
-  int64_t max_num_batched_tokens = 8192;
+  int64_t max_num_seqs = 0;            ///< 0 = vLLM's default for the GPU (resolved in build_run)
+  int64_t max_num_batched_tokens = 0;  ///< 0 = vLLM's default for the GPU (resolved in build_run)
   int64_t max_model_len = 0;  ///< 0 = the model's max_position_embeddings (vLLM default)
   bool enable_chunked_prefill = true;
   int64_t long_prefill_token_threshold = 0;

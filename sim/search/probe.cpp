@@ -33,7 +33,7 @@ Probe run_probe(const nlohmann::json& scenario, const std::string& file, double 
   Probe p;
   p.load_scale = load_scale;
   p.replicas = replicas;
-  p.max_num_seqs = settings.engine.max_num_seqs;
+  p.max_num_seqs = run->settings.engine.max_num_seqs;  // as resolved (vLLM's default when unset)
   p.results = results_json(run->header, *run->sim, run->metrics, settings.slo);
   const auto& util = p.results.at("utilization");
   p.busy_fraction = util.at("busy_fraction").get<double>();

@@ -80,15 +80,29 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& llama = find(checks, "llmd-llama31-8b-h100");
   REQUIRE(llama.available_kv_error);
   CHECK(std::abs(*llama.available_kv_error) < 0.005);
+  // vLLM 0.11.0, Qwen3-32B on one and on two H100s: the same 5.64 GiB activation logged at both,
+  // which only a peak taken after the forward (logits of every token, sampler rows) reproduces.
+  for (const char* id : {"llmd-qwen3-32b-h100-tp1", "llmd-qwen3-32b-2xh100-tp2"}) {
+    CAPTURE(id);
+    const auto& c = find(checks, id);
+    REQUIRE(c.budget);
+    CHECK(c.budget->activation_bytes_per_gpu == doctest::Approx(5.64 * (1 << 30)).epsilon(0.02));
+  }
+  // vLLM 0.10.1.1, Qwen2-7B, A100-80GB at 0.5: vLLM's A100 batch defaults (2,048 tokens, 256
+  // sequences) and the 79.25 GiB an A100-80GB shows: 24.83 GiB available logged.
+  const auto& a100 = find(checks, "dl22-qwen2-7b-a100-80gb-tp1-0.5");
+  REQUIRE(a100.available_kv_error);
+  CHECK(std::abs(*a100.available_kv_error) < 0.005);
+  CHECK(a100.budget->max_num_batched_tokens == 2048);
   // Llama-3.3-70B FP8 on one H100 does not fit at 16,000 tokens: vLLM and kvcap both refuse.
   const auto& refused = find(checks, "llmd-llama33-70b-fp8-h100-tp1-fail");
   CHECK(refused.row->startup_failed);
   CHECK_FALSE(refused.refusal.empty());
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   CHECK(s.runnable >= 25);
-  CHECK(s.available_median_abs <= 0.017);
-  CHECK(s.kv_tokens_median_abs <= 0.021);
-  CHECK(s.refusal_calls_right >= 22);
+  CHECK(s.available_median_abs <= 0.0045);
+  CHECK(s.kv_tokens_median_abs <= 0.013);
+  CHECK(s.refusal_calls_right >= 24);
 }
 
 TEST_CASE("kvcap fidelity --startup-logs prints the table and the summary; bad input exits 2") {

@@ -143,14 +143,15 @@ TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and 
 }
 
 TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and bad values exit 2") {
-  // Llama-3.1-8B over 2 H100 stages: 16 layers each, 63,965 blocks (worked in test_pipeline_parallel.cpp).
+  // Llama-3.1-8B over 2 H100 stages: 16 layers each, 63,699 blocks (worked in test_pipeline_parallel.cpp).
   Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --pipeline-parallel-size 2 --max-model-len 32768 --json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["pipeline_parallel_size"] == 2);
   CHECK(j["stage_layers"] == nlohmann::json::array({16, 16}));
-  CHECK(j["num_gpu_blocks"] == 63965);
-  CHECK(j["kv_cache_tokens"] == 1023440);
+  CHECK(j["num_gpu_blocks"] == 63699);
+  CHECK(j["kv_cache_tokens"] == 1019184);
+  CHECK(j["binding_stage"] == 1);
   Run t = run("memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --max-model-len 32768");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("2 pipeline stages of 16, 16 layers") != std::string::npos);

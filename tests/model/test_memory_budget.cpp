@@ -3,6 +3,7 @@
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/memory_budget.hpp"
+#include "sim/memory/vllm_batch_defaults.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "test_helpers.hpp"
 
@@ -30,23 +31,66 @@ TEST_CASE("num_gpu_blocks with --kv-cache-memory-bytes: exact arithmetic") {
 TEST_CASE("the profiled path: usable = total x utilization - weights - activations - non-torch") {
   // H100 SXM as vLLM sees it (torch.cuda.mem_get_info, logged "79.19 GiB"): 79.19 x 2^30 =
   // 85,029,615,042 B; x 0.9 = 76,526,653,537 (floored).
-  // weights 16,060,522,496; activations (T = 8,192): residual 2 x 8192 x 4096 x 2 = 134,217,728
-  // + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800 (the sampler's 2 x 256 x 128,256 x 4
-  // + 67,108,864 = 329,777,152 is smaller); non-torch at TP1 (vLLM >= 0.11) 0.135 GiB = 144,955,146.
-  // KV = 76,526,653,537 - 16,060,522,496 - 838,860,800 - 144,955,146 = 59,482,315,095 B
-  // -> floor(/ 2,097,152) = 28,363 blocks = 453,808 tokens.
+  // Batch limits unset: vLLM's serve defaults on an H100 (>= 70 GiB, not an A100): 8,192 tokens,
+  // 1,024 sequences. weights 16,060,522,496; activations: the forward at T = 8,192 (residual
+  // 2 x 8192 x 4096 x 2 = 134,217,728 + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800) is
+  // below the sampler's 2 x 1,024 x 128,256 x 4 + 8,192 x 4,096 x 2 = 1,050,673,152 + 67,108,864
+  // = 1,117,782,016; non-torch at TP1 (vLLM >= 0.11) 0.135 GiB = 144,955,146.
+  // KV = 76,526,653,537 - 16,060,522,496 - 1,117,782,016 - 144,955,146 = 59,203,393,879 B
+  // -> floor(/ 2,097,152) = 28,230 blocks = 451,680 tokens.
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
-  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.max_num_batched_tokens == 8192);
+  CHECK(b.max_num_seqs == 1024);
+  CHECK(!b.batch_defaults_rule.empty());
   CHECK(b.total_bytes_per_gpu == 85029615042);
   CHECK(b.requested_bytes_per_gpu == 76526653537);
   CHECK(b.weight_bytes_per_gpu == 16060522496);
-  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.activation_bytes_per_gpu == 1117782016);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
-  CHECK(b.kv_cache_bytes_per_gpu == 59482315095);
-  CHECK(b.num_gpu_blocks == 28363);
-  CHECK(b.kv_cache_tokens == 453808);
-  CHECK(b.max_concurrency == doctest::Approx(28363.0 / 2048));
+  CHECK(b.kv_cache_bytes_per_gpu == 59203393879);
+  CHECK(b.num_gpu_blocks == 28230);
+  CHECK(b.kv_cache_tokens == 451680);
+  CHECK(b.max_concurrency == doctest::Approx(28230.0 / 2048));
+  // Given limits are kept: with 256 sequences the sampler (2 x 256 x 128,256 x 4 + 67,108,864 =
+  // 329,777,152) is below the forward, so the forward's 838,860,800 is the peak.
+  cfg.max_num_seqs = 256;
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.max_num_seqs == 256);
+  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.kv_cache_bytes_per_gpu == 59482315095);  // 76,526,653,537 - 16,060,522,496 - 838,860,800 - 144,955,146
+}
+
+TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget applies them") {
+  const GpuSpec h100 = load_gpu("h100-sxm"), a100 = load_gpu("a100-80gb"), l4 = load_gpu("l4"), b200 = load_gpu("b200");
+  // V1 >= 0.9: >= 70 GiB and not an A100 -> 8192 / 1024; A100 (80 GB too) and small GPUs -> 2048 / 256.
+  CHECK(vllm_serve_batch_defaults({0, 15}, h100, 32768).max_num_batched_tokens == 8192);
+  CHECK(vllm_serve_batch_defaults({0, 15}, h100, 32768).max_num_seqs == 1024);
+  CHECK(vllm_serve_batch_defaults({0, 15}, b200, 32768).max_num_batched_tokens == 8192);
+  CHECK(vllm_serve_batch_defaults({0, 10}, a100, 32768).max_num_batched_tokens == 2048);
+  CHECK(vllm_serve_batch_defaults({0, 10}, a100, 32768).max_num_seqs == 256);
+  CHECK(vllm_serve_batch_defaults({0, 19}, l4, 32768).max_num_batched_tokens == 2048);
+  // 0.8: by name, H100/H200 only.
+  CHECK(vllm_serve_batch_defaults({0, 8}, b200, 32768).max_num_batched_tokens == 2048);
+  CHECK(vllm_serve_batch_defaults({0, 8}, h100, 32768).max_num_seqs == 1024);
+  // V0: a whole max_model_len prompt per forward, 2048 at least; chunked prefill past 32K.
+  CHECK(vllm_serve_batch_defaults({0, 6}, h100, 20000).max_num_batched_tokens == 20000);
+  CHECK(vllm_serve_batch_defaults({0, 6}, h100, 1024).max_num_batched_tokens == 2048);
+  CHECK(vllm_serve_batch_defaults({0, 6}, h100, 131072).max_num_batched_tokens == 512);
+  CHECK(vllm_serve_batch_defaults({0, 7}, h100, 131072).max_num_batched_tokens == 2048);
+  CHECK(vllm_serve_batch_defaults({0, 6}, h100, 20000).max_num_seqs == 256);
+
+  // The same Llama-3.1-8B on an A100-80GB under vLLM 0.10: 2,048 tokens, 256 sequences. Forward:
+  // residual 2 x 2048 x 4096 x 2 = 33,554,432 + MLP 3 x 2048 x 14,336 x 2 = 176,160,768 =
+  // 209,715,200; sampler 2 x 256 x 128,256 x 4 + 2048 x 4096 x 2 = 262,668,288 + 16,777,216 =
+  // 279,445,504, the larger.
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 32768;
+  cfg.vllm_version = "0.10.1.1";
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), a100, cfg);
+  CHECK(b.max_num_batched_tokens == 2048);
+  CHECK(b.activation_bytes_per_gpu == 279445504);
 }
 
 TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 has the older non-torch figure") {
@@ -54,8 +98,10 @@ TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 ha
   cfg.max_model_len = 32768;
   cfg.vllm_version = "0.11.0";
   MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  // 838,860,800 + 8,192 x 128,256 x 4 = 838,860,800 + 4,202,692,608.
-  CHECK(b.activation_bytes_per_gpu == 5041553408);
+  // After the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864, fp32 logits of every token
+  // 8,192 x 128,256 x 4 = 4,202,692,608, the sampler's 1,024 rows in bf16 and fp32 1,024 x 128,256
+  // x 6 = 788,004,864: 5,057,806,336 (above the forward's 838,860,800).
+  CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
   cfg.tensor_parallel_size = 2;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
@@ -63,11 +109,21 @@ TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 ha
   cfg.tensor_parallel_size = 1;
   cfg.vllm_version = "0.10.1.1";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 838860800);
-  CHECK(b.non_torch_bytes_per_gpu == 214748364);  // 0.20 GiB
+  CHECK(b.activation_bytes_per_gpu == 1117782016);  // the sampler's, as in the test above
+  CHECK(b.non_torch_bytes_per_gpu == 268435456);  // 0.25 GiB: V1 before 0.11, one GPU (fitted to the 0.10.1.1 logs)
+  cfg.tensor_parallel_size = 2;
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.non_torch_bytes_per_gpu == 397284474);  // 0.37 GiB at TP2
+  cfg.tensor_parallel_size = 1;
+  cfg.vllm_version = "0.6";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.non_torch_bytes_per_gpu == 214748364);  // 0.20 GiB: the V0 engine
+  // V0 has no chunked prefill below 32K: the profiling forward is one 32,768-token prompt.
+  CHECK(b.max_num_batched_tokens == 32768);
+  CHECK(b.max_num_seqs == 256);
   cfg.vllm_version = "v0.15.1rc2";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.activation_bytes_per_gpu == 1117782016);
   for (const char* bad : {"", "latest", "0", "1.x", "0.", "nightly"}) {
     cfg.vllm_version = bad;
     CHECK_THROWS_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg), InputError);
