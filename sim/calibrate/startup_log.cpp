@@ -50,6 +50,7 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (auto v = opt_int(r, "max_num_seqs", 1, 1 << 24)) c.max_num_seqs = *v;
   if (auto v = opt_int(r, "max_num_batched_tokens", 1, int64_t{1} << 31)) c.max_num_batched_tokens = *v;
   if (auto v = opt_int(r, "block_size", 1, 65536)) c.block_size = *v;
+  if (r.has("enforce_eager") && !r.raw("enforce_eager").is_null()) c.enforce_eager = r.get_bool("enforce_eager");
   if (auto v = opt_string(r, "vllm_version")) {
     parse_vllm_version(*v, r.where("vllm_version"));
     c.vllm_version = *v;
@@ -99,7 +100,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     const JsonObjectReader k = r.object("kvcap");
     k.reject_unknown({"model", "gpu", "expect_refusal", "note", "tensor_parallel_size", "pipeline_parallel_size",
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
-                      "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version"});
+                      "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager"});
     row.kvcap_model = k.get_string("model");
     // A config file is named relative to the table; anything else is a catalog name or HF id.
     if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())

@@ -34,6 +34,8 @@ struct MemoryOptions {
   std::optional<int64_t> context_len;
   std::optional<int64_t> concurrency;
   std::optional<int64_t> max_num_batched_tokens, max_num_seqs;  ///< unset: vLLM's serve defaults
+  std::optional<double> gpu_memory_utilization;                  ///< unset: vLLM's default for the version
+  std::optional<double> cuda_graph_memory_bytes;
   bool json = false;
 };
 
@@ -95,6 +97,14 @@ int run_memory(const MemoryOptions& o) {
   for (const auto& [value, flag] : {std::pair{o.max_num_batched_tokens, "--max-num-batched-tokens"},
                                     std::pair{o.max_num_seqs, "--max-num-seqs"}})
     if (value && *value < 1) throw InputError(flag, "expected a positive integer, got " + std::to_string(*value));
+  if (o.gpu_memory_utilization) {
+    if (!(*o.gpu_memory_utilization > 0 && *o.gpu_memory_utilization <= 1))
+      throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " + std::to_string(*o.gpu_memory_utilization));
+    engine.gpu_memory_utilization = *o.gpu_memory_utilization;
+  }
+  if (o.cuda_graph_memory_bytes)
+    engine.cuda_graph_memory_bytes =
+        *o.cuda_graph_memory_bytes == 0 ? 0 : whole_bytes(*o.cuda_graph_memory_bytes, "--cuda-graph-memory-bytes");
   if (o.max_num_batched_tokens) engine.max_num_batched_tokens = *o.max_num_batched_tokens;
   if (o.max_num_seqs) engine.max_num_seqs = *o.max_num_seqs;
   if (o.context_len && *o.context_len < 1)
@@ -136,6 +146,10 @@ int run_memory(const MemoryOptions& o) {
     j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
     j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
     j["non_torch_bytes_per_gpu"] = b.non_torch_bytes_per_gpu;
+    j["gpu_memory_utilization"] = b.gpu_memory_utilization;
+    j["cuda_graph_in_budget"] = b.cuda_graph_in_budget;
+    j["cuda_graph_bytes_per_gpu"] =
+        b.cuda_graph_reserve_unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.cuda_graph_bytes_per_gpu);
     j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
     j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
     j["block_size"] = b.block_size;
@@ -189,12 +203,22 @@ int run_memory(const MemoryOptions& o) {
   std::printf("per-GPU memory\n");
   row("total (nvidia-smi / seen by vLLM)", gib_text(gpu.memory_bytes) + " / " + gib_text(b.total_bytes_per_gpu) +
                                               (gpu.visible_memory_bytes > 0 ? "" : "  (not measured: nvidia-smi's)"));
-  row("usable (x gpu_memory_utilization)", gib_text(b.requested_bytes_per_gpu));
+  char util[32];
+  std::snprintf(util, sizeof util, "%.2f", b.gpu_memory_utilization);
+  row(std::string("usable (x gpu_memory_utilization ") + util + ")", gib_text(b.requested_bytes_per_gpu));
   row("weights", gib_text(b.weight_bytes_per_gpu) + "  (whole model " + gib_text(b.weight_bytes) + ")");
   row("profiling batch (tokens / seqs)", num(b.max_num_batched_tokens) + " / " + num(b.max_num_seqs) +
                                            (b.batch_defaults_rule.empty() ? "" : "  (" + b.batch_defaults_rule + ")"));
   row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib_text(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
   row("non-torch overhead (estimate)", gib_text(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
+  if (!b.cuda_graph_in_budget)
+    row("CUDA graphs", engine.enforce_eager ? std::string("none (--enforce-eager)")
+                                            : "captured after the cache is sized: outside vLLM " + engine.vllm_version + "'s budget");
+  else if (b.cuda_graph_reserve_unknown)
+    row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included: pass --cuda-graph-memory-bytes "
+                       "(its log's \"Estimated CUDA graph memory\"), or the cache below is that much too large");
+  else
+    row("CUDA graphs (reserved)", gib_text(b.cuda_graph_bytes_per_gpu));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
   std::printf("blocks\n");
   row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
@@ -240,7 +264,11 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--dtype", o->engine.dtype, "model dtype: auto|bfloat16|float16|float32");
   cmd->add_option("--quantization", o->engine.quantization,
                   "weight quantization: none|fp8|int8|awq|gptq|int4|mxfp4 (default: as the config declares)");
-  cmd->add_option("--gpu-memory-utilization", o->engine.gpu_memory_utilization, "fraction of GPU memory vLLM may use (0.9)");
+  cmd->add_option("--gpu-memory-utilization", o->gpu_memory_utilization,
+                  "fraction of GPU memory vLLM may use (default: vLLM's, 0.9; 0.92 from 0.21)");
+  cmd->add_option("--cuda-graph-memory-bytes", o->cuda_graph_memory_bytes,
+                  "vLLM >= 0.21: the CUDA-graph reserve its log estimates (\"Estimated CUDA graph memory\")");
+  cmd->add_flag("--enforce-eager", o->engine.enforce_eager, "no CUDA graphs (nothing to reserve)");
   cmd->add_option("--max-model-len", o->engine.max_model_len, "tokens per request (default: max_position_embeddings)");
   cmd->add_option("--block-size", o->engine.block_size, "tokens per KV block (16)");
   cmd->add_option("--max-num-batched-tokens", o->max_num_batched_tokens,

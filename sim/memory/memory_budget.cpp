@@ -57,9 +57,12 @@ int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus)
 }
 
 void validate(const EngineMemoryConfig& c) {
-  if (!(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1))
+  if (!(c.gpu_memory_utilization >= 0 && c.gpu_memory_utilization <= 1))  // 0: vLLM's default
     throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " +
                                                      std::to_string(c.gpu_memory_utilization));
+  if (c.cuda_graph_memory_bytes && *c.cuda_graph_memory_bytes < 0)
+    throw InputError("--cuda-graph-memory-bytes", "expected a non-negative number of bytes, got " +
+                                                      std::to_string(*c.cuda_graph_memory_bytes));
   if (c.block_size < 1) throw InputError("--block-size", "expected a positive integer, got " + std::to_string(c.block_size));
   if (c.max_num_batched_tokens < 0)
     throw InputError("--max-num-batched-tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
@@ -165,8 +168,18 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
   b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
+  const bool v21 = version >= std::pair<int, int>{0, 21};
+  b.gpu_memory_utilization = cfg.gpu_memory_utilization > 0 ? cfg.gpu_memory_utilization : (v21 ? 0.92 : 0.9);
   b.requested_bytes_per_gpu =
-      static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * cfg.gpu_memory_utilization));
+      static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * b.gpu_memory_utilization));
+  // vLLM >= 0.21 (PR #38284, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default) reserves its
+  // estimate of the CUDA graphs' pool before sizing the cache; earlier versions capture the graphs
+  // afterwards, outside gpu_memory_utilization's budget.
+  b.cuda_graph_in_budget = v21 && !cfg.enforce_eager;
+  if (b.cuda_graph_in_budget) {
+    b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
+    b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value();
+  }
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
 
   // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
@@ -201,15 +214,17 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                          "weights per GPU (" + gib_text(st.weight_bytes_per_gpu) + ") + KV cache (" +
                              gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(gpu.memory_bytes));
     } else {
-      const int64_t non_kv = st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu;
+      const int64_t non_kv =
+          st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu + st.cuda_graph_bytes_per_gpu;
       st.kv_cache_bytes_per_gpu = st.requested_bytes_per_gpu - non_kv;
       if (st.kv_cache_bytes_per_gpu <= 0)
         throw InputError(model.name + " on " + gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
                          "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) + " + activations " +
                              gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
+                             (st.cuda_graph_bytes_per_gpu > 0 ? " + CUDA graphs " + gib_text(st.cuda_graph_bytes_per_gpu) : "") +
                              " = " + gib_text(non_kv) + " exceed the usable " + gib_text(st.requested_bytes_per_gpu) + " (" +
                              gib_text(st.total_bytes_per_gpu) + " × gpu_memory_utilization " +
-                             std::to_string(cfg.gpu_memory_utilization) + ")" + fit_hint);
+                             std::to_string(b.gpu_memory_utilization) + ")" + fit_hint);
     }
     st.num_gpu_blocks = st.kv_cache_bytes_per_gpu / st.page_bytes_per_gpu;
     if (s == 0 || st.num_gpu_blocks < b.num_gpu_blocks) {

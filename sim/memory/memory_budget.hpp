@@ -21,7 +21,14 @@ struct EngineMemoryConfig {
   int64_t kv_quant_group_size = 64;      ///< elements per scale for int8/int4 KV
   std::string dtype = "auto";            ///< model dtype override (auto = config torch_dtype)
   std::string quantization;              ///< weight quantization override ("" = as declared)
-  double gpu_memory_utilization = 0.9;
+  /// 0 = vLLM's default for vllm_version: 0.9, and 0.92 from 0.21 (PR #38284, which also turned
+  /// on the CUDA-graph reserve below).
+  double gpu_memory_utilization = 0;
+  /// vLLM >= 0.21 sizes the cache after reserving its estimate of the CUDA graphs' memory
+  /// ("Estimated CUDA graph memory: X GiB total"); kvcap has no estimator of its own, so the
+  /// figure comes from the server's log. Unset there: no reserve, and the budget says so.
+  std::optional<int64_t> cuda_graph_memory_bytes;
+  bool enforce_eager = false;  ///< no CUDA graphs: nothing to reserve
   int64_t max_model_len = 0;             ///< 0 = the model's max_position_embeddings
   int64_t block_size = 16;
   /// 0 = what `vllm serve` picks for vllm_version, the GPU and max_model_len (vllm_batch_defaults.hpp).
@@ -46,6 +53,13 @@ struct MemoryBudget {
   int64_t weight_bytes_per_gpu = 0;        ///< one GPU of the binding stage
   int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
+  /// CUDA graphs: vLLM < 0.21 captures them after sizing the cache (outside this budget); from
+  /// 0.21 it reserves its estimate first. cuda_graph_bytes_per_gpu is that reserve when in the
+  /// budget and known; cuda_graph_reserve_unknown flags a >= 0.21 budget without the figure.
+  bool cuda_graph_in_budget = false;
+  bool cuda_graph_reserve_unknown = false;
+  int64_t cuda_graph_bytes_per_gpu = 0;
+  double gpu_memory_utilization = 0;       ///< as applied (given or vLLM's default)
   int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
   int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans
   int64_t block_size = 16;

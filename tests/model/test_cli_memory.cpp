@@ -69,6 +69,10 @@ TEST_CASE("kvcap memory: bad input exits 2 with the field named") {
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size 0", "--block-size");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size -16", "--block-size");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 0", "--gpu-memory-utilization");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 1.5", "--gpu-memory-utilization");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --max-num-seqs 0", "--max-num-seqs");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --max-num-batched-tokens -1", "--max-num-batched-tokens");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --cuda-graph-memory-bytes -1", "--cuda-graph-memory-bytes");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --kv-cache-memory-bytes -5", "--kv-cache-memory-bytes");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-bytes 0", "--gpu-memory-bytes");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --tensor-parallel-size 3", "--tensor-parallel-size");
@@ -161,4 +165,45 @@ TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and
     CHECK(e.code == 2);
     CHECK(e.out.find("--pipeline-parallel-size") != std::string::npos);
   }
+}
+
+TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUDA-graph reserve") {
+  auto json = [](const std::string& args) {
+    Run r = run("memory --model llama-3.1-8b --max-model-len 8192 --json " + args);
+    CAPTURE(args);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  // Batch limits left out: vLLM's serve defaults for the GPU, with the rule that set them.
+  auto h100 = json("--gpu h100-sxm");
+  CHECK(h100["max_num_batched_tokens"] == 8192);
+  CHECK(h100["max_num_seqs"] == 1024);
+  CHECK(h100["batch_defaults_rule"].get<std::string>().find("17885") != std::string::npos);
+  auto a100 = json("--gpu a100-80gb");
+  CHECK(a100["max_num_batched_tokens"] == 2048);
+  CHECK(a100["max_num_seqs"] == 256);
+  auto given = json("--gpu a100-80gb --max-num-batched-tokens 4096 --max-num-seqs 64");
+  CHECK(given["max_num_batched_tokens"] == 4096);
+  CHECK(given["batch_defaults_rule"].is_null());
+  // 0.15: utilization 0.9 by default, graphs outside the budget.
+  CHECK(h100["gpu_memory_utilization"] == 0.9);
+  CHECK(h100["cuda_graph_in_budget"] == false);
+  // 0.21 (vLLM PR #38284): 0.92 by default, and the graphs' estimate comes out of the cache. Without
+  // the figure there is no reserve and the JSON says the reserve is unknown (null).
+  auto v21 = json("--gpu h100-sxm --vllm-version 0.21");
+  CHECK(v21["gpu_memory_utilization"] == 0.92);
+  CHECK(v21["cuda_graph_in_budget"] == true);
+  CHECK(v21["cuda_graph_bytes_per_gpu"].is_null());
+  // 79.19 GiB x 0.92 = 78,227,245,838 B (floored) vs x 0.9 = 76,526,653,537: +1,700,592,301 B of
+  // cache at the same weights, activations and non-torch memory.
+  CHECK(v21["requested_bytes_per_gpu"] == 78227245838LL);
+  CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - h100["kv_cache_bytes_per_gpu"].get<int64_t>() == 1700592301LL);
+  auto reserved = json("--gpu h100-sxm --vllm-version 0.21 --cuda-graph-memory-bytes 5e8");
+  CHECK(reserved["cuda_graph_bytes_per_gpu"] == 500000000);
+  CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - reserved["kv_cache_bytes_per_gpu"].get<int64_t>() == 500000000);
+  auto eager = json("--gpu h100-sxm --vllm-version 0.21 --cuda-graph-memory-bytes 5e8 --enforce-eager");
+  CHECK(eager["cuda_graph_in_budget"] == false);
+  CHECK(eager["kv_cache_bytes_per_gpu"] == v21["kv_cache_bytes_per_gpu"]);
+  Run text = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --vllm-version 0.21");
+  CHECK(text.out.find("--cuda-graph-memory-bytes") != std::string::npos);
 }

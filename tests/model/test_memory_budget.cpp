@@ -239,7 +239,9 @@ TEST_CASE("zero, negative and out-of-range engine settings are refused, naming t
     tweak(cfg);
     return test::input_error_of([&] { compute_memory_budget(m, g, cfg); });
   };
-  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.gpu_memory_utilization = 0; }), "--gpu-memory-utilization"));
+  // 0 is the "vLLM's default" sentinel here (the CLI refuses a typed 0); negative is refused.
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.gpu_memory_utilization = -0.1; }), "--gpu-memory-utilization"));
+  CHECK(test::contains(err([](EngineMemoryConfig& c) { c.cuda_graph_memory_bytes = -1; }), "--cuda-graph-memory-bytes"));
   CHECK(test::contains(err([](EngineMemoryConfig& c) { c.gpu_memory_utilization = 1.5; }), "--gpu-memory-utilization"));
   CHECK(test::contains(err([](EngineMemoryConfig& c) { c.block_size = 0; }), "--block-size"));
   CHECK(test::contains(err([](EngineMemoryConfig& c) { c.max_num_batched_tokens = -1; }), "--max-num-batched-tokens"));
