@@ -91,7 +91,7 @@ int run_models(bool json) {
 int run_gpus(bool json) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (!json)
-    std::printf("%-10s %-30s %10s %9s %10s %10s %9s %9s %-6s %8s\n", "id", "name", "mem_GiB", "HBM_TB/s", "bf16_TF",
+    std::printf("%-10s %-38s %10s %9s %10s %10s %9s %9s %-6s %8s\n", "id", "name", "mem_GiB", "HBM_TB/s", "bf16_TF",
                 "fp8_TF", "host_GB/s", "link_GB/s", "link", "$/hour");
   for (const auto& g : gpu_catalog()) {
     if (json) {
@@ -106,13 +106,16 @@ int run_gpus(bool json) {
       j["host_link_bytes_per_s"] = g.host_link_bytes_per_s;
       j["interconnect_bytes_per_s"] = g.interconnect_bytes_per_s;
       j["interconnect_kind"] = g.interconnect_kind;
-      j["price_per_gpu_hour_usd"] = g.price_per_gpu_hour_usd;
+      j["price_per_gpu_hour_usd"] =
+          g.price_per_gpu_hour_usd > 0 ? nlohmann::ordered_json(g.price_per_gpu_hour_usd) : nlohmann::ordered_json(nullptr);
       list.push_back(j);
     } else {
-      std::printf("%-10s %-30s %10.2f %9.2f %10.1f %10.1f %9.0f %9.0f %-6s %8.2f\n", g.id.c_str(), g.name.c_str(),
+      char price[16] = "-";  // 0 = no public price
+      if (g.price_per_gpu_hour_usd > 0) std::snprintf(price, sizeof price, "%.2f", g.price_per_gpu_hour_usd);
+      std::printf("%-10s %-38s %10.2f %9.2f %10.1f %10.1f %9.0f %9.0f %-6s %8s\n", g.id.c_str(), g.name.c_str(),
                   static_cast<double>(g.memory_bytes) / (1024.0 * 1024 * 1024), g.hbm_bandwidth_bytes_per_s / 1e12,
                   g.bf16_flops / 1e12, g.fp8_flops / 1e12, g.host_link_bytes_per_s / 1e9,
-                  g.interconnect_bytes_per_s / 1e9, g.interconnect_kind.c_str(), g.price_per_gpu_hour_usd);
+                  g.interconnect_bytes_per_s / 1e9, g.interconnect_kind.c_str(), price);
     }
   }
   if (json) std::cout << list.dump(2) << "\n";

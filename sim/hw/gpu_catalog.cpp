@@ -128,6 +128,46 @@ std::vector<GpuSpec> build_catalog() {
   // Price: $3.49/h on RunPod, deploybase.ai "MI300X vs H100" (2026).
   c.push_back({"mi300x", "AMD Instinct MI300X 192GB", 205822885888, 5300 * kGB, 1307.4 * kT, 2614.9 * kT,
                2614.9 * kT, 64 * kGB, 448 * kGB, 3.49, "xgmi"});
+
+  // The GPUs below were added from scenarios/memory/gpu-datasheets.json, which quotes each
+  // figure with its source; where a figure has none, the entry says what stands in for it.
+
+  // NVIDIA A10G (AWS g5): 23028 MiB (nvidia-smi, NVIDIA/DCGM issue #232); GDDR6 600 GB/s and
+  // 70 TF tensor (Baseten, "NVIDIA A10 vs A10G", linking AWS's A10G data sheet); no FP8 (sm_86).
+  // No A10G INT8 figure was found (0 here: unknown). Host link and GPU-GPU: the A10's PCIe 4.0 x16
+  // (same GA102 PCIe board; no A10G figure found). Seen by torch: "22.20 GiB total capacity"
+  // (XavierXiao/Dreambooth-Stable-Diffusion issue #18, g5.12xlarge). Price: AWS g5.xlarge
+  // $1.006/h (DS436/sanskrit-token RENTING_A_GPU.md, read 2026-09-09).
+  c.push_back({"a10g", "NVIDIA A10G 24GB", 23028 * kMiB, 600 * kGB, 70 * kT, 0, 0, 32 * kGB, 32 * kGB, 1.006, "pcie",
+               gib_logged(22.20)});
+
+  // NVIDIA GB200 NVL72, one Blackwell GPU: 189471 MiB (nvidia-smi "NVIDIA GB200"); NVIDIA Blackwell
+  // data sheet, "Individual Blackwell GPU Specifications": 186 GB HBM3E at 8 TB/s, FP16/BF16 5
+  // PFLOPS, FP8 10 PFLOPS, INT8 10 POPS, all with sparsity (dense = half: 2.5 / 5 / 5), 5th-gen
+  // NVLink 1.8 TB/s and PCIe Gen5 128 GB/s (both bidirectional; halved). The Grace-GPU NVLink-C2C
+  // is not in that table, so the swap tier prices the PCIe figure. No public price: 0 (unknown).
+  c.push_back({"gb200", "NVIDIA GB200 (NVL72, per GPU) 186GB", 189471 * kMiB, 8000 * kGB, 2500 * kT,
+               5000 * kT, 5000 * kT, 64 * kGB, 900 * kGB, 0, "nvlink"});
+
+  // AMD Instinct MI325X: 256 GiB HBM3E (ROCm GPU specs "VRAM (GiB) 256"; no rocm-smi total found)
+  // at 6.0 TB/s (Vultr's inference cookbook, from AMD's product page); BF16 1,307.4 and FP8
+  // 2,614.9 TFLOPS dense, INT8 2.6 POPS (secondary pages, see the datasheet notes); PCIe Gen5 x16.
+  // The Infinity Fabric's aggregate is stated nowhere found: the MI300X's 448 GB/s per direction
+  // stands in (same CDNA3 OAM platform, seven links per GPU). Price: a $2.00-2.25/h range with no
+  // provider or date: 0 (unknown).
+  c.push_back({"mi325x", "AMD Instinct MI325X 256GB", int64_t{256} << 30, 6000 * kGB, 1307.4 * kT, 2614.9 * kT,
+               2600 * kT, 64 * kGB, 448 * kGB, 0, "xgmi"});
+
+  // NVIDIA GB10 (DGX Spark): 128 GB of LPDDR5x shared by CPU and GPU at 273 GB/s (Hugging Face's
+  // DGX Spark handbook); nvidia-smi reports no total ("Not Supported"), so memory_bytes is the
+  // 128 GiB of the box and CUDA sees 121.69 GiB ("Free memory on cuda:0 ... of 121.69", MiaAI-Lab
+  // issue #47, 2026-08-30; the OS and page cache take part of it, so vLLM often starts with less
+  // free). NVIDIA publishes only "1 PFLOP FP4 with sparsity": BF16 125 / FP8 250 / INT8 250 TFLOPS
+  // dense here are DERIVED with the B200 data sheet's own ratios (FP4 sparse = 8x BF16 dense = 4x
+  // FP8 dense), not published figures. Host link: unified memory, so the memory bandwidth. GPU to
+  // GPU: none on the package; two boxes cluster over ConnectX-7 200 Gb/s (25 GB/s per direction).
+  c.push_back({"gb10", "NVIDIA GB10 (DGX Spark) 128GB unified", int64_t{128} << 30, 273 * kGB, 125 * kT, 250 * kT,
+               250 * kT, 273 * kGB, 25 * kGB, 0, "pcie", gib_logged(121.69)});
   return c;
 }
 

@@ -2,16 +2,20 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "sim/hw/gpu_spec.hpp"
 #include "test_helpers.hpp"
 
 using namespace kvcap;
 
-TEST_CASE("the thirteen catalog GPUs, case-insensitive, with sane figures") {
-  const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",     "b200",   "l40s",
-                       "l4",        "rtx-4090",  "a10",      "rtx-3090",  "rtx-5090", "mi300x"};
-  CHECK(gpu_catalog().size() == 13);
+TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
+  const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",   "b200",  "l40s",   "l4",  "rtx-4090",
+                       "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10"};
+  CHECK(gpu_catalog().size() == 17);
+  // No public price for these (0 = unknown: sizing reports say "price unknown").
+  const std::set<std::string> unpriced = {"gb200", "mi325x", "gb10"};
   for (const char* id : ids) {
     CAPTURE(id);
     const GpuSpec g = load_gpu(id);
@@ -19,7 +23,7 @@ TEST_CASE("the thirteen catalog GPUs, case-insensitive, with sane figures") {
     CHECK(g.memory_bytes > (int64_t{20} << 30));
     CHECK(g.hbm_bandwidth_bytes_per_s > 2e11);
     CHECK(g.bf16_flops > 5e13);  // the RTX 3090: 71 TFLOPS
-    CHECK(g.price_per_gpu_hour_usd > 0);
+    CHECK((g.price_per_gpu_hour_usd > 0) != (unpriced.count(id) > 0));
     CHECK_NOTHROW(validate_gpu(g, id));
     // What vLLM sees is below the driver's total, where a log shows it.
     CHECK(g.visible_memory_bytes < g.memory_bytes);
@@ -29,6 +33,9 @@ TEST_CASE("the thirteen catalog GPUs, case-insensitive, with sane figures") {
   CHECK(load_gpu("H100-SXM").memory_bytes == int64_t{81559} << 20);  // nvidia-smi 81559MiB
   CHECK(load_gpu("MI300X").memory_bytes == 205822885888);           // rocm-smi bytes
   CHECK(load_gpu("a100-40gb").fp8_flops == 0);                       // no FP8 tensor cores
+  CHECK(load_gpu("a100-80gb").visible_memory_bytes == static_cast<int64_t>(79.25 * 1024 * 1024 * 1024));
+  CHECK(load_gpu("gb200").memory_bytes == int64_t{189471} << 20);   // nvidia-smi 189471MiB
+  CHECK(load_gpu("gb10").visible_memory_bytes == static_cast<int64_t>(121.69 * 1024 * 1024 * 1024));
 }
 
 TEST_CASE("an unknown GPU is refused, listing the catalog") {
