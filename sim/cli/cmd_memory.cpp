@@ -139,6 +139,8 @@ int run_memory(const MemoryOptions& o) {
     j["weight_quantization"] = quant.method.empty() ? "none" : quant.method;
     j["params_total"] = params.total;
     j["params_active"] = params.active;
+    j["vision_encoder_params"] = model.vision_encoder_params;
+    if (!model.vision_encoder_note.empty()) j["vision_encoder_note"] = model.vision_encoder_note;
     j["kv_bytes_per_token"] = b.kv_bytes_per_token;
     j["kv_bytes_per_token_per_gpu"] = b.kv_bytes_per_token_per_gpu;
     j["weight_bytes"] = b.weight_bytes;
@@ -196,6 +198,10 @@ int run_memory(const MemoryOptions& o) {
   row("architecture", model.architecture);
   row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
   row("parameters total / active", num(params.total) + " / " + num(params.active));
+  if (model.vision_encoder_params > 0)
+    row("vision encoder (in the total)", num(model.vision_encoder_params) +
+                                             " parameters; its profiling on dummy images is not modelled");
+  if (!model.vision_encoder_note.empty()) row("vision encoder", model.vision_encoder_note);
   std::printf("KV cache format\n");
   row("kv cache dtype", dtype_name(b.kv_dtype));
   row("KV bytes per token (all GPUs)", num(b.kv_bytes_per_token));

@@ -44,7 +44,8 @@ int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
 
 int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& q) {
   const int64_t elem = dtype_bits(model_dtype) / 8;
-  const int64_t always_plain = p.embedding + p.lm_head + p.norms + p.biases + p.moe_router;
+  // Quantized checkpoints leave the vision tower in the model dtype (it is on their ignore lists).
+  const int64_t always_plain = p.embedding + p.lm_head + p.norms + p.biases + p.moe_router + p.vision;
   const int64_t linear_non_expert = p.attention + p.dense_mlp;
   if (q.method.empty()) return (always_plain + linear_non_expert + p.moe_experts) * elem;
   int64_t bytes = always_plain * elem + quantized_bytes(p.moe_experts, q);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 40;  // sanity bound on any size in a config
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek, gemma2, phi3, gpt_oss };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek, gemma2, phi3, gpt_oss, llama4 };
 
 struct ArchEntry {
   const char* architecture;
@@ -43,11 +44,29 @@ constexpr ArchEntry kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2", Family::gemma2},
     {"Phi3ForCausalLM", "phi3", Family::phi3},
     {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
+    {"Llama4ForCausalLM", "llama4_text", Family::llama4},
+};
+
+/// Vision-language wrappers: the language model is read from `text_config` (its model_type picks
+/// the text architecture above) and the vision encoder is counted from `vision_config`.
+struct WrapperEntry {
+  const char* architecture;
+  const char* text_model_type;
+  const char* text_architecture;
+};
+constexpr WrapperEntry kWrappers[] = {
+    {"Llama4ForConditionalGeneration", "llama4_text", "Llama4ForCausalLM"},
+    {"Mistral3ForConditionalGeneration", "mistral", "MistralForCausalLM"},
+    {"Mistral3ForConditionalGeneration", "llama", "LlamaForCausalLM"},
+    {"Qwen3VLForConditionalGeneration", "qwen3_vl_text", "Qwen3ForCausalLM"},
+    {"Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe_text", "Qwen3MoeForCausalLM"},
 };
 
 std::string supported_list() {
   std::string s;
   for (const auto& a : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(a.architecture);
+  for (const auto& w : kWrappers)
+    if (s.find(w.architecture) == std::string::npos) s += ", " + std::string(w.architecture);
   return s;
 }
 
@@ -177,6 +196,26 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     m.layers[i].attention = AttentionKind::sliding_window;
     m.layers[i].sliding_window = w;
   };
+  if (family == Family::llama4) {
+    // Llama 4: layers that use RoPE attend within attention_chunk_size-token chunks; every
+    // no_rope_layer_interval-th layer (4; transformers' Llama4TextConfig) is NoPE and global.
+    // vLLM keeps a chunked layer's blocks of the current chunk only (ChunkedLocalAttentionSpec);
+    // kvcap charges it as a window of one chunk, the most such a layer ever holds.
+    const std::optional<int64_t> chunk = opt_int(r, "attention_chunk_size");
+    if (!chunk) return;
+    const int64_t interval = opt_int(r, "no_rope_layer_interval").value_or(4);
+    for (int64_t i = 0; i < m.num_layers; ++i) {
+      bool rope = (i + 1) % interval != 0;
+      if (present(r, "no_rope_layers")) {
+        const auto& a = r.raw("no_rope_layers");
+        if (!a.is_array() || static_cast<int64_t>(a.size()) != m.num_layers || !a[static_cast<size_t>(i)].is_number_integer())
+          throw InputError(r.where("no_rope_layers"), "expected num_hidden_layers 0/1 flags (1 = the layer uses RoPE)");
+        rope = a[static_cast<size_t>(i)].get<int64_t>() != 0;
+      }
+      if (rope) set_sliding(static_cast<size_t>(i), *chunk);
+    }
+    return;
+  }
   switch (family) {
     case Family::gemma2:
     case Family::gpt_oss: {
@@ -206,6 +245,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
       break;
     case Family::llama:
     case Family::deepseek:
+    case Family::llama4:
       break;
   }
 }
@@ -247,6 +287,20 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       }
       break;
     }
+    case Family::llama4: {
+      // Every interleave_moe_layer_step-th layer is MoE (transformers: layers step-1, 2*step-1, ...):
+      // top-k of num_local_experts routed experts of intermediate_size plus one shared expert of the
+      // same width; the other layers are dense MLPs of intermediate_size_mlp.
+      moe.num_experts = req_int(r, "num_local_experts");
+      moe.experts_per_token = req_int(r, "num_experts_per_tok");
+      moe.expert_intermediate_size = req_int(r, "intermediate_size");
+      moe.num_shared_experts = 1;
+      moe.shared_expert_intermediate_size = moe.expert_intermediate_size;
+      m.intermediate_size = opt_int(r, "intermediate_size_mlp").value_or(m.intermediate_size);
+      const int64_t step = opt_int(r, "interleave_moe_layer_step").value_or(1);
+      for (int64_t i = 0; i < m.num_layers; ++i) m.layers[static_cast<size_t>(i)].moe = (i + 1) % step == 0;
+      break;
+    }
     case Family::deepseek: {
       if (!present(r, "n_routed_experts")) break;  // a dense DeepSeek-V2 variant
       moe.num_experts = req_int(r, "n_routed_experts");
@@ -272,8 +326,9 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
 
 }  // namespace
 
-ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin) {
-  JsonObjectReader r(config, origin, "");
+namespace {
+
+ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) {
   const ArchEntry& arch = find_architecture(r);
   ModelSpec m;
   m.name = origin;
@@ -352,6 +407,57 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   }
   assign_attention(r, arch.family, m);
   read_moe(r, arch.family, m);
+  return m;
+}
+
+const WrapperEntry* find_wrapper(const JsonObjectReader& r) {
+  if (!present(r, "architectures") || !r.raw("architectures").is_array() || r.raw("architectures").empty() ||
+      !r.raw("architectures")[0].is_string())
+    return nullptr;
+  const std::string name = r.raw("architectures")[0].get<std::string>();
+  for (const auto& w : kWrappers)
+    if (name == w.architecture) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin) {
+  JsonObjectReader root(config, origin, "");
+  const WrapperEntry* wrapper = find_wrapper(root);
+  if (!wrapper) return read_text_model(root, origin);
+
+  // A vision-language checkpoint: vLLM serves the language model in text_config (plus the vision
+  // tower it loads alongside). Keys transformers keeps at the top level apply to the text model
+  // when text_config does not repeat them.
+  const std::string arch = wrapper->architecture;
+  if (!present(root, "text_config")) throw InputError(root.where("text_config"), "required for " + arch);
+  const JsonObjectReader top_text = root.object("text_config");
+  const std::string text_type = top_text.get_string("model_type");
+  const WrapperEntry* entry = nullptr;
+  std::string expected;
+  for (const auto& w : kWrappers) {
+    if (arch != w.architecture) continue;
+    expected += (expected.empty() ? "" : ", ") + std::string(w.text_model_type);
+    if (text_type == w.text_model_type) entry = &w;
+  }
+  if (!entry)
+    throw InputError(top_text.where("model_type"), "a " + arch + " text model of type \"" + text_type +
+                                                       "\" is not supported (expected " + expected + ")");
+  nlohmann::json text = config.at("text_config");
+  text["architectures"] = nlohmann::json::array({entry->text_architecture});
+  for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"})
+    if (!text.contains(key) && config.contains(key)) text[key] = config.at(key);
+  ModelSpec m = read_text_model(JsonObjectReader(text, origin, "/text_config"), origin);
+  m.architecture = arch;
+
+  const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size);
+  if (vision.known)
+    m.vision_encoder_params = vision.params;
+  else if (present(root, "vision_config"))
+    m.vision_encoder_note = "vision encoder '" + vision.type + "' not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl)";
+  else
+    m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   return m;
 }
 

@@ -84,6 +84,12 @@ struct ModelSpec {
   bool moe_expert_bias = false;  ///< expert projections have biases (GPT-OSS)
   bool moe_gate_correction_bias = false;  ///< DeepSeek-V3 noaux_tc e_score_correction_bias
   int64_t num_mtp_layers = 0;    ///< multi-token-prediction layers (DeepSeek-V3); not served, not counted
+  /// Vision-language checkpoints (a *ForConditionalGeneration with text_config): the text model is
+  /// what the fields above describe; the vision encoder and projector vLLM also loads are counted
+  /// here (sim/model/vision_encoder.hpp) when kvcap knows the encoder, else vision_encoder_note says
+  /// it is left out. Their profiling (dummy images) is not modelled.
+  int64_t vision_encoder_params = 0;
+  std::string vision_encoder_note;
 
   std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla

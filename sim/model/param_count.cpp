@@ -93,7 +93,10 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
       if (layer.moe)
         expert_biases += m.moe.num_experts * (2 * split(m.moe.expert_intermediate_size, tp) + H);
   const int64_t non_moe = c.embedding + c.lm_head + c.attention + c.dense_mlp + c.norms + c.biases - expert_biases;
-  c.total = non_moe + c.moe_total;
+  // The vision tower's linears are tensor-parallel in vLLM's encoders as well; counted as an even
+  // split (its norms and biases are a few MB).
+  c.vision = split(m.vision_encoder_params, tp);
+  c.total = non_moe + c.moe_total + c.vision;
   c.active = non_moe + c.moe_active;
   return c;
 }

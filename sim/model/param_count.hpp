@@ -20,6 +20,7 @@ struct ParamCount {
   int64_t biases = 0;          ///< all projection biases (kept in the model dtype when quantized)
   int64_t moe_router = 0;      ///< router (gate) weights, part of moe_total and moe_active
   int64_t moe_experts = 0;     ///< routed + shared expert weights, part of moe_total
+  int64_t vision = 0;          ///< vision encoder + projector (vision-language checkpoints); not active per token
 };
 
 ParamCount count_parameters(const ModelSpec& model);

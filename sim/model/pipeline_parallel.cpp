@@ -31,8 +31,9 @@ ParamCount count_parameters_per_stage_gpu(const ModelSpec& stage_model, int64_t 
   const int64_t vocab_matrix = c.embedding;  // one rank's share of vocab × hidden
   int64_t drop = 0;
   if (!first) {
-    drop += c.embedding;
+    drop += c.embedding + c.vision;  // the vision tower feeds the first stage's embeddings
     c.embedding = 0;
+    c.vision = 0;
   }
   if (!last) {
     drop += c.lm_head + stage_model.hidden_size;  // LM head and final norm
