@@ -17,7 +17,7 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
   } else if (name == "awq" || name == "gptq" || name == "int4") {
     q.bits = 4;
     q.group_size = 128;
-    q.scale_bits = 16;
+    q.scale_bits = name == "awq" ? 20 : 16;  // AWQ keeps a 4-bit zero point per group (hf_config.cpp)
   } else if (name == "mxfp4") {
     if (!model.is_moe())
       throw InputError("--quantization", "mxfp4 quantizes MoE experts only and " + model.name + " has none");

@@ -121,6 +121,43 @@ const ArchEntry& find_architecture(const JsonObjectReader& r) {
   throw InputError(r.where("architectures"), "required field is missing (neither architectures nor model_type given)");
 }
 
+/// compressed-tensors (llm-compressor's format, RedHatAI/NeuralMagic checkpoints): the weights
+/// scheme of the first config group (num_bits, strategy group/channel/tensor/block, group_size,
+/// symmetric). Scales are stored in the model dtype (16 bits) per group and output column; an
+/// asymmetric scheme adds a zero point of num_bits. A group that quantizes only the experts (an
+/// `ignore` list naming attention layers, as Kimi-K2-Thinking's INT4 experts) is experts_only.
+void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
+  const JsonObjectReader groups = r.object("config_groups");
+  const auto& g = r.raw("config_groups");
+  if (!g.is_object() || g.empty()) throw InputError(r.where("config_groups"), "expected at least one group");
+  const JsonObjectReader first = groups.object(g.begin().key());
+  const JsonObjectReader w = first.object("weights");
+  q.method = "compressed-tensors";
+  q.bits = static_cast<int>(w.get_int("num_bits", 2, 16));
+  const std::string strategy = w.get_string("strategy");
+  if (strategy == "group") {
+    q.group_size = w.get_int("group_size", 1, kMaxDim);
+  } else if (strategy == "block") {
+    const auto& b = w.raw("block_structure");
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
+        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
+      throw InputError(w.where("block_structure"), "expected two positive integers");
+    q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
+  } else if (strategy == "channel" || strategy == "tensor") {
+    q.group_size = 0;  // one scale per output channel or tensor: negligible
+  } else {
+    throw InputError(w.where("strategy"), "expected group, block, channel or tensor, got \"" + strategy + "\"");
+  }
+  const bool symmetric = present(w, "symmetric") ? w.get_bool("symmetric") : true;
+  q.scale_bits = 16 + (symmetric ? 0 : q.bits);
+  if (present(r, "ignore")) {
+    const auto& ignore = r.raw("ignore");
+    if (!ignore.is_array()) throw InputError(r.where("ignore"), "expected an array of module names or patterns");
+    for (const auto& e : ignore)
+      if (e.is_string() && e.get<std::string>().find("attn") != std::string::npos) q.experts_only = true;
+  }
+}
+
 /// Declared weight quantization (`quantization_config`).
 WeightQuant parse_quantization(const JsonObjectReader& root) {
   WeightQuant q;
@@ -155,11 +192,16 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
     q.bits = static_cast<int>(r.get_int(present(r, "bits") ? "bits" : "w_bit", 2, 8));
     q.group_size = r.get_int(present(r, "group_size") ? "group_size" : "q_group_size", -1, kMaxDim);
     if (q.group_size < 0) q.group_size = 0;  // -1 = one scale per output channel
-    q.scale_bits = 16;                       // fp16 scales (zero points, 4 bits per group, not counted)
+    // Per group and output column: an fp16 scale; AWQ also a zero point of `bits` bits, which
+    // vLLM's AWQ-Marlin path keeps (repacked); GPTQ's symmetric checkpoints lose theirs (and
+    // g_idx without act-order) when GPTQ-Marlin repacks.
+    q.scale_bits = 16 + (method == "awq" ? q.bits : 0);
+  } else if (method == "compressed-tensors") {
+    read_compressed_tensors(r, q);
   } else {
     throw InputError(r.where("quant_method"),
                      "quantization method \"" + method +
-                         "\" is not supported (kvcap reads fp8, mxfp4, awq, gptq; or pass --quantization)");
+                         "\" is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors; or pass --quantization)");
   }
   return q;
 }

@@ -3,7 +3,10 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/memory/weight_bytes.hpp"
+#include "sim/model/param_count.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "test_helpers.hpp"
 
@@ -32,11 +35,46 @@ TEST_CASE("fp8 weights: linear layers 1 byte, embeddings and norms stay bf16") {
   CHECK(bytes_of("llama-3.1-8b", "int8") == 9081200640);
 }
 
-TEST_CASE("int4 (awq/gptq) weights: half a byte plus one fp16 scale per 128 weights") {
+TEST_CASE("int4 weights: half a byte plus an fp16 scale per 128 weights; AWQ also a 4-bit zero point") {
   // linear 6,979,321,856 params: x 0.5 B = 3,489,660,928, scales 6,979,321,856 / 128 = 54,525,952
   // groups x 2 B = 109,051,904; plus the bf16 2,101,346,304 + 532,480 as above = 5,700,591,616.
-  CHECK(bytes_of("llama-3.1-8b", "awq") == 5700591616);
   CHECK(bytes_of("llama-3.1-8b", "gptq") == 5700591616);
+  CHECK(bytes_of("llama-3.1-8b", "int4") == 5700591616);
+  // AWQ keeps a 4-bit zero point per group and column: + 54,525,952 x 0.5 B = 27,262,976.
+  CHECK(bytes_of("llama-3.1-8b", "awq") == 5700591616 + 27262976);
+}
+
+TEST_CASE("a compressed-tensors checkpoint: the first group's scheme, asymmetric zero points, experts-only ignore lists") {
+  auto model_with = [](const std::string& quant) {
+    auto j = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16"})");
+    j["quantization_config"] = nlohmann::json::parse(quant);
+    return model_from_hf_config(j, "ct.json");
+  };
+  // W4A16, group 128, symmetric (RedHatAI's Llama-3.1-8B-Instruct-quantized.w4a16 scheme): the GPTQ figure.
+  ModelSpec m = model_with(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+    "group_size": 128, "symmetric": true}}}, "ignore": ["lm_head"]})");
+  CHECK(weight_bytes(count_parameters(m), DType::bf16, m.quant) == 5700591616);
+  CHECK_FALSE(m.quant.experts_only);
+  // Asymmetric: + a 4-bit zero point per group, as AWQ.
+  m = model_with(R"({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4,
+    "strategy": "group", "group_size": 128, "symmetric": false}}}})");
+  CHECK(weight_bytes(count_parameters(m), DType::bf16, m.quant) == 5700591616 + 27262976);
+  // W8A8 per channel: the int8 figure.
+  m = model_with(R"({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8,
+    "strategy": "channel", "symmetric": true}}}})");
+  CHECK(weight_bytes(count_parameters(m), DType::bf16, m.quant) == 9081200640);
+  // An ignore list that keeps attention unquantized: experts only.
+  m = model_with(R"({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 4,
+    "strategy": "group", "group_size": 32}}}, "ignore": ["lm_head", "re:.*self_attn.*"]})");
+  CHECK(m.quant.experts_only);
+  CHECK(test::contains(test::input_error_of([&] {
+                         model_with(R"({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights":
+                           {"num_bits": 4, "strategy": "row"}}}})");
+                       }),
+                       "/quantization_config/config_groups/g/weights/strategy"));
 }
 
 TEST_CASE("declared quantization is honoured, and `none` serves the unquantized model") {
