@@ -190,14 +190,14 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
 
 ServingRunTable read_serving_run_table_full(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "cannot open serving-run table (no such file)");
+  if (!fs::exists(path, ec)) throw InputError(path, "cannot open serving-run table (no such file)");
   const std::string dir = [&] {
     const std::string p = fs::path(path).parent_path().string();
     return p.empty() ? std::string(".") : p;
   }();
   ServingRunTable table;
   std::map<std::string, std::string> first_seen;  // id -> "path:line"
-  LineReader lines(path);
+  LineReader lines(path, "serving-run table");  // refuses directories, devices and FIFOs
   std::string_view line;
   int64_t rows = 0;
   while (lines.next(line)) {

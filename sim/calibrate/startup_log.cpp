@@ -130,7 +130,7 @@ std::string gib_cell(std::optional<double> v) {
 }  // namespace
 
 std::vector<StartupLogRow> read_startup_logs(const std::string& path) {
-  LineReader lines(path);
+  LineReader lines(path, "startup log");
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   std::vector<StartupLogRow> rows;
   std::string_view line;

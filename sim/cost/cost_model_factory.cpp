@@ -8,6 +8,7 @@
 #include "sim/cost/roofline_cost_model.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -120,6 +121,7 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std
     r.reject_unknown({"kind", "path", "engine_profile", "front_end"});
     std::string path = r.get_string("path");
     if (!path.empty() && path[0] != '/' && !ctx.base_dir.empty()) path = ctx.base_dir + "/" + path;
+    require_regular_file(path, r.where("path"), "profile file");
     require_interconnect(ctx, r.where("kind"));
     eb = bind_engine(r, ctx);
     Profile p = read_profile_file(path);

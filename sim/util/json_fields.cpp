@@ -1,10 +1,10 @@
 #include "sim/util/json_fields.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 
 namespace kvcap {
 
@@ -145,11 +145,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
+  return parse_json_text(read_regular_file(path, "", "JSON file"), path);
 }
 
 }  // namespace kvcap

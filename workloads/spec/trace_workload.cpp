@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 #include "workloads/readers/trace_reader.hpp"
 #include "workloads/spec/workload_parsers.hpp"
 
@@ -67,8 +68,8 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
                     "priority"});
   TraceReadOptions ro;
   ro.path = resolve_workload_path(ctx.base_dir, w.get_string("path"));
-  if (!std::filesystem::exists(ro.path))
-    throw InputError(w.where("path"), "trace file '" + ro.path + "' does not exist");
+  // A regular file: a directory, /dev/zero or a FIFO would fail late, never end, or hang.
+  require_regular_file(ro.path, w.where("path"), "trace file");
   ro.format = w.has("format") ? trace_format_from_name(w.get_string("format"), w.where("format"))
                               : detect_trace_format(ro.path);
   const std::string bad = w.get_string("on_bad_row", "abort");
