@@ -5,6 +5,7 @@
 
 #include "sim/check/metric_path.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 
@@ -62,7 +63,7 @@ Expectation parse_expectation(const JsonObjectReader& r, const std::string& metr
     if (b == "higher") e.better = Better::higher;
     else if (b == "lower") e.better = Better::lower;
     else if (b == "none") e.better = Better::none;
-    else throw InputError(r.where("better"), "expected \"higher\", \"lower\" or \"none\", got \"" + b + "\"");
+    else throw InputError(r.where("better"), "expected \"higher\", \"lower\" or \"none\", got " + quote_input(b));
   }
   if (e.min && e.max && *e.min > *e.max) throw InputError(r.where("min"), "min is above max");
   return e;
@@ -83,7 +84,8 @@ BaselineCheck parse_check(const JsonObjectReader& r, const nlohmann::ordered_jso
   c.pointer = r.pointer();
   c.name = r.get_string("name");
   if (c.name.empty()) throw InputError(r.where("name"), "must not be empty");
-  if (!names.insert(c.name).second) throw InputError(r.where("name"), "another check is already named \"" + c.name + "\"");
+  if (!names.insert(c.name).second)
+    throw InputError(r.where("name"), "another check is already named " + quote_input(c.name));
   if (r.has("why")) (void)r.get_string("why");
   const std::string scenario = r.get_string("scenario");
   if (scenario.empty()) throw InputError(r.where("scenario"), "must name a scenario file");

@@ -212,8 +212,8 @@ EngineProfile load_engine_profile(const std::string& name_or_path, const std::st
   }
   std::string names;
   for (const auto& p : shipped_engine_profiles()) names += (names.empty() ? "" : ", ") + p.name;
-  throw InputError(where, "no shipped engine profile named '" + name_or_path + "' and no file at that path (shipped: " +
-                              (names.empty() ? "none" : names) + ")");
+  throw InputError(where, "no shipped engine profile named '" + escape_text(name_or_path) +
+                              "' and no file at that path (shipped: " + (names.empty() ? "none" : names) + ")");
 }
 
 }  // namespace kvcap

@@ -14,6 +14,7 @@
 
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -78,7 +79,7 @@ DType parse_torch_dtype(const JsonObjectReader& r) {
   if (v == "bfloat16") return DType::bf16;
   if (v == "float16") return DType::fp16;
   if (v == "float32") return DType::fp32;
-  throw InputError(r.where(key), "unsupported dtype \"" + v + "\" (expected bfloat16, float16 or float32)");
+  throw InputError(r.where(key), "unsupported dtype " + quote_input(v) + " (expected bfloat16, float16 or float32)");
 }
 
 const ArchEntry& find_architecture(const JsonObjectReader& r) {
@@ -90,14 +91,14 @@ const ArchEntry& find_architecture(const JsonObjectReader& r) {
     for (const auto& e : kArchitectures)
       if (name == e.architecture) return e;
     throw InputError(r.where("architectures"),
-                     "architecture \"" + name + "\" is not supported (kvcap reads: " + supported_list() + ")");
+                     "architecture " + quote_input(name) + " is not supported (kvcap reads: " + supported_list() + ")");
   }
   if (present(r, "model_type")) {
     std::string mt = r.get_string("model_type");
     for (const auto& e : kArchitectures)
       if (mt == e.model_type) return e;
     throw InputError(r.where("model_type"),
-                     "model_type \"" + mt + "\" is not supported (kvcap reads: " + supported_list() + ")");
+                     "model_type " + quote_input(mt) + " is not supported (kvcap reads: " + supported_list() + ")");
   }
   throw InputError(r.where("architectures"), "required field is missing (neither architectures nor model_type given)");
 }
@@ -139,8 +140,8 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
     q.scale_bits = 16;                       // fp16 scales (zero points, 4 bits per group, not counted)
   } else {
     throw InputError(r.where("quant_method"),
-                     "quantization method \"" + method +
-                         "\" is not supported (kvcap reads fp8, mxfp4, awq, gptq; or pass --quantization)");
+                     "quantization method " + quote_input(method) +
+                         " is not supported (kvcap reads fp8, mxfp4, awq, gptq; or pass --quantization)");
   }
   return q;
 }
@@ -168,7 +169,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
         m.layers[i].attention = AttentionKind::sliding_window;
         m.layers[i].sliding_window = *window;
       } else {
-        throw InputError(where, "layer type \"" + t + "\" is not supported (full_attention, sliding_attention)");
+        throw InputError(where, "layer type " + quote_input(t) + " is not supported (full_attention, sliding_attention)");
       }
     }
     return;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/input_file.hpp"
 #include "workloads/readers/trace_reader.hpp"
 #include "workloads/spec/workload_parsers.hpp"
@@ -20,7 +21,7 @@ LengthCapPolicy parse_length_cap(const JsonObjectReader& w) {
   if (p == "reject") return LengthCapPolicy::reject;
   if (p == "truncate") return LengthCapPolicy::truncate;
   if (p == "keep") return LengthCapPolicy::keep;
-  throw InputError(w.where("length_cap"), "expected 'reject', 'truncate' or 'keep', got '" + p + "'");
+  throw InputError(w.where("length_cap"), "expected 'reject', 'truncate' or 'keep', got " + quote_input(p));
 }
 
 namespace {
@@ -75,7 +76,7 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
   const std::string bad = w.get_string("on_bad_row", "abort");
   if (bad == "skip") ro.on_bad_row = BadRowPolicy::skip;
   else if (bad != "abort")
-    throw InputError(w.where("on_bad_row"), "expected 'abort' or 'skip', got '" + bad + "'");
+    throw InputError(w.where("on_bad_row"), "expected 'abort' or 'skip', got " + quote_input(bad));
   ro.models = string_list(w, "models");
   ro.log_types = string_list(w, "log_types");
   if ((!ro.models.empty() || !ro.log_types.empty()) && ro.format != TraceFormat::burstgpt)
