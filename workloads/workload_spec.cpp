@@ -1,6 +1,7 @@
 #include "workloads/workload_spec.hpp"
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/spec/workload_parsers.hpp"
 
@@ -69,8 +70,8 @@ SourceFactory parse_workload(const nlohmann::json& workload, const WorkloadConte
   if (kind == "generate") return parse_generate_workload(w, ctx);
   if (kind == "mix") return parse_mix_workload(w, ctx);
   if (kind == "shared_prefix") return parse_shared_prefix_workload(w, ctx);
-  throw InputError(w.where("kind"), "unknown workload kind '" + kind +
-                                        "' (expected: inline, trace, generate, mix or shared_prefix)");
+  throw InputError(w.where("kind"), "unknown workload kind " + quote_input(kind) +
+                                        " (expected: inline, trace, generate, mix or shared_prefix)");
 }
 
 }  // namespace kvcap

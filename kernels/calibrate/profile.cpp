@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -29,7 +30,8 @@ std::map<std::string, FittedRate> rates_from_json(const JsonObjectReader& r) {
     bool known = false;
     for (const char* k : kKernelKvDtypes) known = known || name == k;
     if (!known && name != "fp8_e5m2")
-      throw InputError(r.where(name), "unknown KV dtype '" + name + "' (expected bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4)");
+      throw InputError(r.where(name),
+                       "unknown KV dtype " + quote_input(name) + " (expected bf16, fp16, fp8_e4m3, fp8_e5m2, int8, int4)");
     out[name] = rate_from_json(r.object(name), false);
   }
   return out;
@@ -81,7 +83,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
     p.checks = r.raw("checks");
     for (const auto& c : p.checks)
       if (!c.is_object() || !c.contains("passed") || c["passed"] != true)
-        throw InputError(r.where("checks"), "profile records a failed or malformed check: " + c.dump());
+        throw InputError(r.where("checks"), "profile records a failed or malformed check: " + excerpt(c.dump()));
   }
   if (p.measured && p.checks.empty())
     throw InputError(r.where("checks"), "a measured profile must record the kernel checks it passed");

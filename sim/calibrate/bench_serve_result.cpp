@@ -9,6 +9,7 @@
 #include "sim/calibrate/read_checks.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/random/rng.hpp"
 #include "workloads/random/samplers.hpp"
@@ -114,7 +115,7 @@ ServingRun read_bench_serve_result(const std::string& result_path, const nlohman
   run.model = resolve_model(model, setup_origin);
   if (model.ends_with(".json")) {
     std::error_code ec;
-    if (!fs::is_regular_file(run.model, ec)) throw InputError(s.where("model"), "no such config file: " + run.model);
+    if (!fs::is_regular_file(run.model, ec)) throw InputError(s.where("model"), "no such config file: " + escape_text(run.model));
     run.model_config_path = run.model;
   }
   run.gpu = s.get_string("gpu");
@@ -144,7 +145,8 @@ ServingRun read_bench_serve_result(const std::string& result_path, const nlohman
   const auto seed = static_cast<uint64_t>(s.get_int("seed", 0, int64_t{1} << 62, 0));
   const std::string arrivals_mode = s.get_string("arrivals", "auto");
   if (arrivals_mode != "auto" && arrivals_mode != "recorded" && arrivals_mode != "regenerated")
-    throw InputError(s.where("arrivals"), "unknown value '" + arrivals_mode + "' (expected 'auto', 'recorded' or 'regenerated')");
+    throw InputError(s.where("arrivals"),
+                     "unknown value " + quote_input(arrivals_mode) + " (expected 'auto', 'recorded' or 'regenerated')");
   run.client_timeout_s = s.has("client_timeout_s") ? nonnegative_number(s, "client_timeout_s", 1e9) : 0.0;
 
   // ---- result: traffic settings ----
@@ -155,7 +157,7 @@ ServingRun read_bench_serve_result(const std::string& result_path, const nlohman
     const auto& v = r.raw("request_rate");
     if (v.is_string()) {
       if (v.get<std::string>() != "inf")
-        throw InputError(r.where("request_rate"), "expected a number or \"inf\", got \"" + v.get<std::string>() + "\"");
+        throw InputError(r.where("request_rate"), "expected a number or \"inf\", got " + quote_input(v.get<std::string>()));
       rate = std::numeric_limits<double>::infinity();
     } else {
       rate = positive_number(r, "request_rate", 1e9);

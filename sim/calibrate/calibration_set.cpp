@@ -5,6 +5,7 @@
 #include "sim/calibrate/bench_serve_result.hpp"
 #include "sim/calibrate/serving_run_table.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -18,7 +19,7 @@ std::vector<ServingRun> read_calibration_inputs(const CalibrationInputs& in) {
   std::set<std::string> ids;
   for (const auto& r : all)
     if (!ids.insert(r.id).second)
-      throw InputError(r.origin, "run id '" + r.id + "' appears in more than one input (ids must be unique)");
+      throw InputError(r.origin, "run id " + quote_input(r.id) + " appears in more than one input (ids must be unique)");
   if (!in.only.empty()) {
     std::vector<ServingRun> kept;
     for (auto& r : all)

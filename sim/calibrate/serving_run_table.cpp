@@ -59,7 +59,7 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
   // ---- setup ----
   const std::string engine_text = r.get_string("engine", "");
   if (!engine_text.empty() && ascii_lower(engine_text).find("vllm") == std::string::npos)
-    throw InputError(r.where("engine"), "expected a vLLM run (the text does not mention vLLM): '" + engine_text + "'");
+    throw InputError(r.where("engine"), "expected a vLLM run (the text does not mention vLLM): " + quote_input(engine_text));
   run.engine_version = parse_engine_version(engine_text);
   const std::string harness = r.get_string("harness", "");
   (void)r.get_string("hardware", "");
@@ -190,14 +190,14 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
 
 ServingRunTable read_serving_run_table_full(const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw InputError(path, "cannot open serving-run table (no such file)");
+  if (!fs::exists(path, ec)) throw InputError(path, "cannot open serving-run table (no such file)");
   const std::string dir = [&] {
     const std::string p = fs::path(path).parent_path().string();
     return p.empty() ? std::string(".") : p;
   }();
   ServingRunTable table;
   std::map<std::string, std::string> first_seen;  // id -> "path:line"
-  LineReader lines(path);
+  LineReader lines(path, "serving-run table");  // refuses directories, devices and FIFOs
   std::string_view line;
   int64_t rows = 0;
   while (lines.next(line)) {
@@ -213,7 +213,7 @@ ServingRunTable read_serving_run_table_full(const std::string& path) {
     const JsonObjectReader r(doc, where, "");
     const std::string id = nonempty_string(r, "id");
     auto [it, fresh] = first_seen.emplace(id, where);
-    if (!fresh) throw InputError(r.where("id"), "duplicate id '" + id + "' (first at " + it->second + ")");
+    if (!fresh) throw InputError(r.where("id"), "duplicate id " + quote_input(id) + " (first at " + it->second + ")");
     if (!r.get_bool("runnable", true)) {
       table.skipped.push_back({id, where, r.has("not_runnable_reason") ? r.get_string("not_runnable_reason") : ""});
       continue;

@@ -10,6 +10,7 @@
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/io/line_reader.hpp"
 #include "sim/metrics/percentile.hpp"
@@ -131,7 +132,7 @@ std::string gib_cell(std::optional<double> v) {
 }  // namespace
 
 std::vector<StartupLogRow> read_startup_logs(const std::string& path) {
-  LineReader lines(path);
+  LineReader lines(path, "startup log");
   const std::string base_dir = std::filesystem::path(path).parent_path().string();
   std::vector<StartupLogRow> rows;
   std::string_view line;
@@ -141,7 +142,7 @@ std::vector<StartupLogRow> read_startup_logs(const std::string& path) {
     nlohmann::json j = parse_json_text(std::string(line), where);
     rows.push_back(read_row(j, where, base_dir));
     for (size_t i = 0; i + 1 < rows.size(); ++i)
-      if (rows[i].id == rows.back().id) throw InputError(where + ": /id", "duplicate id '" + rows.back().id + "'");
+      if (rows[i].id == rows.back().id) throw InputError(where + ": /id", "duplicate id " + quote_input(rows.back().id));
   }
   if (rows.empty()) throw InputError(path, "no rows");
   return rows;

@@ -1,12 +1,12 @@
 #include "sim/check/baseline.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <set>
 
 #include "sim/check/metric_path.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -63,7 +63,7 @@ Expectation parse_expectation(const JsonObjectReader& r, const std::string& metr
     if (b == "higher") e.better = Better::higher;
     else if (b == "lower") e.better = Better::lower;
     else if (b == "none") e.better = Better::none;
-    else throw InputError(r.where("better"), "expected \"higher\", \"lower\" or \"none\", got \"" + b + "\"");
+    else throw InputError(r.where("better"), "expected \"higher\", \"lower\" or \"none\", got " + quote_input(b));
   }
   if (e.min && e.max && *e.min > *e.max) throw InputError(r.where("min"), "min is above max");
   return e;
@@ -84,7 +84,8 @@ BaselineCheck parse_check(const JsonObjectReader& r, const nlohmann::ordered_jso
   c.pointer = r.pointer();
   c.name = r.get_string("name");
   if (c.name.empty()) throw InputError(r.where("name"), "must not be empty");
-  if (!names.insert(c.name).second) throw InputError(r.where("name"), "another check is already named \"" + c.name + "\"");
+  if (!names.insert(c.name).second)
+    throw InputError(r.where("name"), "another check is already named " + quote_input(c.name));
   if (r.has("why")) (void)r.get_string("why");
   const std::string scenario = r.get_string("scenario");
   if (scenario.empty()) throw InputError(r.where("scenario"), "must name a scenario file");
@@ -124,7 +125,9 @@ BaselineCheck parse_check(const JsonObjectReader& r, const nlohmann::ordered_jso
 }  // namespace
 
 Baseline load_baseline(const std::string& path) {
-  const nlohmann::json doc = read_json_file(path);
+  // Read once (a regular file only), parsed twice: plainly here, order-preserving below.
+  const std::string text = read_regular_file(path, "", "baseline file");
+  const nlohmann::json doc = parse_json_text(text, path);
   JsonObjectReader r(doc, path, "");
   r.reject_unknown({"description", "checks"});
   if (r.has("description")) (void)r.get_string("description");
@@ -136,10 +139,7 @@ Baseline load_baseline(const std::string& path) {
   b.file = path;
   std::set<std::string> names;
   // The same text again, order-preserving, only for the order of each check's figures.
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto ordered = nlohmann::ordered_json::parse(text.str());
+  const auto ordered = nlohmann::ordered_json::parse(text);
   for (size_t i = 0; i < checks.size(); ++i) {
     const JsonObjectReader cr(checks[i], path, "/checks/" + std::to_string(i));
     const auto& order = checks[i].contains("expect") ? ordered["checks"][i]["expect"] : nlohmann::ordered_json::object();

@@ -9,6 +9,7 @@
 
 #include "sim/metrics/results.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 
 namespace kvcap {
 
@@ -133,11 +134,8 @@ ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outc
 
 int write_updated_baseline(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
                            const std::string& out_path) {
-  std::ifstream in(baseline.file);
-  if (!in) throw InputError(baseline.file, "cannot read the baseline file");
-  std::stringstream text;
-  text << in.rdbuf();
-  ojson doc = ojson::parse(text.str());  // load_baseline already parsed it: valid JSON
+  const std::string text = read_regular_file(baseline.file, "", "baseline file");
+  ojson doc = ojson::parse(text);  // load_baseline already parsed it: valid JSON
   int changed = 0;
   for (const auto& c : outcomes)
     for (const auto& m : c.metrics) {

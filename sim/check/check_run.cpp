@@ -5,6 +5,7 @@
 
 #include "sim/check/metric_path.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -98,7 +99,7 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
   }
   if (!only.empty() && !matched) {
     std::string names;
-    for (const auto& c : baseline.checks) names += (names.empty() ? "" : ", ") + c.name;
+    for (const auto& c : baseline.checks) names += (names.empty() ? "" : ", ") + excerpt(c.name);
     throw InputError("--only " + only, "no check of that name in " + baseline.file + " (checks: " + names + ")");
   }
   return out;

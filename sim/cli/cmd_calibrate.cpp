@@ -10,10 +10,6 @@
 //                                               carry an engine profile's terms to other GPUs (marked
 //                                               extrapolated)
 // A raw run whose kernel checks failed never becomes a profile (exit 1).
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -30,6 +26,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/run_program.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap::cli {
@@ -82,7 +79,7 @@ int run_roofline(const CalibrateOptions& o) {
 int run_fit(const CalibrateOptions& o, const std::string& raw_path) {
   RawRun raw = read_raw_file(raw_path);
   if (!o.gpu.empty() && ascii_lower(o.gpu) != ascii_lower(raw.provenance.gpu_id))
-    throw InputError("--gpu", "'" + o.gpu + "' differs from the raw run's gpu_id '" + raw.provenance.gpu_id + "'");
+    throw InputError("--gpu", quote_input(o.gpu) + " differs from the raw run's gpu_id " + quote_input(raw.provenance.gpu_id));
   GpuSpec gpu = load_gpu(raw.provenance.gpu_id);
   Profile p = fit_profile(raw, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s, raw_path);
   p.gpu_id = gpu.id;
@@ -110,12 +107,16 @@ int run_measure(const CalibrateOptions& o) {
   if (h.empty()) throw InputError("kvcap calibrate", "kvcap-gpu-calibrate was not built here (no nvcc). " + hint);
   if (o.gpu.empty()) throw InputError("kvcap calibrate", "needs --gpu G to label the measured GPU");
   const std::string raw = o.out + ".raw.json";
-  const std::string cmd = "'" + h + "' --gpu-id '" + o.gpu + "' --out '" + raw + "'";
-  const int status = std::system(cmd.c_str());
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
-  if (rc == 3) throw InputError("kvcap calibrate", "no usable CUDA GPU here. " + hint);
-  if (rc == 1) throw CheckFailure("kernel checks failed on this GPU (see " + raw + "); no profile written");
-  if (rc != 0) throw InputError("kvcap calibrate", "kvcap-gpu-calibrate exited with " + std::to_string(rc));
+  // An argument vector, no shell: --gpu and --out reach the harness as they were typed, so a
+  // value holding a quote or ';' cannot run a command.
+  const ProgramExit e = run_program(h, {"--gpu-id", o.gpu, "--out", raw});
+  if (!e.exited)
+    throw InputError("kvcap calibrate", "kvcap-gpu-calibrate was killed by " + signal_name(e.signal) +
+                                            "; no profile written");
+  if (e.code == 3) throw InputError("kvcap calibrate", "no usable CUDA GPU here. " + hint);
+  if (e.code == 1)
+    throw CheckFailure("kernel checks failed on this GPU (see " + escape_text(raw) + "); no profile written");
+  if (e.code != 0) throw InputError("kvcap calibrate", "kvcap-gpu-calibrate exited with " + std::to_string(e.code));
   return run_fit(o, raw);
 }
 
@@ -168,11 +169,12 @@ int run_serving(CalibrateOptions& o) {
   for (const auto& r : runs) {
     if (gpu.empty()) gpu = r.gpu, engine = r.engine, version = r.engine_version;
     if (ascii_lower(r.gpu) != ascii_lower(gpu))
-      throw InputError(r.origin, "run on gpu '" + r.gpu + "' among runs on '" + gpu +
-                                     "': an engine profile is fitted per GPU (select runs with --only)");
+      throw InputError(r.origin, "run on gpu " + quote_input(r.gpu) + " among runs on " + quote_input(gpu) +
+                                     ": an engine profile is fitted per GPU (select runs with --only)");
     if (r.engine != engine || r.engine_version != version)
-      throw InputError(r.origin, "run of " + r.engine + " " + r.engine_version + " among runs of " + engine + " " +
-                                     version + ": an engine profile is fitted per engine version");
+      throw InputError(r.origin, "run of " + excerpt(r.engine) + " " + excerpt(r.engine_version) + " among runs of " +
+                                     excerpt(engine) + " " + excerpt(version) +
+                                     ": an engine profile is fitted per engine version");
   }
   const GpuSpec g = load_gpu(gpu);
   EngineFitOptions fo;
@@ -246,7 +248,7 @@ int run_extrapolate(const CalibrateOptions& o) {
   if (o.gpu.empty()) throw InputError("--extrapolate", "needs --gpu G[,G...]: the GPUs to carry the profile to");
   if (o.out_dir.empty()) throw InputError("--extrapolate", "needs --out-dir DIR");
   const EngineProfile base = load_engine_profile(o.extrapolate, "--extrapolate");
-  if (base.extrapolated) throw InputError("--extrapolate", "'" + base.name + "' is itself extrapolated: carry the fitted one");
+  if (base.extrapolated) throw InputError("--extrapolate", quote_input(base.name) + " is itself extrapolated: carry the fitted one");
   std::filesystem::create_directories(o.out_dir);
   for (const auto& id : split_list(o.gpu)) {
     const GpuSpec g = load_gpu(id);

@@ -19,6 +19,7 @@
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap::cli {
@@ -47,7 +48,7 @@ std::vector<std::string> split_commas(const std::string& s, const std::string& f
   std::string item;
   while (std::getline(ss, item, ','))
     if (!item.empty()) out.push_back(item);
-  if (out.empty()) throw InputError(flag, "expected a comma-separated list, got '" + s + "'");
+  if (out.empty()) throw InputError(flag, "expected a comma-separated list, got " + quote_input(s));
   return out;
 }
 
@@ -60,7 +61,7 @@ double parse_price(const std::string& text, const std::string& assignment) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(v) || v < 0)
-    throw InputError("--price-per-gpu-hour", "expected GPU=USD with a non-negative price, got '" + assignment + "'");
+    throw InputError("--price-per-gpu-hour", "expected GPU=USD with a non-negative price, got " + quote_input(assignment));
   return v;
 }
 
@@ -161,14 +162,14 @@ int run_search(const SearchOptions& o) {
         used = 0;
       }
       if (used != t.size() || v < 1 || v > 1024)
-        throw InputError("--tp", "expected positive tensor-parallel sizes, got '" + t + "'");
+        throw InputError("--tp", "expected positive tensor-parallel sizes, got " + quote_input(t));
       tps.push_back(v);
     }
   }
   for (const auto& p : o.prices) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError("--price-per-gpu-hour", "expected GPU=USD (e.g. h200=3.5), got '" + p + "'");
+      throw InputError("--price-per-gpu-hour", "expected GPU=USD (e.g. h200=3.5), got " + quote_input(p));
     so.price_per_gpu_hour_usd[checked_gpu(p.substr(0, eq))] = parse_price(p.substr(eq + 1), p);
   }
   std::vector<SizingCandidate> candidates;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/readers/trace_reader.hpp"
 #include "workloads/stats/trace_stats.hpp"
@@ -33,7 +34,7 @@ TraceReadOptions read_options(const TraceInputOptions& o) {
   r.log_types = o.log_types;
   if (o.on_bad_row == "skip") r.on_bad_row = BadRowPolicy::skip;
   else if (o.on_bad_row != "abort")
-    throw InputError("--on-bad-row", "expected 'abort' or 'skip', got '" + o.on_bad_row + "'");
+    throw InputError("--on-bad-row", "expected 'abort' or 'skip', got " + quote_input(o.on_bad_row));
   return r;
 }
 
@@ -71,7 +72,7 @@ TraceFormat output_format(const std::string& to, const std::string& out) {
   if (p.size() > 3 && p.compare(p.size() - 3, 3, ".gz") == 0) p.resize(p.size() - 3);
   if (p.size() > 6 && p.compare(p.size() - 6, 6, ".jsonl") == 0) return TraceFormat::jsonl;
   if (p.size() > 4 && p.compare(p.size() - 4, 4, ".csv") == 0) return TraceFormat::csv;
-  throw InputError("--to", "cannot tell the output format from '" + out +
+  throw InputError("--to", "cannot tell the output format from '" + escape_text(out) +
                                "': give --to azure|burstgpt|mooncake|lengths|csv|jsonl");
 }
 

@@ -4,6 +4,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"kvcap " KVCAP_VERSION " - KV-cache capacity planning for LLM inference serving"};
@@ -28,13 +29,16 @@ int main(int argc, char** argv) {
   try {
     return action ? action() : 0;
   } catch (const kvcap::InputError& e) {
-    std::cerr << "kvcap: error: " << e.what() << "\n";
+    // Messages quote input through quote_input()/escape_text() where they are made; escaping the whole
+    // message again (a no-op on escaped text) covers any input a message carries unquoted, so no
+    // control character from a file reaches the terminal or a CI log.
+    std::cerr << "kvcap: error: " << kvcap::escape_text(e.what()) << "\n";
     return 2;
   } catch (const kvcap::CheckFailure& e) {
-    std::cerr << "kvcap: check failed: " << e.what() << "\n";
+    std::cerr << "kvcap: check failed: " << kvcap::escape_text(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "kvcap: internal error (please report): " << e.what() << "\n";
+    std::cerr << "kvcap: internal error (please report): " << kvcap::escape_text(e.what()) << "\n";
     return 3;
   }
 }

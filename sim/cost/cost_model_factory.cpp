@@ -8,6 +8,8 @@
 #include "sim/cost/roofline_cost_model.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -22,8 +24,8 @@ ModelCostShape shape_for(const CostModelContext& ctx) {
 
 void require_interconnect(const CostModelContext& ctx, const std::string& where) {
   if (ctx.tensor_parallel_size > 1 && !(ctx.gpu.interconnect_bytes_per_s > 0))
-    throw InputError(where, "tensor_parallel_size " + std::to_string(ctx.tensor_parallel_size) + " needs gpu '" +
-                                ctx.gpu.id + "' to have interconnect_bytes_per_s > 0 for the all-reduce");
+    throw InputError(where, "tensor_parallel_size " + std::to_string(ctx.tensor_parallel_size) + " needs gpu " +
+                                quote_input(ctx.gpu.id) + " to have interconnect_bytes_per_s > 0 for the all-reduce");
 }
 
 /// The engine profile the spec asks for: "auto" takes the shipped one for this engine and GPU.
@@ -120,6 +122,7 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std
     r.reject_unknown({"kind", "path", "engine_profile", "front_end"});
     std::string path = r.get_string("path");
     if (!path.empty() && path[0] != '/' && !ctx.base_dir.empty()) path = ctx.base_dir + "/" + path;
+    require_regular_file(path, r.where("path"), "profile file");
     require_interconnect(ctx, r.where("kind"));
     eb = bind_engine(r, ctx);
     Profile p = read_profile_file(path);
@@ -131,7 +134,7 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std
     out = std::move(m);
   } else {
     throw InputError(r.where("kind"),
-                     "unknown cost model '" + kind + "' (expected: auto, roofline, profile, constant)");
+                     "unknown cost model " + quote_input(kind) + " (expected: auto, roofline, profile, constant)");
   }
   if (binding) *binding = std::move(eb);
   return out;

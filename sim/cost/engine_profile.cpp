@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 #include "sim/util/text.hpp"
 
@@ -203,11 +204,16 @@ std::optional<EngineProfile> find_shipped_engine_profile(const std::string& engi
 EngineProfile load_engine_profile(const std::string& name_or_path, const std::string& where) {
   for (const auto& p : shipped_engine_profiles())
     if (p.name == name_or_path) return p;
-  if (std::filesystem::is_regular_file(name_or_path)) return read_engine_profile_file(name_or_path);
+  std::error_code ec;
+  if (std::filesystem::exists(name_or_path, ec)) {
+    // A path: a regular file only (a directory, /dev/zero or a FIFO never reads as a profile).
+    require_regular_file(name_or_path, where, "engine profile file");
+    return read_engine_profile_file(name_or_path);
+  }
   std::string names;
   for (const auto& p : shipped_engine_profiles()) names += (names.empty() ? "" : ", ") + p.name;
-  throw InputError(where, "no shipped engine profile named '" + name_or_path + "' and no file at that path (shipped: " +
-                              (names.empty() ? "none" : names) + ")");
+  throw InputError(where, "no shipped engine profile named '" + escape_text(name_or_path) +
+                              "' and no file at that path (shipped: " + (names.empty() ? "none" : names) + ")");
 }
 
 }  // namespace kvcap

@@ -10,13 +10,13 @@ namespace kvcap {
 CostCoefficients profile_coefficients(const Profile& p, const GpuSpec& gpu, DType kv_dtype, bool fp8_weights,
                                       const std::string& origin) {
   if (ascii_lower(p.gpu_id) != ascii_lower(gpu.id))
-    throw InputError(origin, "profile is for gpu '" + p.gpu_id + "' but the scenario runs on '" + gpu.id + "'");
+    throw InputError(origin, "profile is for gpu " + quote_input(p.gpu_id) + " but the scenario runs on " + quote_input(gpu.id));
   const std::string kv = dtype_name(kv_dtype);
   auto dec = p.coefficients.decode.find(kv);
   if (dec == p.coefficients.decode.end()) {
     std::string have;
     for (const auto& [k, v] : p.coefficients.decode) have += (have.empty() ? "" : ", ") + k;
-    throw InputError(origin, "profile has no paged-decode fit for KV dtype '" + kv + "' (it has: " + have + ")");
+    throw InputError(origin, "profile has no paged-decode fit for KV dtype " + quote_input(kv) + " (it has: " + have + ")");
   }
   const auto& pc = p.coefficients;
   CostCoefficients c;
@@ -32,7 +32,7 @@ CostCoefficients profile_coefficients(const Profile& p, const GpuSpec& gpu, DTyp
   auto app = pc.append.find(kv);
   c.kv_write_bytes_per_s = app != pc.append.end() ? app->second.rate : pc.copy_bytes_per_s;
   c.interconnect_bytes_per_s = gpu.interconnect_bytes_per_s > 0 ? gpu.interconnect_bytes_per_s : 1.0;
-  if (!(gpu.host_link_bytes_per_s > 0)) throw InputError("gpu '" + gpu.id + "'", "needs host_link_bytes_per_s > 0");
+  if (!(gpu.host_link_bytes_per_s > 0)) throw InputError("gpu " + quote_input(gpu.id), "needs host_link_bytes_per_s > 0");
   c.host_link_bytes_per_s = gpu.host_link_bytes_per_s;
   c.step_overhead_s = pc.step_overhead_s;
   c.peak_flops = (fp8_weights && gpu.fp8_flops > 0) ? std::max(gpu.fp8_flops, p.spec_bf16_flops) : p.spec_bf16_flops;

@@ -1,13 +1,14 @@
 #include "sim/cost/roofline_profile.hpp"
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
 Profile make_roofline_profile(const GpuSpec& gpu, const RooflineEfficiency& eff, const std::string& model,
                               const std::string& command) {
   if (!(gpu.bf16_flops > 0 && gpu.hbm_bandwidth_bytes_per_s > 0))
-    throw InputError("gpu '" + gpu.id + "'", "a roofline profile needs bf16_flops and hbm_bandwidth_bytes_per_s > 0");
+    throw InputError("gpu " + quote_input(gpu.id), "a roofline profile needs bf16_flops and hbm_bandwidth_bytes_per_s > 0");
   Profile p;
   p.measured = false;
   p.gpu_id = gpu.id;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -33,7 +34,7 @@ void Simulation::pull_next_arrival(double now_s) {
   // the earliest the simulation can still honour it.
   if (pending_.arrival_s < now_s && fed_completions_) pending_.arrival_s = now_s;
   if (pending_.arrival_s < now_s)
-    throw InputError("workload", "request '" + pending_.id + "' arrives at " + std::to_string(pending_.arrival_s) +
+    throw InputError("workload", "request " + quote_input(pending_.id) + " arrives at " + std::to_string(pending_.arrival_s) +
                                      " s, before the previous one (" + std::to_string(now_s) +
                                      " s): requests must be in arrival order");
   queue_.push(pending_.arrival_s, EventKind::arrival);

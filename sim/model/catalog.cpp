@@ -837,7 +837,7 @@ ModelSpec load_model(const std::string& name_or_path) {
   for (const auto& e : kCatalog) {
     if (key == ascii_lower(e.hf_repo)) return from_entry(e);
   }
-  throw InputError("--model", "\"" + name_or_path +
+  throw InputError("--model", "\"" + escape_text(name_or_path) +
                                   "\" is neither a catalog model (or its HuggingFace repo id) nor an existing "
                                   "config.json (catalog: " + catalog_list() + ")");
 }

@@ -15,6 +15,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -97,7 +98,7 @@ DType parse_torch_dtype(const JsonObjectReader& r) {
   if (v == "bfloat16") return DType::bf16;
   if (v == "float16") return DType::fp16;
   if (v == "float32") return DType::fp32;
-  throw InputError(r.where(key), "unsupported dtype \"" + v + "\" (expected bfloat16, float16 or float32)");
+  throw InputError(r.where(key), "unsupported dtype " + quote_input(v) + " (expected bfloat16, float16 or float32)");
 }
 
 const ArchEntry& find_architecture(const JsonObjectReader& r) {
@@ -109,14 +110,14 @@ const ArchEntry& find_architecture(const JsonObjectReader& r) {
     for (const auto& e : kArchitectures)
       if (name == e.architecture) return e;
     throw InputError(r.where("architectures"),
-                     "architecture \"" + name + "\" is not supported (kvcap reads: " + supported_list() + ")");
+                     "architecture " + quote_input(name) + " is not supported (kvcap reads: " + supported_list() + ")");
   }
   if (present(r, "model_type")) {
     std::string mt = r.get_string("model_type");
     for (const auto& e : kArchitectures)
       if (mt == e.model_type) return e;
     throw InputError(r.where("model_type"),
-                     "model_type \"" + mt + "\" is not supported (kvcap reads: " + supported_list() + ")");
+                     "model_type " + quote_input(mt) + " is not supported (kvcap reads: " + supported_list() + ")");
   }
   throw InputError(r.where("architectures"), "required field is missing (neither architectures nor model_type given)");
 }
@@ -146,7 +147,7 @@ void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
   } else if (strategy == "channel" || strategy == "tensor") {
     q.group_size = 0;  // one scale per output channel or tensor: negligible
   } else {
-    throw InputError(w.where("strategy"), "expected group, block, channel or tensor, got \"" + strategy + "\"");
+    throw InputError(w.where("strategy"), "expected group, block, channel or tensor, got " + quote_input(strategy));
   }
   const bool symmetric = present(w, "symmetric") ? w.get_bool("symmetric") : true;
   q.scale_bits = 16 + (symmetric ? 0 : q.bits);
@@ -200,8 +201,8 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
     read_compressed_tensors(r, q);
   } else {
     throw InputError(r.where("quant_method"),
-                     "quantization method \"" + method +
-                         "\" is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors; or pass --quantization)");
+                     "quantization method " + quote_input(method) +
+                         " is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors; or pass --quantization)");
   }
   return q;
 }
@@ -229,7 +230,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
         m.layers[i].attention = AttentionKind::sliding_window;
         m.layers[i].sliding_window = *window;
       } else {
-        throw InputError(where, "layer type \"" + t + "\" is not supported (full_attention, sliding_attention)");
+        throw InputError(where, "layer type " + quote_input(t) + " is not supported (full_attention, sliding_attention)");
       }
     }
     return;
@@ -484,8 +485,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     if (text_type == w.text_model_type) entry = &w;
   }
   if (!entry)
-    throw InputError(top_text.where("model_type"), "a " + arch + " text model of type \"" + text_type +
-                                                       "\" is not supported (expected " + expected + ")");
+    throw InputError(top_text.where("model_type"), "a " + arch + " text model of type " + quote_input(text_type) +
+                                                       " is not supported (expected " + expected + ")");
   nlohmann::json text = config.at("text_config");
   text["architectures"] = nlohmann::json::array({entry->text_architecture});
   for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"})
@@ -497,7 +498,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (vision.known)
     m.vision_encoder_params = vision.params;
   else if (present(root, "vision_config"))
-    m.vision_encoder_note = "vision encoder '" + vision.type + "' not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl)";
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   return m;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -10,12 +11,12 @@ void check_tensor_parallel(const ModelSpec& m, int64_t tp) {
   const std::string where = "--tensor-parallel-size";
   if (tp < 1) throw InputError(where, "expected a positive integer, got " + std::to_string(tp));
   if (m.num_attention_heads % tp != 0)
-    throw InputError(where, std::to_string(m.num_attention_heads) + " attention heads of " + m.name +
+    throw InputError(where, std::to_string(m.num_attention_heads) + " attention heads of " + escape_text(m.name) +
                                 " do not split evenly over " + std::to_string(tp) + " GPUs");
   if (m.is_mla()) return;  // the latent is replicated, any head-divisible tp works
   const int64_t kv = m.num_kv_heads;
   if (kv >= tp ? kv % tp != 0 : tp % kv != 0)
-    throw InputError(where, std::to_string(kv) + " KV heads of " + m.name + " can be neither split nor replicated evenly over " +
+    throw InputError(where, std::to_string(kv) + " KV heads of " + escape_text(m.name) + " can be neither split nor replicated evenly over " +
                                 std::to_string(tp) + " GPUs");
 }
 

@@ -1,6 +1,7 @@
 #include "sim/scenario/policy_settings.hpp"
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -14,7 +15,7 @@ std::string pick(const JsonObjectReader& r, const std::string& key, const std::s
     if (v == a) return v;
     list += (list.empty() ? "'" : ", '") + std::string(a) + "'";
   }
-  throw InputError(r.where(key), "unknown value '" + v + "' (expected one of " + list + ")");
+  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
 }
 
 void only_with(const JsonObjectReader& r, const std::string& key, bool ok, const std::string& what) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -19,7 +20,7 @@ std::string choice(const JsonObjectReader& r, const std::string& key, const std:
     if (v == a) return v;
     list += list.empty() ? std::string("'") + a + "'" : std::string(", '") + a + "'";
   }
-  throw InputError(r.where(key), "unknown value '" + v + "' (expected one of " + list + ")");
+  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
 }
 
 EngineSettings parse_engine(const JsonObjectReader& r) {
@@ -104,7 +105,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (key.empty()) throw InputError(where, "empty component in path '" + path + "'");
+    if (key.empty()) throw InputError(where, "empty component in path " + quote_input(path));
     const bool last = dot == std::string::npos;
     if (node->is_array()) {
       size_t idx = 0;
@@ -113,7 +114,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
         idx = std::stoul(key, &used);
         if (used != key.size()) throw std::invalid_argument(key);
       } catch (const std::exception&) {
-        throw InputError(where, "'" + key + "' is not an index into the array at '" + path.substr(0, start) + "'");
+        throw InputError(where, quote_input(key) + " is not an index into the array at " + quote_input(path.substr(0, start)));
       }
       if (idx >= node->size()) throw InputError(where, "index " + key + " is past the end of the array");
       node = &(*node)[idx];
@@ -121,7 +122,7 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
       if (node->is_null()) *node = nlohmann::json::object();
       node = &(*node)[key];
     } else {
-      throw InputError(where, "'" + path.substr(0, start - 1) + "' is not an object");
+      throw InputError(where, quote_input(path.substr(0, start - 1)) + " is not an object");
     }
     if (last) break;
     start = dot + 1;

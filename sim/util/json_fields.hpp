@@ -50,9 +50,13 @@ class JsonObjectReader {
   std::string pointer_;
 };
 
-/// Parse a JSON file; a syntax error becomes an InputError naming file, line and column.
+/// Parse a JSON file; a syntax error becomes an InputError naming file, line and column. Only a
+/// regular file is read (InputError for a directory, device or FIFO).
 nlohmann::json read_json_file(const std::string& path);
 /// Parse JSON text that came from `origin` (a file name or "--set ...").
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
+/// A parse error's description for a message: the input text it quotes cut to a short, escaped
+/// excerpt (see quote_input() in sim/util/text.hpp).
+std::string json_parse_problem(const nlohmann::json::parse_error& e);
 
 }  // namespace kvcap

@@ -26,4 +26,76 @@ std::string gib_text(int64_t bytes) {
   return buf;
 }
 
+namespace {
+
+/// Length of the valid UTF-8 sequence starting at s[i] (1 to 4), or 0 when the bytes there are
+/// not one (a stray continuation byte, an overlong form, a surrogate, a cut-off sequence).
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c == 0xED) n = 3, hi = 0x9F;  // no UTF-16 surrogates
+  else if (c >= 0xE1 && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) n = 4, hi = 0x8F;
+  else return 0;
+  if (i + n > s.size() || b(1) < lo || b(1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
+  return n;
+}
+
+void append_hex(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 0xF];
+}
+
+/// Appends the character at s[i] escaped and returns how many bytes it took.
+size_t append_escaped_char(std::string& out, std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) append_hex(out, c);
+    else out += static_cast<char>(c);
+    return 1;
+  }
+  const size_t n = utf8_length(s, i);
+  // C1 controls (U+0080..U+009F, encoded C2 80..C2 9F) act like ESC sequences on some terminals.
+  const bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F;
+  if (n == 0 || c1) {
+    const size_t bytes = n == 0 ? 1 : n;
+    for (size_t k = 0; k < bytes; ++k) append_hex(out, static_cast<unsigned char>(s[i + k]));
+    return bytes;
+  }
+  out.append(s.substr(i, n));
+  return n;
+}
+
+}  // namespace
+
+std::string escape_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) i += append_escaped_char(out, s, i);
+  return out;
+}
+
+std::string excerpt(std::string_view s, size_t max_chars) {
+  std::string out;
+  size_t i = 0;
+  for (size_t chars = 0; i < s.size() && chars < max_chars; ++chars) i += append_escaped_char(out, s, i);
+  if (i < s.size()) out += "...";
+  return out;
+}
+
+std::string quote_input(std::string_view s, size_t max_chars) { return "'" + excerpt(s, max_chars) + "'"; }
+
 }  // namespace kvcap

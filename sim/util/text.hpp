@@ -1,7 +1,9 @@
 #pragma once
 // Text helpers every room needs, kept in one place so each has one definition.
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace kvcap {
 
@@ -14,5 +16,25 @@ std::string csv_field(const std::string& s);
 
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".
 std::string gib_text(int64_t bytes);
+
+// Quoting input text in messages. Input files and flags can hold anything: terminal escapes
+// (which a message printed to a terminal or CI log would execute), line breaks (which forge
+// log lines), or a secret from a file that was never a trace. Every message that quotes input
+// goes through these.
+
+/// `s` with control bytes made visible: \n, \r and \t as such, other bytes below 0x20, 0x7f,
+/// the C1 controls (U+0080..U+009F) and bytes that are not valid UTF-8 as \xNN. Valid UTF-8
+/// otherwise stays as it is. Backslashes are kept, so escaping twice changes nothing.
+std::string escape_text(std::string_view s);
+
+/// How many characters of input a message quotes at most.
+inline constexpr size_t kExcerptChars = 40;
+
+/// At most `max_chars` characters (code points) of `s`, escaped, with "..." when cut: a short
+/// excerpt of an input line or value for a message.
+std::string excerpt(std::string_view s, size_t max_chars = kExcerptChars);
+
+/// excerpt(s) in single quotes: "'value'".
+std::string quote_input(std::string_view s, size_t max_chars = kExcerptChars);
 
 }  // namespace kvcap

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/random/samplers.hpp"
 
@@ -18,8 +19,8 @@ ArrivalSpec ArrivalSpec::parse(const nlohmann::json& j, const std::string& file,
   else if (p == "gamma") s.process = Process::gamma;
   else if (p == "weibull") s.process = Process::weibull;
   else
-    throw InputError(r.where("process"), "unknown arrival process '" + p +
-                                             "' (expected poisson, gamma or weibull; closed loop is "
+    throw InputError(r.where("process"), "unknown arrival process " + quote_input(p) +
+                                             " (expected poisson, gamma or weibull; closed loop is "
                                              "\"closed_loop\" on a generator source)");
   s.rate_per_s = r.get_number_in("rate_per_s", 1e-9, 1e9);
   if (s.process == Process::poisson) {

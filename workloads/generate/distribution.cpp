@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/readers/trace_reader.hpp"
 
@@ -84,7 +85,7 @@ Distribution Distribution::parse(const nlohmann::json& j, const std::string& fil
                                : detect_trace_format(o.path);
     const std::string field = r.get_string("field");
     if (field != "prompt" && field != "output")
-      throw InputError(r.where("field"), "expected 'prompt' or 'output', got '" + field + "'");
+      throw InputError(r.where("field"), "expected 'prompt' or 'output', got " + quote_input(field));
     auto reader = open_trace_reader(o);
     auto vals = std::make_shared<std::vector<int64_t>>();
     Request q;
@@ -92,8 +93,8 @@ Distribution Distribution::parse(const nlohmann::json& j, const std::string& fil
     if (vals->empty()) throw InputError(r.where("path"), "trace has no rows to resample");
     d.values = vals;
   } else {
-    throw InputError(r.where("dist"), "unknown distribution '" + kind +
-                                          "' (expected fixed, uniform, normal, lognormal, "
+    throw InputError(r.where("dist"), "unknown distribution " + quote_input(kind) +
+                                          " (expected fixed, uniform, normal, lognormal, "
                                           "exponential, zipf or empirical)");
   }
   return d;

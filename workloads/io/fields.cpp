@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -68,8 +69,7 @@ int64_t parse_int_field(std::string_view text, const std::string& where, const s
       rest = {};
     if (rest.empty()) return v;
   }
-  throw InputError(where, "column '" + column + "': expected a whole number, got '" +
-                              std::string(text) + "'");
+  throw InputError(where, "column " + quote_input(column) + ": expected a whole number, got " + quote_input(text));
 }
 
 double parse_double_field(std::string_view text, const std::string& where, const std::string& column) {
@@ -78,8 +78,7 @@ double parse_double_field(std::string_view text, const std::string& where, const
   double v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec != std::errc() || p != t.data() + t.size() || t.empty() || !std::isfinite(v))
-    throw InputError(where, "column '" + column + "': expected a number, got '" +
-                                std::string(text) + "'");
+    throw InputError(where, "column " + quote_input(column) + ": expected a number, got " + quote_input(text));
   return v;
 }
 
@@ -93,9 +92,16 @@ size_t column_index(const std::vector<std::string>& header, const std::string& n
                     const std::string& where) {
   int i = find_column(header, name);
   if (i >= 0) return static_cast<size_t>(i);
+  // A first line without a comma is no CSV header: it may be any file's first line (a key, a
+  // password), so it is described, never echoed.
+  if (header.size() < 2)
+    throw InputError(where, "expected a CSV header with a column " + quote_input(name) + ", found a line without commas (" +
+                                std::to_string(header.empty() ? 0 : header[0].size()) + " bytes, not shown)");
+  constexpr size_t kShownColumns = 12;
   std::string cols;
-  for (const auto& h : header) cols += (cols.empty() ? "" : ", ") + h;
-  throw InputError(where, "header has no column '" + name + "' (columns: " + cols + ")");
+  for (size_t k = 0; k < header.size() && k < kShownColumns; ++k) cols += (k ? ", " : "") + excerpt(header[k]);
+  if (header.size() > kShownColumns) cols += ", ... (" + std::to_string(header.size()) + " in all)";
+  throw InputError(where, "header has no column " + quote_input(name) + " (columns: " + cols + ")");
 }
 
 }  // namespace kvcap

@@ -1,9 +1,12 @@
 #include "workloads/io/line_reader.hpp"
 
+#include <unistd.h>
+
 #include <cstring>
 #include <zlib.h>
 
 #include "sim/util/error.hpp"
+#include "sim/util/input_file.hpp"
 
 namespace kvcap {
 
@@ -13,9 +16,14 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 constexpr size_t kMaxLineBytes = size_t{64} << 20;
 }  // namespace
 
-LineReader::LineReader(const std::string& path) : name_(path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw InputError(path, "cannot open trace file for reading");
+LineReader::LineReader(const std::string& path, const std::string& what) : name_(path) {
+  // A regular file only: /dev/zero or a FIFO would never end or never start.
+  const int fd = open_regular_file(path, "", what);
+  gzFile f = gzdopen(fd, "rb");
+  if (!f) {
+    ::close(fd);
+    throw InputError(path, "cannot open " + what + " for reading");
+  }
   gzbuffer(f, 256 * 1024);
   gz_ = f;
   buf_.resize(kChunkBytes);

@@ -11,8 +11,9 @@ namespace kvcap {
 
 class LineReader {
  public:
-  /// Opens `path` (".gz" or not — the content decides). InputError when it cannot be read.
-  explicit LineReader(const std::string& path);
+  /// Opens `path` (".gz" or not — the content decides). InputError when it cannot be read or
+  /// is not a regular file; `what` names the file's role in that message.
+  explicit LineReader(const std::string& path, const std::string& what = "trace file");
   /// Reads from an open descriptor (a pipe in tests); takes ownership. `name` is for messages.
   LineReader(int fd, std::string name);
   ~LineReader();

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/io/fields.hpp"
 
 namespace kvcap {
@@ -45,7 +46,7 @@ bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 int64_t parse_wall_clock_ns(std::string_view text, const std::string& where) {
   std::string_view s = trim_spaces(text);
   auto bad = [&](const char* why) -> InputError {
-    return InputError(where, std::string("timestamp '") + std::string(text) + "': " + why +
+    return InputError(where, "timestamp " + quote_input(text) + ": " + why +
                                  " (expected YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM])");
   };
   size_t i = 0;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/io/wall_clock.hpp"
 #include "workloads/readers/csv_trace_base.hpp"
 #include "workloads/readers/format_readers.hpp"
@@ -151,7 +152,7 @@ double time_unit_ns(const std::string& unit) {
   if (unit == "us") return 1e3;
   if (unit == "ns") return 1;
   if (unit == "wall_clock") return 0;
-  throw InputError("", "time unit '" + unit + "' unknown (expected s, ms, us, ns or wall_clock)");
+  throw InputError("", "time unit " + quote_input(unit) + " unknown (expected s, ms, us, ns or wall_clock)");
 }
 
 std::unique_ptr<TraceReader> make_azure_reader(std::unique_ptr<LineReader> l, const TraceReadOptions& o) {

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/io/fields.hpp"
 #include "workloads/readers/trace_reader.hpp"
 
@@ -37,7 +39,7 @@ class CsvTraceReader : public TraceReader {
   int64_t tokens_at(size_t i, int64_t min) const {
     int64_t v = int_at(i);
     if (v < min || v > (int64_t{1} << 40))
-      throw InputError(lines().where(), "column '" + header_[i] + "': token count " +
+      throw InputError(lines().where(), "column " + quote_input(header_[i]) + ": token count " +
                                             std::to_string(v) + " out of range (expected >= " +
                                             std::to_string(min) + ")");
     return v;

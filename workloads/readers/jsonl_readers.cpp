@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/io/wall_clock.hpp"
 #include "workloads/readers/csv_trace_base.hpp"
 #include "workloads/readers/format_readers.hpp"
@@ -22,33 +24,33 @@ class JsonRowReader : public TraceReader {
     try {
       row_ = nlohmann::json::parse(line.begin(), line.end());
     } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(lines().where(), std::string("malformed JSON: ") + e.what());
+      throw InputError(lines().where(), "malformed JSON: " + json_parse_problem(e));
     }
     if (!row_.is_object()) throw InputError(lines().where(), "expected one JSON object per line");
     return row_;
   }
   const nlohmann::json& member(const std::string& key) const {
     auto it = row_.find(key);
-    if (it == row_.end()) throw InputError(lines().where(), "missing key '" + key + "'");
+    if (it == row_.end()) throw InputError(lines().where(), "missing key " + quote_input(key));
     return *it;
   }
   bool has(const std::string& key) const { return row_.contains(key) && !row_[key].is_null(); }
   double number(const std::string& key) const {
     const auto& v = member(key);
-    if (!v.is_number()) throw InputError(lines().where(), "key '" + key + "': expected a number");
+    if (!v.is_number()) throw InputError(lines().where(), "key " + quote_input(key) + ": expected a number");
     double d = v.get<double>();
-    if (!std::isfinite(d)) throw InputError(lines().where(), "key '" + key + "': not finite");
+    if (!std::isfinite(d)) throw InputError(lines().where(), "key " + quote_input(key) + ": not finite");
     return d;
   }
   int64_t integer(const std::string& key, int64_t min, int64_t max) const {
     const auto& v = member(key);
     if (!v.is_number_integer())
-      throw InputError(lines().where(), "key '" + key + "': expected a whole number");
+      throw InputError(lines().where(), "key " + quote_input(key) + ": expected a whole number");
     int64_t i = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)
                     ? INT64_MAX
                     : v.get<int64_t>();
     if (i < min || i > max)
-      throw InputError(lines().where(), "key '" + key + "': " + std::to_string(i) +
+      throw InputError(lines().where(), "key " + quote_input(key) + ": " + std::to_string(i) +
                                             " out of range [" + std::to_string(min) + ", " +
                                             std::to_string(max) + "]");
     return i;
@@ -56,11 +58,11 @@ class JsonRowReader : public TraceReader {
   /// Block hash ids -> content segments of block_tokens each; the last block holds the rest.
   void hash_ids_to_content(const std::string& key, int64_t block_tokens, Request& out) const {
     const auto& ids = member(key);
-    if (!ids.is_array()) throw InputError(lines().where(), "key '" + key + "': expected an array");
+    if (!ids.is_array()) throw InputError(lines().where(), "key " + quote_input(key) + ": expected an array");
     const int64_t n = static_cast<int64_t>(ids.size());
     const int64_t need = (out.prompt_tokens + block_tokens - 1) / block_tokens;
     if (n != need)
-      throw InputError(lines().where(), "key '" + key + "' has " + std::to_string(n) +
+      throw InputError(lines().where(), "key " + quote_input(key) + " has " + std::to_string(n) +
                                             " block ids but the prompt of " +
                                             std::to_string(out.prompt_tokens) + " tokens needs " +
                                             std::to_string(need) + " blocks of " +
@@ -68,7 +70,7 @@ class JsonRowReader : public TraceReader {
     for (int64_t k = 0; k < n; ++k) {
       const auto& id = ids[static_cast<size_t>(k)];
       if (!id.is_number_integer() || (id.is_number_integer() && !id.is_number_unsigned() && id.get<int64_t>() < 0))
-        throw InputError(lines().where(), "key '" + key + "': block ids must be non-negative integers");
+        throw InputError(lines().where(), "key " + quote_input(key) + ": block ids must be non-negative integers");
       int64_t tokens = k + 1 < n ? block_tokens : out.prompt_tokens - block_tokens * (n - 1);
       out.content.push_back(ContentSegment{id.get<uint64_t>(), tokens});
     }
@@ -112,7 +114,7 @@ class MappedJsonlReader final : public JsonRowReader {
       if (ns_per_unit_ == 0) {
         const auto& v = member(map_.arrival);
         if (!v.is_string())
-          throw InputError(lines().where(), "key '" + map_.arrival + "': expected a timestamp string");
+          throw InputError(lines().where(), "key " + quote_input(map_.arrival) + ": expected a timestamp string");
         t_ns = parse_wall_clock_ns(v.get<std::string>(), lines().where());
       } else {
         t_ns = time_to_ns(number(map_.arrival), ns_per_unit_, lines().where());
@@ -123,7 +125,7 @@ class MappedJsonlReader final : public JsonRowReader {
     if (has(map_.request_class)) {
       const auto& c = member(map_.request_class);
       if (!c.is_string())
-        throw InputError(lines().where(), "key '" + map_.request_class + "': expected a string");
+        throw InputError(lines().where(), "key " + quote_input(map_.request_class) + ": expected a string");
       out.request_class = c.get<std::string>();
     }
     if (has(map_.priority))
@@ -133,14 +135,14 @@ class MappedJsonlReader final : public JsonRowReader {
     if (has(map_.content)) {
       const auto& segs = member(map_.content);
       if (!segs.is_array())
-        throw InputError(lines().where(), "key '" + map_.content + "': expected an array");
+        throw InputError(lines().where(), "key " + quote_input(map_.content) + ": expected an array");
       int64_t total = 0;
       for (const auto& s : segs) {
         if (!s.is_object() || !s.contains("id") || !s.contains("tokens") ||
             !s["id"].is_number_unsigned() || !s["tokens"].is_number_integer() ||
             s["tokens"].get<int64_t>() < 1)
-          throw InputError(lines().where(), "key '" + map_.content +
-                                                "': expected objects {\"id\": unsigned, \"tokens\": >= 1}");
+          throw InputError(lines().where(),
+                           "key " + quote_input(map_.content) + ": expected objects {\"id\": unsigned, \"tokens\": >= 1}");
         out.content.push_back(ContentSegment{s["id"].get<uint64_t>(), s["tokens"].get<int64_t>()});
         total += out.content.back().tokens;
       }

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/io/fields.hpp"
 #include "workloads/readers/format_readers.hpp"
 #include "workloads/readers/trace_reader.hpp"
@@ -23,8 +24,8 @@ constexpr FormatName kFormats[] = {
 TraceFormat trace_format_from_name(const std::string& name, const std::string& where) {
   for (const auto& f : kFormats)
     if (name == f.name) return f.format;
-  throw InputError(where, "unknown trace format '" + name +
-                              "' (expected azure, burstgpt, mooncake, lengths, csv or jsonl)");
+  throw InputError(where, "unknown trace format " + quote_input(name) +
+                              " (expected azure, burstgpt, mooncake, lengths, csv or jsonl)");
 }
 
 const char* trace_format_name(TraceFormat f) {

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/generate/generator_source.hpp"
 #include "workloads/spec/workload_parsers.hpp"
 
@@ -85,7 +86,7 @@ nlohmann::json preset_sources(const std::string& name, double rate, const JsonOb
     long_ctx["arrival"]["rate_per_s"] = rate * 0.25;
     return json::array({burst, long_ctx});
   }
-  throw InputError(w.where("preset"), "unknown preset '" + name + "' (expected long_context, burst or mixed)");
+  throw InputError(w.where("preset"), "unknown preset " + quote_input(name) + " (expected long_context, burst or mixed)");
 }
 
 }  // namespace
@@ -118,7 +119,7 @@ SourceFactory parse_generate_workload(const JsonObjectReader& w, const WorkloadC
     g.seed = derive_seed(ctx.seed, 100 + i);
     g.session_base = static_cast<int64_t>(i) << 40;
     for (const auto& n : names)
-      if (n == g.name) throw InputError(r.where("name"), "two sources named '" + n + "'");
+      if (n == g.name) throw InputError(r.where("name"), "two sources named " + quote_input(n));
     names.push_back(g.name);
     specs.push_back(std::move(g));
   }
@@ -151,7 +152,7 @@ SourceFactory parse_mix_workload(const JsonObjectReader& w, const WorkloadContex
     parts.push_back(parse_workload(r.raw("workload"), sub));
     names.push_back(r.get_string("name", "s" + std::to_string(i)));
     for (size_t k = 0; k + 1 < names.size(); ++k)
-      if (names[k] == names.back()) throw InputError(r.where("name"), "two sources named '" + names.back() + "'");
+      if (names[k] == names.back()) throw InputError(r.where("name"), "two sources named " + quote_input(names.back()));
     classes.push_back(r.get_string("class", ""));
     prios.push_back(r.has("priority") ? std::optional<int>(static_cast<int>(r.get_int("priority", -1000000, 1000000)))
                                       : std::nullopt);

@@ -4,6 +4,8 @@
 #include <optional>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
+#include "sim/util/input_file.hpp"
 #include "workloads/readers/trace_reader.hpp"
 #include "workloads/spec/workload_parsers.hpp"
 
@@ -19,7 +21,7 @@ LengthCapPolicy parse_length_cap(const JsonObjectReader& w) {
   if (p == "reject") return LengthCapPolicy::reject;
   if (p == "truncate") return LengthCapPolicy::truncate;
   if (p == "keep") return LengthCapPolicy::keep;
-  throw InputError(w.where("length_cap"), "expected 'reject', 'truncate' or 'keep', got '" + p + "'");
+  throw InputError(w.where("length_cap"), "expected 'reject', 'truncate' or 'keep', got " + quote_input(p));
 }
 
 namespace {
@@ -67,14 +69,14 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
                     "priority"});
   TraceReadOptions ro;
   ro.path = resolve_workload_path(ctx.base_dir, w.get_string("path"));
-  if (!std::filesystem::exists(ro.path))
-    throw InputError(w.where("path"), "trace file '" + ro.path + "' does not exist");
+  // A regular file: a directory, /dev/zero or a FIFO would fail late, never end, or hang.
+  require_regular_file(ro.path, w.where("path"), "trace file");
   ro.format = w.has("format") ? trace_format_from_name(w.get_string("format"), w.where("format"))
                               : detect_trace_format(ro.path);
   const std::string bad = w.get_string("on_bad_row", "abort");
   if (bad == "skip") ro.on_bad_row = BadRowPolicy::skip;
   else if (bad != "abort")
-    throw InputError(w.where("on_bad_row"), "expected 'abort' or 'skip', got '" + bad + "'");
+    throw InputError(w.where("on_bad_row"), "expected 'abort' or 'skip', got " + quote_input(bad));
   ro.models = string_list(w, "models");
   ro.log_types = string_list(w, "log_types");
   if ((!ro.models.empty() || !ro.log_types.empty()) && ro.format != TraceFormat::burstgpt)
