@@ -1,7 +1,6 @@
 #include "sim/util/json_fields.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "sim/util/error.hpp"
@@ -123,33 +122,6 @@ void JsonObjectReader::reject_unknown(std::initializer_list<const char*> allowed
       throw InputError(where(it.key()), "unknown key (accepted here: " + list + ")");
     }
   }
-}
-
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Translate the byte offset into line:column for the message.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw InputError(origin + ":" + std::to_string(line) + ":" + std::to_string(col),
-                     std::string("malformed JSON (") + e.what() + ")");
-  }
-}
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), path);
 }
 
 }  // namespace kvcap
