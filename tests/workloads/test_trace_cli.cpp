@@ -110,3 +110,19 @@ TEST_CASE("trace generate writes a workload deterministically") {
   auto bad = wltest::write_file("gen_bad.json", R"({"kind": "generate", "duration_s": 10, "sources": [{"arrival": {"process": "poisson"}}]})");
   CHECK(run_cli("trace generate " + bad + " " + o1).code == 2);
 }
+
+TEST_CASE("trace stats on a cut-short gzip trace: exit 2 naming the file") {
+  std::string rows = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 3000; ++i) rows += std::to_string(i) + "," + std::to_string(10 + i % 89) + "," + std::to_string(1 + i % 13) + "\n";
+  const std::string whole = wltest::write_gz("cut_whole.csv.gz", rows);
+  std::ifstream f(whole, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  const std::string cut = wltest::write_file("cut.csv.gz", bytes.substr(0, bytes.size() / 2));
+  CHECK(run_cli("trace stats " + whole).code == 0);
+  auto r = cli_test::run_kvcap("trace stats " + cut);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(cut + ": truncated gzip") != std::string::npos, r.output);
+  const std::string out = wltest::temp_dir() + "/cut_out.csv";
+  CHECK(cli_test::run_kvcap("trace convert " + cut + " " + out).code == 2);
+
+}
