@@ -80,3 +80,20 @@ TEST_CASE("a last line without a newline is still read, plain or gzip") {
   REQUIRE(v.size() == 2);
   CHECK(v[1].prompt_tokens == 6);
 }
+
+TEST_CASE("empty, blank and header-only traces are input errors: no requests") {
+  const std::string empty = wltest::write_file("empty.csv", "");
+  const std::string blank = wltest::write_file("blank.jsonl", "\n  \n");
+  const std::string header = wltest::write_file("header_only.csv", "arrival_s,prompt_tokens,output_tokens\n");
+  const std::string header_gz = wltest::write_gz("header_only.csv.gz", "arrival_s,prompt_tokens,output_tokens\n");
+  for (const auto& p : {empty, header, header_gz}) {
+    const std::string msg = wltest::error_of([&] { wltest::drain(*open_csv_trace(p)); });
+    CHECK_MESSAGE(has(msg, p + ": no requests"), msg);
+  }
+  TraceReadOptions jo;
+  jo.format = TraceFormat::jsonl;
+  jo.path = blank;
+  CHECK(has(wltest::error_of([&] { wltest::drain(*open_trace_reader(jo)); }), blank + ": no requests"));
+  CHECK(has(wltest::error_of([&] { detect_trace_format(empty); }), empty + ": no requests"));
+  CHECK(has(wltest::error_of([&] { detect_trace_format(blank); }), blank + ": no requests"));
+}

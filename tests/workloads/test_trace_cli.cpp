@@ -111,7 +111,7 @@ TEST_CASE("trace generate writes a workload deterministically") {
   CHECK(run_cli("trace generate " + bad + " " + o1).code == 2);
 }
 
-TEST_CASE("trace stats on a cut-short gzip trace: exit 2 naming the file") {
+TEST_CASE("trace stats on a cut-short gzip trace or a header-only one: exit 2 naming the file") {
   std::string rows = "arrival_s,prompt_tokens,output_tokens\n";
   for (int i = 0; i < 3000; ++i) rows += std::to_string(i) + "," + std::to_string(10 + i % 89) + "," + std::to_string(1 + i % 13) + "\n";
   const std::string whole = wltest::write_gz("cut_whole.csv.gz", rows);
@@ -125,4 +125,8 @@ TEST_CASE("trace stats on a cut-short gzip trace: exit 2 naming the file") {
   const std::string out = wltest::temp_dir() + "/cut_out.csv";
   CHECK(cli_test::run_kvcap("trace convert " + cut + " " + out).code == 2);
 
+  const std::string header_only = wltest::write_file("hdr_only.csv", "arrival_s,prompt_tokens,output_tokens\n");
+  r = cli_test::run_kvcap("trace stats " + header_only);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(header_only + ": no requests") != std::string::npos, r.output);
 }
