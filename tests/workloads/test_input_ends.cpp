@@ -97,3 +97,22 @@ TEST_CASE("empty, blank and header-only traces are input errors: no requests") {
   CHECK(has(wltest::error_of([&] { detect_trace_format(empty); }), empty + ": no requests"));
   CHECK(has(wltest::error_of([&] { detect_trace_format(blank); }), blank + ": no requests"));
 }
+
+TEST_CASE("a CSV row with more or fewer fields than the header names file, line and both counts") {
+  const std::string more = wltest::write_file("more.csv", "arrival_s,prompt_tokens,output_tokens\n0,5,1\n1,6,2,9\n");
+  CHECK(wltest::error_of([&] { wltest::drain(*open_csv_trace(more)); }) ==
+        more + ":3: row has 4 fields, expected 3 as in the header");
+  const std::string fewer = wltest::write_file("fewer.csv", "arrival_s,prompt_tokens,output_tokens\n0,5\n");
+  CHECK(wltest::error_of([&] { wltest::drain(*open_csv_trace(fewer)); }) ==
+        fewer + ":2: row has 2 fields, expected 3 as in the header");
+  // Every format with a header checks it, Azure's included; skip counts such rows.
+  TraceReadOptions ao;
+  ao.format = TraceFormat::azure;
+  ao.path = wltest::write_file("az_more.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                              "2023-11-16 18:00:00.0,10,2\n2023-11-16 18:00:01.0,10,2,7\n");
+  CHECK(has(wltest::error_of([&] { wltest::drain(*open_trace_reader(ao)); }), "az_more.csv:3: row has 4 fields"));
+  ao.on_bad_row = BadRowPolicy::skip;
+  auto skipping = open_trace_reader(ao);
+  CHECK(wltest::drain(*skipping).size() == 1);
+  CHECK(skipping->counts().bad_rows_skipped == 1);
+}
