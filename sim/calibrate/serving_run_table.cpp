@@ -204,12 +204,7 @@ ServingRunTable read_serving_run_table_full(const std::string& path) {
     if (blank(line)) continue;
     ++rows;
     const std::string where = lines.where();
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(line.begin(), line.end());
-    } catch (const nlohmann::json::parse_error& err) {
-      throw InputError(where, std::string("malformed JSON (") + err.what() + ")");
-    }
+    const nlohmann::json doc = parse_json_line(line, where);
     const JsonObjectReader r(doc, where, "");
     const std::string id = nonempty_string(r, "id");
     auto [it, fresh] = first_seen.emplace(id, where);

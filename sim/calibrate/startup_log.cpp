@@ -139,7 +139,7 @@ std::vector<StartupLogRow> read_startup_logs(const std::string& path) {
   while (lines.next(line)) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const std::string where = lines.where();
-    nlohmann::json j = parse_json_text(std::string(line), where);
+    nlohmann::json j = parse_json_line(line, where);
     rows.push_back(read_row(j, where, base_dir));
     for (size_t i = 0; i + 1 < rows.size(); ++i)
       if (rows[i].id == rows.back().id) throw InputError(where + ": /id", "duplicate id " + quote_input(rows.back().id));

@@ -83,12 +83,22 @@ void report_counts(const WorkloadCounts& c, const std::string& out) {
             << ", truncated " << c.truncated << ")\n";
 }
 
+// Opening the output truncates it, so writing onto the input would destroy the trace before a
+// row of it is read (and leave an empty file behind, reported as success).
+void refuse_output_onto_input(const std::string& in, const std::string& out) {
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(in, out, ec))
+    throw InputError(out, "the output is the input file '" + in +
+                              "': writing it would destroy the input; choose another output file");
+}
+
 struct ConvertOptions {
   TraceInputOptions in;
   std::string out, to;
 };
 
 int run_convert(const ConvertOptions& o) {
+  refuse_output_onto_input(o.in.file, o.out);
   TraceReadOptions ro = read_options(o.in);
   TraceFormat to = output_format(o.to, o.out);
   auto reader = open_trace_reader(ro);
@@ -110,6 +120,7 @@ struct GenerateOptions {
 };
 
 int run_generate(const GenerateOptions& o) {
+  refuse_output_onto_input(o.file, o.out);
   nlohmann::json doc = read_json_file(o.file);
   WorkloadContext ctx;
   ctx.file = o.file;

@@ -95,9 +95,8 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   const std::string path = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   nlohmann::json value;
-  try {
-    value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
+  if (const auto failure = try_parse_json(text, value)) {
+    if (failure->too_deep) throw InputError(where, failure->what);
     value = text;  // not JSON: a plain string such as fcfs or llama-3.1-8b
   }
   nlohmann::json* node = &doc;

@@ -4,17 +4,19 @@
 #include <set>
 
 #include "sim/util/error.hpp"
+#include "sim/util/json_parse.hpp"
 
 namespace kvcap {
 
 namespace {
 
-nlohmann::json value_from_text(const std::string& text) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
+nlohmann::json value_from_text(const std::string& text, const std::string& flag) {
+  nlohmann::json value;
+  if (const auto failure = try_parse_json(text, value)) {
+    if (failure->too_deep) throw InputError(flag, failure->what);
     return text;  // not JSON: a plain string such as fp8 or contiguous, as --set reads it
   }
+  return value;
 }
 
 }  // namespace
@@ -29,11 +31,8 @@ GridAxis parse_grid_axis(const std::string& text) {
   const std::string values = text.substr(eq + 1);
   if (!values.empty() && values.front() == '[') {
     nlohmann::json arr;
-    try {
-      arr = nlohmann::json::parse(values);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(axis.flag, std::string("values start with '[' but are not a JSON array: ") + e.what());
-    }
+    if (const auto failure = try_parse_json(values, arr))
+      throw InputError(axis.flag, "values start with '[' but are not a JSON array: " + failure->what);
     if (!arr.is_array() || arr.empty()) throw InputError(axis.flag, "the JSON array of values is empty");
     for (auto& v : arr) axis.values.push_back(v);
   } else {
@@ -44,7 +43,7 @@ GridAxis parse_grid_axis(const std::string& text) {
       if (v.empty())
         throw InputError(axis.flag, "empty value in the list (values containing commas go in a JSON array: "
                                     "PATH='[...]')");
-      axis.values.push_back(value_from_text(v));
+      axis.values.push_back(value_from_text(v, axis.flag));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }

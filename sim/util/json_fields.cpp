@@ -127,44 +127,4 @@ void JsonObjectReader::reject_unknown(std::initializer_list<const char*> allowed
   }
 }
 
-std::string json_parse_problem(const nlohmann::json::parse_error& e) {
-  // nlohmann's message ends "...; last read: '<token>'[; expected <what>]", and the token can be
-  // a whole line of a file that was never JSON (an unterminated string runs to the line's end).
-  const std::string msg = e.what();
-  const std::string mark = "; last read: '";
-  const size_t start = msg.find(mark);
-  if (start == std::string::npos) return escape_text(msg);
-  const size_t token = start + mark.size();
-  size_t stop = msg.rfind("'; expected ");
-  if (stop == std::string::npos || stop < token) stop = msg.size() - (msg.ends_with('\'') ? 1 : 0);
-  if (stop < token) stop = token;
-  // The tail is nlohmann's own short "; expected ..." (capped all the same).
-  const std::string_view text(msg);
-  return escape_text(text.substr(0, start)) + "; last read: " + quote_input(text.substr(token, stop - token)) +
-         excerpt(text.substr(std::min(stop + 1, msg.size())), 60);
-}
-
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Translate the byte offset into line:column for the message.
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw InputError(origin + ":" + std::to_string(line) + ":" + std::to_string(col),
-                     "malformed JSON (" + json_parse_problem(e) + ")");
-  }
-}
-
-nlohmann::json read_json_file(const std::string& path) {
-  return parse_json_text(read_regular_file(path, "", "JSON file"), path);
-}
-
 }  // namespace kvcap

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/util/json_parse.hpp"  // read_json_file, parse_json_text: every reader of JSON objects needs them
+
 namespace kvcap {
 
 /// A JSON object being read, with the file and the pointer used in messages.
@@ -49,14 +51,5 @@ class JsonObjectReader {
   std::string file_;
   std::string pointer_;
 };
-
-/// Parse a JSON file; a syntax error becomes an InputError naming file, line and column. Only a
-/// regular file is read (InputError for a directory, device or FIFO).
-nlohmann::json read_json_file(const std::string& path);
-/// Parse JSON text that came from `origin` (a file name or "--set ...").
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin);
-/// A parse error's description for a message: the input text it quotes cut to a short, escaped
-/// excerpt (see quote_input() in sim/util/text.hpp).
-std::string json_parse_problem(const nlohmann::json::parse_error& e);
 
 }  // namespace kvcap

@@ -243,6 +243,12 @@ TEST_CASE("serving-run table: bad input names file:line and the field") {
   msg = error_for({kRowB, R"({"id": "x", "gpu": )"});
   CHECK(contains(msg, "runs.jsonl:2: malformed JSON"));
 
+  // A number no double holds, and nesting past the limit (100k levels overflowed the stack).
+  msg = error_for({kRowB, R"({"id": "x", "rate": 1e309})"});
+  CHECK(contains(msg, "runs.jsonl:2: number out of range"));
+  msg = error_for({std::string(100000, '[') + std::string(100000, ']')});
+  CHECK(contains(msg, "runs.jsonl:1: JSON nested deeper than 256 levels (at column 257)"));
+
   msg = error_for({kRowB, R"({"id": "c", "runnable": false})", row_a_without("/measured/e2e_mean_s")});
   CHECK(contains(msg, "runs.jsonl:3: /measured/e2e_mean_s: required field is missing"));
 

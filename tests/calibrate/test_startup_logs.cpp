@@ -51,6 +51,11 @@ TEST_CASE("startup-log reader: rows need a source, known fields, sane numbers; e
     return std::string("no error");
   };
   CHECK(message(kRow + "\n{not json\n").find("bad.jsonl:2") != std::string::npos);
+  std::string huge = kRow;
+  huge.replace(huge.find("7463"), 4, "1e309");
+  CHECK(message(huge).find("bad.jsonl:1: number out of range") != std::string::npos);
+  CHECK(message(kRow + "\n" + std::string(300, '[') + std::string(300, ']'))
+            .find("bad.jsonl:2: JSON nested deeper than 256 levels") != std::string::npos);
   std::string no_source = kRow;
   no_source.replace(no_source.find("https://example.org/log"), 23, "");
   CHECK(message(no_source).find("/source") != std::string::npos);

@@ -110,3 +110,47 @@ TEST_CASE("trace generate writes a workload deterministically") {
   auto bad = wltest::write_file("gen_bad.json", R"({"kind": "generate", "duration_s": 10, "sources": [{"arrival": {"process": "poisson"}}]})");
   CHECK(run_cli("trace generate " + bad + " " + o1).code == 2);
 }
+
+TEST_CASE("trace convert and generate refuse to write onto their input: exit 2, input intact") {
+  const std::string text = "arrival_s,prompt_tokens,output_tokens\n0,5,1\n1,6,2\n";
+  const std::string in = wltest::write_file("same.csv", text);
+  auto read_back = [](const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+  };
+  auto r = cli_test::run_kvcap("trace convert " + in + " " + in);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("the output is the input file") != std::string::npos, r.output);
+  CHECK(read_back(in) == text);
+  // The same file by another name.
+  const std::string other_name = wltest::temp_dir() + "/./same.csv";
+  CHECK(cli_test::run_kvcap("trace convert " + in + " " + other_name + " --to csv").code == 2);
+  CHECK(read_back(in) == text);
+  const std::string w = wltest::write_file("same_w.json", R"({"kind": "inline", "requests": [
+    {"id": "a", "arrival_s": 0, "prompt_tokens": 5, "output_tokens": 1}]})");
+  const std::string wtext = read_back(w);
+  CHECK(cli_test::run_kvcap("trace generate " + w + " " + w + " --to jsonl").code == 2);
+  CHECK(read_back(w) == wtext);
+  // A different output still converts.
+  CHECK(run_cli("trace convert " + in + " " + wltest::temp_dir() + "/same_out.csv").code == 0);
+}
+
+TEST_CASE("trace stats on a cut-short gzip trace or a header-only one: exit 2 naming the file") {
+  std::string rows = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 3000; ++i) rows += std::to_string(i) + "," + std::to_string(10 + i % 89) + "," + std::to_string(1 + i % 13) + "\n";
+  const std::string whole = wltest::write_gz("cut_whole.csv.gz", rows);
+  std::ifstream f(whole, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  const std::string cut = wltest::write_file("cut.csv.gz", bytes.substr(0, bytes.size() / 2));
+  CHECK(run_cli("trace stats " + whole).code == 0);
+  auto r = cli_test::run_kvcap("trace stats " + cut);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(cut + ": truncated gzip") != std::string::npos, r.output);
+  const std::string out = wltest::temp_dir() + "/cut_out.csv";
+  CHECK(cli_test::run_kvcap("trace convert " + cut + " " + out).code == 2);
+
+  const std::string header_only = wltest::write_file("hdr_only.csv", "arrival_s,prompt_tokens,output_tokens\n");
+  r = cli_test::run_kvcap("trace stats " + header_only);
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find(header_only + ": no requests") != std::string::npos, r.output);
+}

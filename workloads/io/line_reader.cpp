@@ -62,6 +62,13 @@ bool LineReader::fill() {
                      std::string("read error (corrupt gzip?): ") + (msg ? msg : "unknown"));
   }
   if (got == 0) {
+    // zlib ends a gzip stream cut short like a complete one, and only leaves Z_BUF_ERROR
+    // behind: without this check a truncated trace would replay its first part and succeed.
+    int errnum = Z_OK;
+    gzerror(static_cast<gzFile>(gz_), &errnum);
+    if (errnum == Z_BUF_ERROR)
+      throw InputError(name_, "truncated gzip: the compressed data ends before the end of its stream "
+                              "(after line " + std::to_string(line_no_) + "; the file was cut short?)");
     eof_ = true;
     return false;
   }

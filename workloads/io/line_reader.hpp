@@ -21,6 +21,7 @@ class LineReader {
   LineReader& operator=(const LineReader&) = delete;
 
   /// Next line without its line end; the view stays valid until the next call. False at EOF.
+  /// A gzip stream that ends early or fails its CRC check is an InputError, never an EOF.
   bool next(std::string_view& line);
   /// 1-based number of the line last returned by next().
   int64_t line_number() const { return line_no_; }

@@ -22,13 +22,14 @@ class CsvTraceReader : public TraceReader {
   }
   /// Resolve column names to indexes (InputError naming the missing column).
   virtual void on_header(const std::vector<std::string>& header) = 0;
-  /// Split a data row; InputError when it has fewer fields than the header needs.
+  /// Split a data row; InputError when its field count differs from the header's (a row with
+  /// more fields is as suspect as one with fewer: an unquoted comma shifts every column).
   void split_row(std::string_view line) {
     split_csv_line(line, fields_, lines().where());
-    if (fields_.size() < header_.size())
+    if (fields_.size() != header_.size())
       throw InputError(lines().where(), "row has " + std::to_string(fields_.size()) +
-                                            " fields, header has " +
-                                            std::to_string(header_.size()));
+                                            " fields, expected " + std::to_string(header_.size()) +
+                                            " as in the header");
   }
   const std::string& field(size_t i) const { return fields_[i]; }
   int64_t int_at(size_t i) const { return parse_int_field(fields_[i], lines().where(), header_[i]); }

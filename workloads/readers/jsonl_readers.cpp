@@ -5,8 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/util/error.hpp"
-#include "sim/util/json_fields.hpp"
-#include "sim/util/text.hpp"
+#include "sim/util/json_parse.hpp"
 #include "workloads/io/wall_clock.hpp"
 #include "workloads/readers/csv_trace_base.hpp"
 #include "workloads/readers/format_readers.hpp"
@@ -21,11 +20,7 @@ class JsonRowReader : public TraceReader {
 
  protected:
   const nlohmann::json& parse_object(std::string_view line) {
-    try {
-      row_ = nlohmann::json::parse(line.begin(), line.end());
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(lines().where(), "malformed JSON: " + json_parse_problem(e));
-    }
+    row_ = parse_json_line(line, lines().where());
     if (!row_.is_object()) throw InputError(lines().where(), "expected one JSON object per line");
     return row_;
   }

@@ -37,8 +37,9 @@ const char* trace_format_name(TraceFormat f) {
 TraceFormat detect_trace_format(const std::string& path) {
   LineReader lines(path);
   std::string_view first;
-  while (lines.next(first) && trim_spaces(first).empty()) {
-  }
+  bool found = false;
+  while (!found && lines.next(first)) found = !trim_spaces(first).empty();
+  if (!found) throw InputError(path, "no requests: the trace is empty");
   std::string_view t = trim_spaces(first);
   if (!t.empty() && t.front() == '{') {
     bool mooncake = t.find("\"hash_ids\"") != std::string_view::npos &&

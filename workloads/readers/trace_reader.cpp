@@ -53,6 +53,10 @@ bool TraceReader::next(Request& out) {
       ++counts_.bad_rows_skipped;
     }
   }
+  // An empty or header-only file is a mistake (a failed export, the wrong file), not a workload.
+  if (counts_.rows_read == 0)
+    throw InputError(lines_->name(), header_done_ ? "no requests: the trace has a header but no data rows"
+                                                  : "no requests: the trace is empty");
   return false;
 }
 

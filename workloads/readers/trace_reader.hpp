@@ -52,6 +52,8 @@ struct TraceReadOptions {
 class TraceReader : public RequestSource {
  public:
   explicit TraceReader(std::unique_ptr<LineReader> lines, BadRowPolicy policy);
+  /// False at the end of the trace; InputError ("no requests") there when the file held no
+  /// data row at all (empty, blank or header only).
   bool next(Request& out) final;
   WorkloadCounts counts() const final { return counts_; }
   /// False for length-only traces: arrival_s is then 0 and an arrival process must assign it.
