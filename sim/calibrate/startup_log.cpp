@@ -52,6 +52,12 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (auto v = opt_int(r, "max_num_batched_tokens", 1, int64_t{1} << 31)) c.max_num_batched_tokens = *v;
   if (auto v = opt_int(r, "block_size", 1, 65536)) c.block_size = *v;
   if (r.has("enforce_eager") && !r.raw("enforce_eager").is_null()) c.enforce_eager = r.get_bool("enforce_eager");
+  if (r.has("enable_prefix_caching") && !r.raw("enable_prefix_caching").is_null())
+    c.enable_prefix_caching = r.get_bool("enable_prefix_caching");
+  if (auto v = opt_int(r, "num_speculative_tokens", 0, 64)) c.num_speculative_tokens = *v;
+  if (auto v = opt_string(r, "mamba_cache_dtype")) c.mamba_cache_dtype = *v;
+  if (auto v = opt_string(r, "mamba_ssm_cache_dtype")) c.mamba_ssm_cache_dtype = *v;
+  if (auto v = opt_number(r, "cuda_graph_memory_gib", 0, 1e6)) c.cuda_graph_memory_bytes = static_cast<int64_t>(*v * kGiB);
   if (auto v = opt_string(r, "vllm_version")) {
     parse_vllm_version(*v, r.where("vllm_version"));
     c.vllm_version = *v;
@@ -101,7 +107,9 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     const JsonObjectReader k = r.object("kvcap");
     k.reject_unknown({"model", "gpu", "expect_refusal", "note", "tensor_parallel_size", "pipeline_parallel_size",
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
-                      "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager"});
+                      "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
+                      "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
+                      "cuda_graph_memory_gib"});
     row.kvcap_model = k.get_string("model");
     // A config file is named relative to the table; anything else is a catalog name or HF id.
     if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())

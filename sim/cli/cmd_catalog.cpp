@@ -17,7 +17,7 @@ namespace kvcap::cli {
 namespace {
 
 struct AttentionCounts {
-  int64_t full = 0, sliding = 0, mla = 0, window = 0;
+  int64_t full = 0, sliding = 0, mla = 0, linear = 0, window = 0;
 };
 
 AttentionCounts count_attention(const ModelSpec& m) {
@@ -28,6 +28,8 @@ AttentionCounts count_attention(const ModelSpec& m) {
       c.window = l.sliding_window;
     } else if (l.attention == AttentionKind::mla) {
       ++c.mla;
+    } else if (l.attention == AttentionKind::linear) {
+      ++c.linear;
     } else {
       ++c.full;
     }
@@ -50,6 +52,7 @@ int run_models(bool json) {
     if (a.sliding)
       attention += (attention.empty() ? "" : "+") + std::to_string(a.sliding) + " swa(" + std::to_string(a.window) + ")";
     if (a.mla) attention += (attention.empty() ? "" : "+") + std::to_string(a.mla) + " MLA";
+    if (a.linear) attention += (attention.empty() ? "" : "+") + std::to_string(a.linear) + " linear";
     std::string experts = m.is_moe() ? std::to_string(m.moe.experts_per_token) + "/" + std::to_string(m.moe.num_experts)
                                      : "-";
     if (json) {
@@ -65,6 +68,7 @@ int run_models(bool json) {
       j["sliding_window_layers"] = a.sliding;
       j["sliding_window_tokens"] = a.window;
       j["mla_layers"] = a.mla;
+      j["linear_attention_layers"] = a.linear;
       j["num_experts"] = m.moe.num_experts;
       j["experts_per_token"] = m.moe.experts_per_token;
       j["num_shared_experts"] = m.moe.num_shared_experts;

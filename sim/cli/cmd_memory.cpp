@@ -57,13 +57,15 @@ std::string thousands(int64_t v) {
 }
 
 std::string attention_summary(const ModelSpec& m) {
-  int64_t sliding = 0, full = 0, mla = 0, window = 0;
+  int64_t sliding = 0, full = 0, mla = 0, linear = 0, window = 0;
   for (const auto& l : m.layers) {
     if (l.attention == AttentionKind::sliding_window) {
       ++sliding;
       window = l.sliding_window;
     } else if (l.attention == AttentionKind::mla) {
       ++mla;
+    } else if (l.attention == AttentionKind::linear) {
+      ++linear;
     } else {
       ++full;
     }
@@ -72,6 +74,7 @@ std::string attention_summary(const ModelSpec& m) {
   if (full) s += std::to_string(full) + " full";
   if (sliding) s += (s.empty() ? "" : " + ") + std::to_string(sliding) + " sliding(" + std::to_string(window) + ")";
   if (mla) s += (s.empty() ? "" : " + ") + std::to_string(mla) + " MLA";
+  if (linear) s += (s.empty() ? "" : " + ") + std::to_string(linear) + " linear (Gated DeltaNet)";
   return s;
 }
 
@@ -168,6 +171,15 @@ int run_memory(const MemoryOptions& o) {
     j["full_attention_groups"] = b.kv.full_groups;
     j["sliding_window_groups"] = b.kv.swa_groups;
     j["sliding_window_tokens"] = b.kv.sliding_window;
+    j["linear_state_groups"] = b.kv.state_groups;
+    j["linear_state_pages_per_request"] = b.kv.state_pages_per_request;
+    j["linear_state_bytes_per_gpu"] = b.linear_state_bytes_per_gpu;
+    j["requested_block_size"] = b.requested_block_size;
+    j["mamba_cache_mode"] = b.mamba_cache_mode.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.mamba_cache_mode);
+    j["num_speculative_tokens"] = engine.num_speculative_tokens;
+    j["draft_layers"] = b.draft_layers;
+    j["kv_cache_tokens_rule"] = b.tokens_from_concurrency ? "max_concurrency x max_model_len (vLLM >= 0.20)"
+                                                          : "num_gpu_blocks / groups x block_size";
     if (o.context_len) {
       nlohmann::ordered_json l;
       l["context_len_tokens"] = *o.context_len;
@@ -232,6 +244,16 @@ int run_memory(const MemoryOptions& o) {
   if (b.kv.swa_groups > 0)
     row("groups (full / sliding)", num(b.kv.full_groups) + " / " + num(b.kv.swa_groups) + " (window " +
                                         num(b.kv.sliding_window) + " tokens)");
+  if (b.kv.state_groups > 0) {
+    row("groups (full / linear state)", num(b.kv.full_groups) + " / " + num(b.kv.state_groups) + " (" +
+                                             num(b.kv.state_pages_per_request) + " page(s) per request each, mamba_cache_mode " +
+                                             b.mamba_cache_mode + ")");
+    row("linear-attention state per layer", num(b.linear_state_bytes_per_gpu) + " bytes per request; block size raised from " +
+                                                 num(b.requested_block_size) + " so one page holds it");
+  }
+  if (b.draft_layers > 0)
+    row("MTP drafter", num(b.draft_layers) + " layer(s), " + num(engine.num_speculative_tokens) +
+                           " speculative tokens: weights loaded, attention in the pool");
   row("num_gpu_blocks", num(b.num_gpu_blocks));
   row("KV cache capacity", num(b.kv_cache_tokens) + " tokens");
   char conc[64];
@@ -283,6 +305,17 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--vllm-version", o->engine.vllm_version,
                   "vLLM release whose startup accounting to follow (e.g. 0.10, 0.11; the activation peak changed)")
       ->capture_default_str();
+  cmd->add_flag_function(
+      "--enable-prefix-caching,!--no-enable-prefix-caching",
+      [o](int64_t n) { o->engine.enable_prefix_caching = n > 0; },
+      "linear-attention models: prefix caching keeps 2 state pages per request (mamba_cache_mode align), "
+      "1 without (default: vLLM's for --vllm-version, on from 0.27)");
+  cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,
+                  "MTP speculative decoding with the model's own MTP layers (vLLM --speculative-config method mtp)");
+  cmd->add_option("--mamba-cache-dtype", o->engine.mamba_cache_dtype,
+                  "linear-attention conv state dtype: auto|float32|bfloat16|float16 (auto = model dtype)");
+  cmd->add_option("--mamba-ssm-cache-dtype", o->engine.mamba_ssm_cache_dtype,
+                  "linear-attention recurrent state dtype: auto|float32|bfloat16|float16 (auto = the config's mamba_ssm_dtype)");
   cmd->add_option("--kv-cache-memory-bytes", o->kv_cache_memory_bytes, "KV cache size per GPU; skips the profiling estimate");
   cmd->add_option("--gpu-memory-bytes", o->gpu_memory_bytes, "override the GPU's memory size");
   cmd->add_option("--price-per-gpu-hour", o->price_per_gpu_hour, "override the GPU's price (USD per GPU-hour)");

@@ -12,7 +12,9 @@ double sum_1_to(double n) { return n * (n + 1) / 2; }
 
 void add_group(std::vector<AttentionGroup>& groups, const AttentionGroup& g) {
   for (auto& existing : groups) {
-    if (existing.window_tokens == g.window_tokens &&
+    if (existing.window_tokens == g.window_tokens && existing.linear == g.linear &&
+        existing.state_bytes_per_sequence == g.state_bytes_per_sequence &&
+        existing.flops_per_token == g.flops_per_token &&
         existing.prefill_flops_per_key == g.prefill_flops_per_key &&
         existing.decode_flops_per_key == g.decode_flops_per_key) {
       existing.layers += g.layers;
@@ -86,9 +88,22 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   const double heads_per_gpu = static_cast<double>(model.num_attention_heads) / tpd;
   const double qk = static_cast<double>(model.head_dim);
   const double v = static_cast<double>(model.v_head_dim > 0 ? model.v_head_dim : model.head_dim);
+  int64_t kv_layers = 0;
   for (const auto& l : model.layers) {
     AttentionGroup g;
     g.layers = 1;
+    if (l.attention == AttentionKind::linear) {
+      // Gated DeltaNet per token and value head: o = S q, the delta k^T S and the rank-1 update
+      // of the key_dim x value_dim state S: three multiply-adds per state element.
+      const auto& x = model.linear;
+      g.linear = true;
+      g.state_bytes_per_sequence = static_cast<double>(budget.linear_state_bytes_per_gpu);
+      g.flops_per_token = 2.0 * 3.0 * static_cast<double>(x.num_value_heads) / tpd *
+                          static_cast<double>(x.key_head_dim * x.value_head_dim);
+      add_group(s.attention_groups, g);
+      continue;
+    }
+    ++kv_layers;
     if (l.attention == AttentionKind::mla) {
       // Prefill runs MLA expanded (per-head nope+rope keys, v_head_dim values); decode runs it
       // absorbed, attending over the stored latent (kv_lora_rank + rope keys, kv_lora_rank values).
@@ -106,7 +121,7 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   }
   s.kv_dtype = budget.kv_dtype;
   s.kv_bytes_per_token_per_layer_per_gpu =
-      static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(model.num_layers);
+      static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(std::max<int64_t>(1, kv_layers));
 
   // Activations: each intermediate written once by its producer and read once by its consumer.
   // Per layer: residual in/out and two norm outputs (4 × hidden, replicated on every rank), and

@@ -18,6 +18,11 @@ struct AttentionGroup {
   /// 2 × query heads per GPU × (qk width + v width)  (QKᵀ and PV, multiply-add = 2 FLOPs).
   double prefill_flops_per_key = 0;
   double decode_flops_per_key = 0;  ///< differs from prefill for MLA (absorbed latent form)
+  /// Linear-attention (Gated DeltaNet) layers attend to no keys: each step reads and writes one
+  /// fixed state per sequence and spends a fixed number of FLOPs per token on it.
+  bool linear = false;
+  double state_bytes_per_sequence = 0;  ///< per layer, per GPU
+  double flops_per_token = 0;           ///< per layer, per GPU
 };
 
 /// Per-GPU, per-token reductions of a model under tensor parallelism.
@@ -46,7 +51,7 @@ struct ModelCostShape {
 
   std::vector<AttentionGroup> attention_groups;  ///< Σ layers == num_layers
   DType kv_dtype = DType::bf16;
-  double kv_bytes_per_token_per_layer_per_gpu = 0;  ///< incl. quantization scales
+  double kv_bytes_per_token_per_layer_per_gpu = 0;  ///< incl. quantization scales; layers that keep KV
 
   /// Activation bytes written and read back per token across all layers, per GPU.
   double activation_bytes_per_token = 0;

@@ -81,6 +81,15 @@ StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const En
     double pa_flops = 0, pa_bytes = 0, da_flops = 0, da_read = 0, da_write = 0;
     for (const auto& g : s.attention_groups) {
       const double group_layers = static_cast<double>(g.layers);
+      if (g.linear) {
+        // A fixed state per sequence, read and written once per step, and FLOPs per token.
+        pa_flops += group_layers * g.flops_per_token * prefill_tokens;
+        pa_bytes += group_layers * 2 * g.state_bytes_per_sequence * static_cast<double>(step.prefills.size());
+        da_flops += group_layers * g.flops_per_token * decode;
+        da_read += group_layers * g.state_bytes_per_sequence * decode;
+        da_write += group_layers * g.state_bytes_per_sequence * decode;
+        continue;
+      }
       for (const auto& p : step.prefills) {
         pa_flops += group_layers * g.prefill_flops_per_key * causal_keys(p.tokens, p.context_before, g.window_tokens);
         double read_keys = static_cast<double>(p.context_before + p.tokens);

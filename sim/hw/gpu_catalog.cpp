@@ -14,6 +14,7 @@
 //  - price_per_gpu_hour_usd: RunPod list prices as collected by deploybase.ai, "RunPod GPU Pricing:
 //    2026 Comprehensive Pricing Guide" (March 10, 2026), on-demand column, unless noted. Prices
 //    move; override with --price-per-gpu-hour.
+#include <utility>
 #include <vector>
 
 #include "sim/hw/gpu_spec.hpp"
@@ -168,6 +169,16 @@ std::vector<GpuSpec> build_catalog() {
   // GPU: none on the package; two boxes cluster over ConnectX-7 200 Gb/s (25 GB/s per direction).
   c.push_back({"gb10", "NVIDIA GB10 (DGX Spark) 128GB unified", int64_t{128} << 30, 273 * kGB, 125 * kT, 250 * kT,
                250 * kT, 273 * kGB, 25 * kGB, 0, "pcie", gib_logged(121.69)});
+  // Compute capability (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus): Ampere A100 8.0,
+  // A10/A10G/RTX 3090 8.6, Ada L4/L40S/RTX 4090 8.9, Hopper 9.0, Blackwell B200/GB200 10.0,
+  // RTX 5090 12.0, GB10 12.1; AMD parts have none.
+  const std::pair<const char*, int> capability[] = {
+      {"a100-40gb", 80}, {"a100-80gb", 80}, {"h100-sxm", 90}, {"h100-pcie", 90}, {"h200", 90},   {"b200", 100},
+      {"l40s", 89},      {"l4", 89},        {"rtx-4090", 89}, {"a10", 86},       {"rtx-3090", 86}, {"rtx-5090", 120},
+      {"a10g", 86},      {"gb200", 100},    {"gb10", 121}};
+  for (GpuSpec& g : c)
+    for (const auto& [id, cc] : capability)
+      if (g.id == id) g.compute_capability = cc;
   return c;
 }
 

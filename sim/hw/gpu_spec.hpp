@@ -26,6 +26,9 @@ struct GpuSpec {
   /// What vLLM sizes from: torch.cuda.mem_get_info's total, a few hundred MiB below nvidia-smi's
   /// (memory reserved by the driver). 0 = not measured for this GPU: memory_bytes is used.
   int64_t visible_memory_bytes = 0;
+  /// CUDA compute capability x 10 (90 = Hopper, 100 = datacenter Blackwell, 120 = GeForce
+  /// Blackwell); 0 for non-NVIDIA parts. vLLM picks some kernel alignments by it.
+  int compute_capability = 0;
 };
 
 /// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
@@ -37,7 +40,7 @@ const std::vector<GpuSpec>& gpu_catalog();
 /// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,
 /// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd,
 /// interconnect_kind, visible_memory_bytes (0 = same as memory_bytes; a new memory_bytes without
-/// it resets it to 0).
+/// it resets it to 0), compute_capability (e.g. 90; 0 = not NVIDIA).
 /// Unknown keys and non-positive sizes are InputErrors naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin);
 

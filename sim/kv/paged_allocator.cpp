@@ -25,13 +25,17 @@ uint64_t group_key(uint64_t hash, int64_t g) {
 PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
     : cfg_(cfg), pool_(cfg.num_gpu_blocks, cfg.free_order) {
   KVCAP_CHECK(cfg.block_size > 0 && cfg.max_model_len > 0, "paged allocator needs block_size and max_model_len");
-  KVCAP_CHECK(cfg.full_groups >= 0 && cfg.swa_groups >= 0 && cfg.full_groups + cfg.swa_groups >= 1,
+  KVCAP_CHECK(cfg.full_groups >= 0 && cfg.swa_groups >= 0 && cfg.state_groups >= 0 &&
+                  cfg.full_groups + cfg.swa_groups + cfg.state_groups >= 1,
               "paged allocator needs at least one KV group");
+  KVCAP_CHECK(cfg.state_groups == 0 || cfg.state_pages_per_request > 0, "state groups need pages per request");
   KVCAP_CHECK(cfg.swa_groups == 0 || cfg.sliding_window > 0, "sliding-window groups need a window");
   spec_.block_size = cfg.block_size;
   spec_.full_groups = cfg.full_groups;
   spec_.swa_groups = cfg.swa_groups;
   spec_.sliding_window = cfg.swa_groups > 0 ? cfg.sliding_window : 0;
+  spec_.state_groups = cfg.state_groups;
+  spec_.state_pages_per_request = cfg.state_groups > 0 ? cfg.state_pages_per_request : 0;
   hit_blocks_.resize(static_cast<size_t>(groups()));
 }
 
@@ -61,7 +65,7 @@ int64_t PagedKvAllocator::sliding_hit(const SeqState& seq, int64_t max_blocks) c
   int64_t run = 0;
   for (int64_t i = max_blocks - 1; i >= 0; --i) {
     bool cached = true;
-    for (int64_t g = cfg_.full_groups; g < groups() && cached; ++g)
+    for (int64_t g = cfg_.full_groups; g < sliding_end() && cached; ++g)
       cached = pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)) != BlockPool::kNone;
     if (!cached) {
       run = 0;
@@ -77,7 +81,7 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   hit_len_ = 0;
   hit_skip_ = 0;
   hit_slot_ = seq.slot;
-  if (!cfg_.enable_prefix_caching) return 0;
+  if (!cfg_.enable_prefix_caching || cfg_.state_groups > 0) return 0;
   extend_block_hashes(seq, cfg_.block_size);
   // At least the last token is always recomputed (its logits are needed), and hits are whole
   // blocks: a 48-token prompt at block_size 16 can hit at most 2 blocks.
@@ -116,7 +120,7 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   auto& skipped = skipped_[static_cast<size_t>(slot)];
   const int64_t first_kept = spec_.first_kept_block(computed_tokens);
   if (first_kept <= skipped) return;
-  for (int64_t g = cfg_.full_groups; g < groups(); ++g) {
+  for (int64_t g = cfg_.full_groups; g < sliding_end(); ++g) {
     auto& t = table(slot, g);
     const auto drop = static_cast<size_t>(std::min<int64_t>(first_kept - skipped, static_cast<int64_t>(t.size())));
     // vLLM frees them newest first (it walks back from the last useless block).
@@ -151,7 +155,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   for (int64_t g = 0; g < groups(); ++g) {
     const int64_t hits = hit_blocks > 0 ? static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size()) : 0;
     const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) + hits;
-    new_blocks += std::max<int64_t>(0, total_blocks - held_end);
+    new_blocks += std::max<int64_t>(0, (state(g) ? state_target(total_blocks) : total_blocks) - held_end);
   }
   int64_t evictable_hits = 0;
   if (hit_blocks > 0)
@@ -173,7 +177,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
       }
     }
     const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(t.size());
-    pool_.pop_free(std::max<int64_t>(0, total_blocks - held_end), t);
+    pool_.pop_free(std::max<int64_t>(0, (state(g) ? state_target(total_blocks) : total_blocks) - held_end), t);
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
@@ -192,7 +196,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     auto& cached = cached_blocks_[slot_index];
     for (; cached < full; ++cached) {
       const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
-      for (int64_t g = 0; g < groups(); ++g) {
+      for (int64_t g = 0; g < sliding_end(); ++g) {
         const int64_t first = sliding(g) ? skipped : 0;
         if (cached < first) continue;  // already out of this group's window
         pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - first)], group_key(h, g));
@@ -208,6 +212,10 @@ int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new
   int64_t n = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const auto held = static_cast<int64_t>(blocks_of(seq.slot, g).size());
+    if (state(g)) {
+      n += std::max<int64_t>(0, state_target(total_blocks) - held);
+      continue;
+    }
     n += std::max<int64_t>(0, total_blocks - held - (sliding(g) ? skipped_blocks(seq.slot) : 0));
   }
   // Blocks this allocation's window would free are not counted: an upper bound, which is what
@@ -270,7 +278,8 @@ void PagedKvAllocator::check_invariants() const {
     for (int64_t g = 0; g < groups(); ++g) {
       const auto& t = tables_[s * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
       const int64_t first = sliding(g) ? std::min(skipped, logical) : 0;
-      KVCAP_CHECK(static_cast<int64_t>(t.size()) == logical - first,
+      const int64_t expected = state(g) ? state_target(logical) : logical - first;
+      KVCAP_CHECK(static_cast<int64_t>(t.size()) == expected,
                   "slot " + std::to_string(s) + " group " + std::to_string(g) +
                       " holds a block count that does not match its tokens");
       // Never more freed than the window of the newest token allows.

@@ -11,7 +11,12 @@
 // sliding-window groups). Sliding groups free the blocks that fell out of the window before each
 // allocation (SlidingWindowManager.remove_skipped_blocks), so a long request holds at most
 // ceil((window-1)/block)+1 of them; a prefix hit must be cached in every full group and, for the
-// window before the hit, in every sliding group. The same KvCacheSpec sizes `kvcap memory`.
+// window before the hit, in every sliding group. Linear-attention state groups (Gated DeltaNet)
+// hold a fixed state_pages_per_request pages from a request's first allocation to its end
+// (vLLM's MambaManager worst case); their states are not prefix-cached here, so a model with
+// state groups takes no prefix hits (vLLM's "align" mode caches states at block boundaries only,
+// and reports near-zero hit rates on these models: vLLM issues #51198, #51250).
+// The same KvCacheSpec sizes `kvcap memory`.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -32,6 +37,8 @@ struct PagedAllocatorConfig {
   int64_t full_groups = 1;
   int64_t swa_groups = 0;
   int64_t sliding_window = 0;  ///< tokens, for the sliding groups
+  int64_t state_groups = 0;    ///< linear-attention state groups (after the sliding ones)
+  int64_t state_pages_per_request = 0;
 };
 
 class PagedKvAllocator final : public KvAllocator {
@@ -59,7 +66,11 @@ class PagedKvAllocator final : public KvAllocator {
  private:
   void ensure_slot(int32_t slot);
   int64_t groups() const { return spec_.groups(); }
-  bool sliding(int64_t g) const { return g >= cfg_.full_groups; }
+  bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
+  bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }
+  int64_t sliding_end() const { return cfg_.full_groups + cfg_.swa_groups; }
+  /// Pages a state group holds for a request that holds `logical_blocks` attention blocks.
+  int64_t state_target(int64_t logical_blocks) const { return logical_blocks > 0 ? cfg_.state_pages_per_request : 0; }
   std::vector<int32_t>& table(int32_t slot, int64_t g) {
     return tables_[static_cast<size_t>(slot) * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
   }

@@ -5,6 +5,9 @@
 // touches (vllm/v1/core/single_type_kv_cache_manager.py, SlidingWindowManager.remove_skipped_blocks,
 // v0.10-v0.15). `kvcap memory` sizes the pool from it and `kvcap run`'s paged allocator spends the
 // pool by it, so the two commands cannot disagree on what a request costs.
+// Linear-attention (Gated DeltaNet, "mamba") groups hold a fixed number of pages per request,
+// whatever its length (vLLM MambaManager; MambaSpec.max_memory_usage_bytes: 1 page per group in
+// mamba_cache_mode "none", 2 in "align", plus one per speculative token).
 #include <cstdint>
 
 namespace kvcap {
@@ -15,9 +18,11 @@ struct KvCacheSpec {
   int64_t swa_groups = 0;         ///< groups of sliding-window layers
   int64_t sliding_window = 0;     ///< tokens a sliding layer attends to (0 = no sliding groups)
   int64_t layers_per_group = 0;   ///< layers one page spans
+  int64_t state_groups = 0;       ///< groups of linear-attention layers (one recurrent state each)
+  int64_t state_pages_per_request = 0;  ///< pages each state group holds for a running request
 
-  int64_t groups() const { return full_groups + swa_groups; }
-  bool hybrid() const { return groups() > 1 || swa_groups > 0; }
+  int64_t groups() const { return full_groups + swa_groups + state_groups; }
+  bool hybrid() const { return groups() > 1 || swa_groups > 0 || state_groups > 0; }
 
   /// First block a sliding group still needs once `computed_tokens` tokens have KV: the next
   /// token attends to the last `sliding_window` tokens, i.e. from position
@@ -25,7 +30,8 @@ struct KvCacheSpec {
   int64_t first_kept_block(int64_t computed_tokens) const;
 
   /// Pages one request of `tokens` tokens holds after computing them all: full groups one per
-  /// block, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches).
+  /// block, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches),
+  /// state groups state_pages_per_request each.
   int64_t blocks_for_tokens(int64_t tokens) const;
 
   /// A pool of `num_blocks` pages in tokens, as vLLM logs "GPU KV cache size": blocks per group
@@ -34,7 +40,8 @@ struct KvCacheSpec {
 
   /// vLLM's startup worst case per request (max-concurrency figure, "fits one request" check):
   /// full groups ceil(tokens/block); sliding groups ceil(min(window-1+batched, tokens)/block)+1,
-  /// since a prefill chunk of `batched` tokens is allocated before the window moves past it.
+  /// since a prefill chunk of `batched` tokens is allocated before the window moves past it;
+  /// state groups state_pages_per_request each.
   int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const;
 };
 

@@ -37,6 +37,7 @@ int64_t kv_vector_bytes(int64_t elements, const KvFormat& f) {
 }
 
 int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t kv_heads) {
+  if (layer.attention == AttentionKind::linear) return 0;  // a fixed state, not per-token KV (linear_state.hpp)
   if (layer.attention == AttentionKind::mla)
     return kv_vector_bytes(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, f);  // no K/V factor 2
   return kv_heads * (kv_vector_bytes(m.head_dim, f) + kv_vector_bytes(m.v_head_dim, f));

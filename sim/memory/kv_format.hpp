@@ -30,7 +30,8 @@ DType parse_model_dtype(const std::string& name, DType config_dtype);
 int64_t kv_vector_bytes(int64_t elements, const KvFormat& f);
 
 /// Bytes one token occupies in one layer, holding `kv_heads` KV heads (one rank's share).
-/// Standard attention: K and V vectors per head; MLA: one latent (kv_lora_rank + qk_rope_head_dim).
+/// Standard attention: K and V vectors per head; MLA: one latent (kv_lora_rank + qk_rope_head_dim);
+/// linear attention: 0 (its state does not grow with tokens: sim/memory/linear_state.hpp).
 int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t kv_heads);
 
 /// All layers of the whole model (every KV head once), per token.

@@ -17,10 +17,12 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "sim/memory/activation.hpp"
 #include "sim/memory/kv_format.hpp"
+#include "sim/memory/linear_state.hpp"
 #include "sim/memory/vllm_batch_defaults.hpp"
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/param_count.hpp"
@@ -75,30 +77,74 @@ void validate(const EngineMemoryConfig& c) {
                                                     std::to_string(*c.kv_cache_memory_bytes));
 }
 
-/// Layer groups as vLLM forms them; fills the group fields of `spec`.
-void group_layers(const ModelSpec& m, KvCacheSpec& spec) {
-  // Attention type of a layer: full and MLA are "full" (grow with every token); sliding layers
-  // are keyed by their window.
-  std::map<int64_t, int64_t> count_by_window;  // window 0 = full/MLA
+/// Layer groups as vLLM forms them (kv_cache_utils._get_kv_cache_groups_uniform_page_size); fills
+/// the group fields of `spec`. Layers are keyed by what a page of theirs holds: full attention and
+/// MLA (every token), one sliding window, or a linear-attention state. The group size is the
+/// smallest per-type count, or the largest when no type has 1.5 times the layers of another
+/// (gpt-oss-20b with an EAGLE drafter: 12 sliding + 13 full -> groups of 13); each type fills
+/// ceil(n / size) groups, the last one padded. `extra_full_layers` are a drafter's (MTP) layers.
+void group_layers(const ModelSpec& m, int64_t extra_full_layers, KvCacheSpec& spec) {
+  constexpr int64_t kLinear = -1;
+  std::map<int64_t, int64_t> count_by_type;  // 0 = full/MLA, > 0 = sliding window, kLinear = state
   for (const auto& l : m.layers)
-    ++count_by_window[l.attention == AttentionKind::sliding_window ? l.sliding_window : 0];
-  if (count_by_window.size() > 2 || (count_by_window.size() == 2 && !count_by_window.count(0)))
-    throw InputError(m.name, "sliding-window layers with more than one window size are not supported");
+    ++count_by_type[l.attention == AttentionKind::sliding_window ? l.sliding_window
+                    : l.attention == AttentionKind::linear     ? kLinear
+                                                               : 0];
+  if (extra_full_layers > 0) count_by_type[0] += extra_full_layers;
+  int64_t windows = 0;
+  for (const auto& [key, n] : count_by_type) windows += key > 0 ? 1 : 0;
+  if (windows > 1) throw InputError(m.name, "sliding-window layers with more than one window size are not supported");
+  if (!count_by_type.count(0) && count_by_type.size() > 1)
+    throw InputError(m.name, "hybrid models without full-attention layers are not supported");
 
-  int64_t group_size = static_cast<int64_t>(m.layers.size());
-  for (const auto& [w, n] : count_by_window) group_size = std::min(group_size, n);
+  int64_t min_n = static_cast<int64_t>(m.layers.size()) + extra_full_layers, max_n = 0;
+  for (const auto& [key, n] : count_by_type) {
+    min_n = std::min(min_n, n);
+    max_n = std::max(max_n, n);
+  }
+  const int64_t group_size = 2 * max_n < 3 * min_n ? max_n : min_n;
   spec.layers_per_group = group_size;
-  spec.full_groups = 0;
-  spec.swa_groups = 0;
-  for (const auto& [w, n] : count_by_window) {
+  spec.full_groups = spec.swa_groups = spec.state_groups = 0;
+  for (const auto& [key, n] : count_by_type) {
     const int64_t groups = ceil_div(n, group_size);
-    if (w == 0) {
+    if (key == 0) {
       spec.full_groups += groups;
+    } else if (key == kLinear) {
+      spec.state_groups += groups;
     } else {
       spec.swa_groups += groups;
-      spec.sliding_window = w;
+      spec.sliding_window = key;
     }
   }
+}
+
+/// vLLM >= 0.20 logs the token count from the concurrency (see MemoryBudget::tokens_from_concurrency).
+/// 0.19.0 still printed the old figure (issue #40691); the 0.24.0 logs in
+/// scenarios/memory/vllm-startup-logs.jsonl print the new one. 0.20 is the first release after the
+/// report; which of 0.20-0.23 took the fix is not in any log we have (an assumption).
+bool logs_tokens_from_concurrency(const std::pair<int, int>& v) { return v >= std::pair<int, int>{0, 20}; }
+
+/// Prefix caching's default: vLLM turned it on for hybrid (mamba / linear-attention) models in PR
+/// #50991 (merged 2026-08-04; 0.26.0 still had it off, vLLM issue #51198), taken as 0.27.
+bool prefix_caching_default_for_linear(const std::pair<int, int>& v) { return v >= std::pair<int, int>{0, 27}; }
+
+/// The attention block size vLLM sets so that one attention page holds one linear-attention
+/// state (HybridAttentionMambaModelConfig.verify_and_update_config, mamba_cache_mode none/align):
+/// the smallest multiple of the attention kernel's block alignment whose page (tokens x bytes per
+/// token of one KV layer on this GPU) is at least the state; the user's block size is kept when it
+/// is larger. The alignment is 16 tokens, 64 for MLA, and 32 on datacenter Blackwell (compute
+/// capability 10.x) for 256-wide heads (FlashInfer cannot run 16 there, flashinfer issue #1993);
+/// a user block size joins it as a common multiple, as newer vLLM does.
+int64_t hybrid_block_size(const ModelSpec& m, const GpuSpec& gpu, int64_t requested, int64_t attn_bytes_per_token,
+                          int64_t state_bytes) {
+  int64_t align = 16;
+  if (m.is_mla())
+    align = 64;
+  else if (gpu.compute_capability >= 100 && gpu.compute_capability < 110 && m.head_dim == 256)
+    align = 32;
+  align = std::lcm(align, requested);
+  const int64_t block = align * ceil_div(state_bytes, align * attn_bytes_per_token);
+  return std::max(requested, block);
 }
 
 /// vLLM 0.11 holds logits for every profiled token (see activation.hpp). 0.10.1.1 logs do not
@@ -123,6 +169,19 @@ int64_t estimate_max_model_len(const KvCacheSpec& kv, int64_t blocks, int64_t ma
 }
 
 }  // namespace
+
+int64_t MemoryBudget::logged_kv_cache_tokens(int64_t num_blocks) const {
+  if (tokens_from_concurrency) {
+    // kv_cache_utils.report_kv_cache_config: int(max_concurrency * max_model_len), in doubles.
+    const int64_t per_request = kv.worst_case_blocks_for_tokens(max_model_len, max_num_batched_tokens);
+    return static_cast<int64_t>(static_cast<double>(num_blocks) / static_cast<double>(per_request) *
+                                static_cast<double>(max_model_len));
+  }
+  // Before: num_blocks // groups * the smallest group block size; a state group's is max_model_len
+  // in mamba_cache_mode "none" (one block spans the whole request), the attention block in "align".
+  const int64_t min_block = mamba_cache_mode == "none" ? std::min(kv.block_size, max_model_len) : kv.block_size;
+  return num_blocks / kv.groups() * min_block;
+}
 
 std::pair<int, int> parse_vllm_version(const std::string& text, const std::string& where) {
   size_t i = (!text.empty() && (text[0] == 'v' || text[0] == 'V')) ? 1 : 0;
@@ -183,11 +242,33 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
 
   // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
-  // size here; the hybrid models read by kvcap have equal KV shapes in every layer).
+  // size here; the hybrid models read by kvcap have equal KV shapes in every attention layer, and
+  // a linear-attention layer's state is padded to that page).
   const int64_t heads = kv_heads_per_gpu(model, tp);
-  const int64_t layer_page = cfg.block_size * kv_bytes_per_token_layer(model, model.layers.front(), kv, heads);
+  const int64_t attn_bytes_per_token = kv_bytes_per_token_layer(model, model.first_kv_layer(), kv, heads);
   for (const auto& l : model.layers)
-    KVCAP_CHECK(cfg.block_size * kv_bytes_per_token_layer(model, l, kv, heads) == layer_page, "unequal KV page sizes");
+    if (l.attention != AttentionKind::linear)
+      KVCAP_CHECK(kv_bytes_per_token_layer(model, l, kv, heads) == attn_bytes_per_token, "unequal KV page sizes");
+  if (cfg.num_speculative_tokens > 0) {
+    if (model.num_mtp_layers == 0)
+      throw InputError("--num-speculative-tokens", escape_text(model.name) +
+                                                       " has no MTP layers (kvcap models speculative decoding by the model's own MTP layers)");
+    b.draft_layers = model.num_mtp_layers;
+  }
+  const LinearStateFormat state_format = resolve_linear_state_format(
+      model, model_dtype, cfg.mamba_cache_dtype, cfg.mamba_ssm_cache_dtype, cfg.num_speculative_tokens);
+  b.requested_block_size = cfg.block_size;
+  if (model.has_linear_attention()) {
+    b.linear_state_bytes_per_gpu = linear_state_bytes_per_gpu(model, tp, state_format);
+    b.block_size = hybrid_block_size(model, gpu, cfg.block_size, attn_bytes_per_token, b.linear_state_bytes_per_gpu);
+    // Gated DeltaNet supports no "all" mode: prefix caching keeps the states in "align".
+    b.mamba_cache_mode = cfg.enable_prefix_caching.value_or(prefix_caching_default_for_linear(version)) ? "align" : "none";
+  }
+  // MambaSpec.max_memory_usage_bytes: 2 pages in align mode (the state being written and the last
+  // block boundary's), 1 otherwise, and one per speculative token either way.
+  const int64_t state_pages = (b.mamba_cache_mode == "align" ? 2 : 1) + cfg.num_speculative_tokens;
+  const int64_t layer_page = b.block_size * attn_bytes_per_token;
+  b.tokens_from_concurrency = logs_tokens_from_concurrency(version);
 
   // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
   // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),
@@ -197,13 +278,17 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
     const bool first = s == 0, last = s == pp - 1;
     MemoryBudget st = b;
     st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);
+    // The MTP drafter loads with the model (on the last stage), unquantized: quantized checkpoints
+    // leave the mtp layers out of their quantization.
     st.weight_bytes_per_gpu =
         weight_bytes(count_parameters_per_stage_gpu(stage_model, tp, first, last), model_dtype, quant) +
-        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant);
+        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
+        (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last);
-    st.kv.block_size = cfg.block_size;
-    group_layers(stage_model, st.kv);
+    st.kv.block_size = b.block_size;
+    group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
+    st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
 
     if (cfg.kv_cache_memory_bytes) {
@@ -232,13 +317,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
       b = std::move(st);
     }
   }
-  b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
   if (b.num_gpu_blocks < 1)
     throw InputError(model.name + " on " + gpu.id, "the " + gib_text(b.kv_cache_bytes_per_gpu) +
                                                        " left for the KV cache hold no block of " +
                                                        std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
 
   b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
+  b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
   // With pipeline parallelism the V1 engine (0.15 at least: vllm#34076, #32105, both logged in
   // scenarios/memory/vllm-startup-logs.jsonl) checks a stage's available memory against the KV
@@ -247,7 +332,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
   KvCacheSpec check_kv = b.kv;
   int64_t check_page = b.page_bytes_per_gpu;
   if (pp > 1 && version >= std::pair<int, int>{0, 8}) {
-    group_layers(model, check_kv);
+    group_layers(model, b.draft_layers, check_kv);
+    check_kv.state_pages_per_request = check_kv.state_groups > 0 ? state_pages : 0;
     check_page = layer_page * check_kv.layers_per_group;
   }
   const int64_t check_blocks = b.kv_cache_bytes_per_gpu / check_page;

@@ -39,6 +39,17 @@ struct EngineMemoryConfig {
   /// between versions (logits_for_all_tokens and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
   static constexpr const char* kDefaultVllmVersion = "0.15";
+  /// --enable-prefix-caching; unset = vLLM's default. Only models with linear-attention layers
+  /// depend on it here: with it vLLM keeps their states in mamba_cache_mode "align" (2 pages per
+  /// state group per request), without it in "none" (1). vLLM left it off by default for hybrid
+  /// models until PR #50991 (2026-08-04), taken as 0.27.
+  std::optional<bool> enable_prefix_caching;
+  /// MTP speculative decoding (--speculative-config '{"method": "mtp", "num_speculative_tokens": N}'):
+  /// the model's own MTP layers draft N tokens. Their weights load with the model, their attention
+  /// joins the KV pool, and every linear-attention state keeps N more conv columns and N more pages.
+  int64_t num_speculative_tokens = 0;
+  std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
+  std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
 };
 
 /// (major, minor) of a vLLM version string ("0.11.0", "0.10.1.1", "v0.15.1rc2"); InputError
@@ -62,9 +73,22 @@ struct MemoryBudget {
   double gpu_memory_utilization = 0;       ///< as applied (given or vLLM's default)
   int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
   int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans
-  int64_t block_size = 16;
+  int64_t block_size = 16;                 ///< tokens per page (raised for linear-attention models, below)
   int64_t num_gpu_blocks = 0;              ///< as vLLM logs it (block 0 is later reserved)
-  int64_t kv_cache_tokens = 0;             ///< as vLLM logs it: kv.tokens_for_blocks(num_gpu_blocks)
+  int64_t kv_cache_tokens = 0;             ///< as vLLM logs it: logged_kv_cache_tokens(num_gpu_blocks)
+  /// Models with linear-attention layers: one layer's recurrent state per request on one GPU
+  /// (before padding to the page), the block size asked for, and the mamba_cache_mode vLLM
+  /// picks ("none" or "align"; empty for other models). vLLM raises the block size until one
+  /// attention page holds a state (HybridAttentionMambaModelConfig.verify_and_update_config).
+  int64_t linear_state_bytes_per_gpu = 0;
+  int64_t requested_block_size = 16;
+  std::string mamba_cache_mode;
+  int64_t draft_layers = 0;                ///< MTP layers drafting (num_speculative_tokens > 0)
+  /// vLLM >= 0.20 logs "GPU KV cache size" as int(max_concurrency x max_model_len) (vLLM issue
+  /// #40691: the old num_blocks / groups x block_size misreported hybrid models), earlier
+  /// versions as kv.tokens_for_blocks.
+  bool tokens_from_concurrency = false;
+  int64_t logged_kv_cache_tokens(int64_t num_blocks) const;
   int64_t max_model_len = 0;
   int64_t max_num_batched_tokens = 0;      ///< the profiling forward's tokens (given or vLLM's default)
   int64_t max_num_seqs = 0;                ///< sequences the profiling run samples (given or vLLM's default)

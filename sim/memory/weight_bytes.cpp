@@ -1,5 +1,7 @@
 #include "sim/memory/weight_bytes.hpp"
 
+#include <cmath>
+
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -18,6 +20,22 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
     q.bits = 4;
     q.group_size = 128;
     q.scale_bits = name == "awq" ? 20 : 16;  // AWQ keeps a 4-bit zero point per group (hf_config.cpp)
+  } else if (name == "auto-round" || name == "auto_round" || name == "inc") {
+    // AutoRound INT4 (vLLM's INCConfig -> GPTQ-Marlin for 4-bit symmetric): 4 bits plus one
+    // model-dtype scale per 128 weights, no zero points at rest; the LM head stays unquantized.
+    q.method = "auto-round";
+    q.bits = 4;
+    q.group_size = 128;
+    q.scale_bits = 16;
+    q.replicate_in_proj_ba = true;
+  } else if (name == "nvfp4" || name == "modelopt_fp4") {
+    // ModelOpt NVFP4: 4-bit E2M1 elements with one FP8 (E4M3) scale per 16; LM head and MTP
+    // layers left out as ModelOpt's default exclusions do.
+    q.method = "nvfp4";
+    q.bits = 4;
+    q.group_size = 16;
+    q.scale_bits = 8;
+    q.mtp_quantized = false;
   } else if (name == "mxfp4") {
     if (!model.is_moe())
       throw InputError("--quantization", "mxfp4 quantizes MoE experts only and " + model.name + " has none");
@@ -27,17 +45,21 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
     q.experts_only = true;
   } else {
     throw InputError("--quantization",
-                     "unknown quantization \"" + name + "\" (expected none, fp8, int8, awq, gptq, int4, mxfp4)");
+                     "unknown quantization \"" + name + "\" (expected none, fp8, int8, awq, gptq, int4, auto-round, nvfp4, mxfp4)");
   }
   return q;
 }
 
 namespace {
 
-int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
-  int64_t bytes = (params * q.bits + 7) / 8;
-  if (q.group_size > 0) bytes += (params + q.group_size - 1) / q.group_size * q.scale_bits / 8;
+int64_t format_bytes(int64_t params, int bits, int64_t group_size, int scale_bits) {
+  int64_t bytes = (params * bits + 7) / 8;
+  if (group_size > 0) bytes += (params + group_size - 1) / group_size * scale_bits / 8;
   return bytes;
+}
+
+int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
+  return format_bytes(params, q.bits, q.group_size, q.scale_bits);
 }
 
 }  // namespace
@@ -45,12 +67,36 @@ int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
 int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& q) {
   const int64_t elem = dtype_bits(model_dtype) / 8;
   // Quantized checkpoints leave the vision tower in the model dtype (it is on their ignore lists).
-  const int64_t always_plain = p.embedding + p.lm_head + p.norms + p.biases + p.moe_router + p.vision;
-  const int64_t linear_non_expert = p.attention + p.dense_mlp;
-  if (q.method.empty()) return (always_plain + linear_non_expert + p.moe_experts) * elem;
-  int64_t bytes = always_plain * elem + quantized_bytes(p.moe_experts, q);
-  bytes += q.experts_only ? linear_non_expert * elem : quantized_bytes(linear_non_expert, q);
-  return bytes;
+  const int64_t always_plain =
+      p.embedding + p.norms + p.biases + p.moe_router + p.vision + p.linear_attention_plain;
+  const bool quantized = !q.method.empty();
+  // One module class: its mixed-precision format when the checkpoint gives one (for `coverage` of
+  // its layers, the rest plain), else the uniform rule.
+  const auto module_class = [&](int64_t params, const std::optional<WeightQuant::Format>& f, bool uniform) -> int64_t {
+    if (f) {
+      const auto covered = static_cast<int64_t>(std::llround(static_cast<double>(params) * f->coverage));
+      const int64_t stored = f->bits >= 16 ? covered * elem : format_bytes(covered, f->bits, f->group_size, f->scale_bits);
+      return stored + (params - covered) * elem;
+    }
+    return uniform ? quantized_bytes(params, q) : params * elem;
+  };
+  const bool non_experts = quantized && !q.experts_only;
+  return always_plain * elem + module_class(p.lm_head, q.lm_head, false) +
+         module_class(p.attention, q.attention, non_experts) +
+         module_class(p.linear_attention, q.linear_attention, non_experts) +
+         module_class(p.dense_mlp, q.dense_mlp, non_experts) +
+         module_class(p.moe_experts - p.moe_shared_experts, q.routed_experts, quantized) +
+         module_class(p.moe_shared_experts, q.shared_experts, quantized);
+}
+
+int64_t replicated_in_proj_ba_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q, DType model_dtype) {
+  if (!q.replicate_in_proj_ba || tp <= 1 || !m.has_linear_attention()) return 0;
+  int64_t layers = 0;
+  for (const auto& l : m.layers) layers += l.attention == AttentionKind::linear ? 1 : 0;
+  // One beta and one alpha row per value head: the whole matrix instead of one rank's share.
+  const int64_t full = 2 * m.linear.num_value_heads * m.hidden_size;
+  const int64_t share = 2 * ((m.linear.num_value_heads + tp - 1) / tp) * m.hidden_size;
+  return layers * (full - share) * (dtype_bits(model_dtype) / 8);
 }
 
 int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q) {

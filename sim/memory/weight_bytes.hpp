@@ -11,15 +11,23 @@ namespace kvcap {
 /// The quantization to serve with: `name` "" keeps what the config declares; "none" serves the
 /// unquantized model; fp8 (8-bit, per-channel scales: negligible); int8 (8-bit, per-channel);
 /// awq / gptq / int4 (4-bit, groups of 128 with fp16 scales; zero points not counted); mxfp4
-/// (4-bit, groups of 32 with 8-bit scales, MoE experts only, as vLLM). Naming the declared method
+/// (4-bit, groups of 32 with 8-bit scales, MoE experts only, as vLLM); auto-round (AutoRound INT4,
+/// GPTQ-Marlin: 4-bit, groups of 128 with model-dtype scales, no zero points); nvfp4 (ModelOpt
+/// NVFP4: 4-bit, groups of 16 with FP8 scales; LM head and MTP layers unquantized). Naming the declared method
 /// keeps the declared details (e.g. DeepSeek-V3's 128x128 fp8 blocks). InputError naming
 /// --quantization for anything else.
 WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model);
 
 /// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
 /// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (and,
-/// for experts_only, attention and dense MLPs) in the model dtype.
+/// for experts_only, attention and dense MLPs) in the model dtype. Module classes a
+/// mixed-precision checkpoint describes (quant.attention, ...) take their own format.
 int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQuant& quant);
+
+/// Extra bytes one rank holds when vLLM replicates Qwen3.5's in_proj_ba over the ranks
+/// (quant.replicate_in_proj_ba: GPTQ/AWQ/AutoRound checkpoints), in the model dtype; 0 otherwise.
+int64_t replicated_in_proj_ba_bytes_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size, const WeightQuant& quant,
+                                            DType model_dtype);
 
 /// Extra bytes one rank allocates for MXFP4 MoE experts beyond their parameter count: vLLM's
 /// Mxfp4MoEMethod.create_weights pads the hidden size to a multiple of 256 and each rank's expert

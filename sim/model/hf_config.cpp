@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/quant_config.hpp"
 #include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -24,7 +25,7 @@ namespace {
 
 constexpr int64_t kMaxDim = int64_t{1} << 40;  // sanity bound on any size in a config
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek, gemma2, phi3, gpt_oss, llama4 };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, phi3, gpt_oss, llama4 };
 
 struct ArchEntry {
   const char* architecture;
@@ -46,6 +47,11 @@ constexpr ArchEntry kArchitectures[] = {
     {"Phi3ForCausalLM", "phi3", Family::phi3},
     {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
     {"Llama4ForCausalLM", "llama4_text", Family::llama4},
+    // Hybrid Gated DeltaNet + gated full attention (vllm/model_executor/models/qwen3_next.py,
+    // qwen3_5.py): the Qwen3.5 / 3.6 text models are Qwen3-Next's layers under new names.
+    {"Qwen3NextForCausalLM", "qwen3_next", Family::qwen3_next},
+    {"Qwen3_5ForCausalLM", "qwen3_5_text", Family::qwen3_next},
+    {"Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", Family::qwen3_next},
 };
 
 /// Vision-language wrappers: the language model is read from `text_config` (its model_type picks
@@ -61,6 +67,8 @@ constexpr WrapperEntry kWrappers[] = {
     {"Mistral3ForConditionalGeneration", "llama", "LlamaForCausalLM"},
     {"Qwen3VLForConditionalGeneration", "qwen3_vl_text", "Qwen3ForCausalLM"},
     {"Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe_text", "Qwen3MoeForCausalLM"},
+    {"Qwen3_5ForConditionalGeneration", "qwen3_5_text", "Qwen3_5ForCausalLM"},
+    {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"},
 };
 
 std::string supported_list() {
@@ -71,28 +79,23 @@ std::string supported_list() {
   return s;
 }
 
-/// HF configs write "absent" both as a missing key and as null; both mean "use the default".
-bool present(const JsonObjectReader& r, const std::string& key) {
-  return r.has(key) && !r.raw(key).is_null();
-}
-
 int64_t req_int(const JsonObjectReader& r, const std::string& key, int64_t min = 1) {
   return r.get_int(key, min, kMaxDim);
 }
 
 std::optional<int64_t> opt_int(const JsonObjectReader& r, const std::string& key, int64_t min = 1) {
-  if (!present(r, key)) return std::nullopt;
+  if (!r.has_value(key)) return std::nullopt;
   return r.get_int(key, min, kMaxDim);
 }
 
 bool opt_bool(const JsonObjectReader& r, const std::string& key, bool fallback) {
-  return present(r, key) ? r.get_bool(key) : fallback;
+  return r.has_value(key) ? r.get_bool(key) : fallback;
 }
 
 DType parse_torch_dtype(const JsonObjectReader& r) {
   // Newer transformers write `dtype`, older ones `torch_dtype`; absent means bf16 (GPT-OSS ships
   // without it and is served in bf16).
-  const char* key = present(r, "torch_dtype") ? "torch_dtype" : (present(r, "dtype") ? "dtype" : nullptr);
+  const char* key = r.has_value("torch_dtype") ? "torch_dtype" : (r.has_value("dtype") ? "dtype" : nullptr);
   if (!key) return DType::bf16;
   std::string v = r.get_string(key);
   if (v == "bfloat16") return DType::bf16;
@@ -101,8 +104,31 @@ DType parse_torch_dtype(const JsonObjectReader& r) {
   throw InputError(r.where(key), "unsupported dtype " + quote_input(v) + " (expected bfloat16, float16 or float32)");
 }
 
+/// Qwen3-Next's Gated DeltaNet shapes (linear_* keys) and the recurrent state's dtype.
+void read_linear_attention(const JsonObjectReader& r, ModelSpec& m) {
+  auto& x = m.linear;
+  x.num_key_heads = req_int(r, "linear_num_key_heads");
+  x.num_value_heads = req_int(r, "linear_num_value_heads");
+  x.key_head_dim = req_int(r, "linear_key_head_dim");
+  x.value_head_dim = req_int(r, "linear_value_head_dim");
+  x.conv_kernel = r.get_int("linear_conv_kernel_dim", 2, 1024);
+  if (x.num_value_heads % x.num_key_heads != 0)
+    throw InputError(r.where("linear_num_value_heads"), "expected a multiple of linear_num_key_heads (" +
+                                                            std::to_string(x.num_key_heads) + "), got " +
+                                                            std::to_string(x.num_value_heads));
+  x.ssm_dtype = m.dtype;
+  if (r.has_value("mamba_ssm_dtype")) {
+    const std::string v = r.get_string("mamba_ssm_dtype");
+    if (v == "float32") x.ssm_dtype = DType::fp32;
+    else if (v == "bfloat16") x.ssm_dtype = DType::bf16;
+    else if (v == "float16") x.ssm_dtype = DType::fp16;
+    else throw InputError(r.where("mamba_ssm_dtype"), "expected float32, bfloat16 or float16, got " + quote_input(v));
+    x.ssm_dtype_from_config = true;
+  }
+}
+
 const ArchEntry& find_architecture(const JsonObjectReader& r) {
-  if (present(r, "architectures")) {
+  if (r.has_value("architectures")) {
     const auto& a = r.raw("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
       throw InputError(r.where("architectures"), "expected a non-empty array of strings");
@@ -112,7 +138,7 @@ const ArchEntry& find_architecture(const JsonObjectReader& r) {
     throw InputError(r.where("architectures"),
                      "architecture " + quote_input(name) + " is not supported (kvcap reads: " + supported_list() + ")");
   }
-  if (present(r, "model_type")) {
+  if (r.has_value("model_type")) {
     std::string mt = r.get_string("model_type");
     for (const auto& e : kArchitectures)
       if (mt == e.model_type) return e;
@@ -122,91 +148,6 @@ const ArchEntry& find_architecture(const JsonObjectReader& r) {
   throw InputError(r.where("architectures"), "required field is missing (neither architectures nor model_type given)");
 }
 
-/// compressed-tensors (llm-compressor's format, RedHatAI/NeuralMagic checkpoints): the weights
-/// scheme of the first config group (num_bits, strategy group/channel/tensor/block, group_size,
-/// symmetric). Scales are stored in the model dtype (16 bits) per group and output column; an
-/// asymmetric scheme adds a zero point of num_bits. A group that quantizes only the experts (an
-/// `ignore` list naming attention layers, as Kimi-K2-Thinking's INT4 experts) is experts_only.
-void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
-  const JsonObjectReader groups = r.object("config_groups");
-  const auto& g = r.raw("config_groups");
-  if (!g.is_object() || g.empty()) throw InputError(r.where("config_groups"), "expected at least one group");
-  const JsonObjectReader first = groups.object(g.begin().key());
-  const JsonObjectReader w = first.object("weights");
-  q.method = "compressed-tensors";
-  q.bits = static_cast<int>(w.get_int("num_bits", 2, 16));
-  const std::string strategy = w.get_string("strategy");
-  if (strategy == "group") {
-    q.group_size = w.get_int("group_size", 1, kMaxDim);
-  } else if (strategy == "block") {
-    const auto& b = w.raw("block_structure");
-    if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-      throw InputError(w.where("block_structure"), "expected two positive integers");
-    q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
-  } else if (strategy == "channel" || strategy == "tensor") {
-    q.group_size = 0;  // one scale per output channel or tensor: negligible
-  } else {
-    throw InputError(w.where("strategy"), "expected group, block, channel or tensor, got " + quote_input(strategy));
-  }
-  const bool symmetric = present(w, "symmetric") ? w.get_bool("symmetric") : true;
-  q.scale_bits = 16 + (symmetric ? 0 : q.bits);
-  if (present(r, "ignore")) {
-    const auto& ignore = r.raw("ignore");
-    if (!ignore.is_array()) throw InputError(r.where("ignore"), "expected an array of module names or patterns");
-    for (const auto& e : ignore)
-      if (e.is_string() && e.get<std::string>().find("attn") != std::string::npos) q.experts_only = true;
-  }
-}
-
-/// Declared weight quantization (`quantization_config`).
-WeightQuant parse_quantization(const JsonObjectReader& root) {
-  WeightQuant q;
-  if (!present(root, "quantization_config")) return q;
-  JsonObjectReader r = root.object("quantization_config");
-  std::string method = r.get_string("quant_method");
-  if (method == "fp8") {
-    q.method = "fp8";
-    q.bits = 8;
-    if (present(r, "weight_block_size")) {
-      // Block-wise fp8 (DeepSeek-V3): one fp32 scale per [rows x cols] block of weights.
-      const auto& b = r.raw("weight_block_size");
-      if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-        throw InputError(r.where("weight_block_size"), "expected two positive integers");
-      q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
-      q.scale_bits = 32;
-    } else {
-      q.group_size = 0;  // per-tensor / per-channel scales: negligible
-      q.scale_bits = 32;
-    }
-  } else if (method == "mxfp4") {
-    // OCP microscaling FP4: 4-bit elements, one 8-bit (E8M0) scale per 32 elements. vLLM applies
-    // it to the MoE experts only; attention, routers and embeddings stay in bf16.
-    q.method = "mxfp4";
-    q.bits = 4;
-    q.group_size = 32;
-    q.scale_bits = 8;
-    q.experts_only = true;
-  } else if (method == "awq" || method == "gptq") {
-    q.method = method;
-    q.bits = static_cast<int>(r.get_int(present(r, "bits") ? "bits" : "w_bit", 2, 8));
-    q.group_size = r.get_int(present(r, "group_size") ? "group_size" : "q_group_size", -1, kMaxDim);
-    if (q.group_size < 0) q.group_size = 0;  // -1 = one scale per output channel
-    // Per group and output column: an fp16 scale; AWQ also a zero point of `bits` bits, which
-    // vLLM's AWQ-Marlin path keeps (repacked); GPTQ's symmetric checkpoints lose theirs (and
-    // g_idx without act-order) when GPTQ-Marlin repacks.
-    q.scale_bits = 16 + (method == "awq" ? q.bits : 0);
-  } else if (method == "compressed-tensors") {
-    read_compressed_tensors(r, q);
-  } else {
-    throw InputError(r.where("quant_method"),
-                     "quantization method " + quote_input(method) +
-                         " is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors; or pass --quantization)");
-  }
-  return q;
-}
-
 /// Attention kind of every layer, from `layer_types` or the family's own convention.
 void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
   if (family == Family::deepseek) {
@@ -214,7 +155,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     return;
   }
   std::optional<int64_t> window = opt_int(r, "sliding_window");
-  if (present(r, "layer_types")) {
+  if (r.has_value("layer_types")) {
     const auto& lt = r.raw("layer_types");
     if (!lt.is_array() || static_cast<int64_t>(lt.size()) != m.num_layers)
       throw InputError(r.where("layer_types"),
@@ -229,10 +170,21 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
         if (!window) throw InputError(r.where("sliding_window"), "required by sliding_attention layers");
         m.layers[i].attention = AttentionKind::sliding_window;
         m.layers[i].sliding_window = *window;
+      } else if (t == "linear_attention" && family == Family::qwen3_next) {
+        m.layers[i].attention = AttentionKind::linear;
       } else {
-        throw InputError(where, "layer type " + quote_input(t) + " is not supported (full_attention, sliding_attention)");
+        throw InputError(where, "layer type " + quote_input(t) + " is not supported (full_attention, sliding_attention" +
+                                    std::string(family == Family::qwen3_next ? ", linear_attention)" : ")"));
       }
     }
+    return;
+  }
+  if (family == Family::qwen3_next) {
+    // Without layer_types: every full_attention_interval-th layer is full attention, the rest are
+    // Gated DeltaNet (transformers' Qwen3NextConfig, interval 4).
+    const int64_t interval = opt_int(r, "full_attention_interval").value_or(4);
+    for (int64_t i = 0; i < m.num_layers; ++i)
+      m.layers[static_cast<size_t>(i)].attention = (i + 1) % interval == 0 ? AttentionKind::full : AttentionKind::linear;
     return;
   }
   auto set_sliding = [&](size_t i, int64_t w) {
@@ -249,7 +201,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     const int64_t interval = opt_int(r, "no_rope_layer_interval").value_or(4);
     for (int64_t i = 0; i < m.num_layers; ++i) {
       bool rope = (i + 1) % interval != 0;
-      if (present(r, "no_rope_layers")) {
+      if (r.has_value("no_rope_layers")) {
         const auto& a = r.raw("no_rope_layers");
         if (!a.is_array() || static_cast<int64_t>(a.size()) != m.num_layers || !a[static_cast<size_t>(i)].is_number_integer())
           throw InputError(r.where("no_rope_layers"), "expected num_hidden_layers 0/1 flags (1 = the layer uses RoPE)");
@@ -289,6 +241,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::llama:
     case Family::deepseek:
     case Family::llama4:
+    case Family::qwen3_next:
       break;
   }
 }
@@ -299,7 +252,7 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::mixtral:
     case Family::gpt_oss: {
       moe.num_experts = req_int(r, "num_local_experts");
-      moe.experts_per_token = present(r, "num_experts_per_tok") ? req_int(r, "num_experts_per_tok")
+      moe.experts_per_token = r.has_value("num_experts_per_tok") ? req_int(r, "num_experts_per_tok")
                                                                 : req_int(r, "experts_per_token");
       moe.expert_intermediate_size = m.intermediate_size;
       for (auto& l : m.layers) l.moe = true;
@@ -309,13 +262,23 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       }
       break;
     }
-    case Family::qwen3_moe: {
+    case Family::qwen3_moe:
+    case Family::qwen3_next: {
+      // Qwen3.5 / 3.6 dense checkpoints (Qwen3_5ForCausalLM) carry no expert keys.
+      if (family == Family::qwen3_next && !r.has_value("num_experts")) break;
+      if (family == Family::qwen3_next) {
+        // One shared expert of shared_expert_intermediate_size behind a sigmoid gate
+        // (Qwen3NextSparseMoeBlock: shared_expert + shared_expert_gate).
+        moe.num_shared_experts = 1;
+        moe.shared_expert_intermediate_size = req_int(r, "shared_expert_intermediate_size");
+        moe.shared_expert_gate = true;
+      }
       moe.num_experts = req_int(r, "num_experts");
       moe.experts_per_token = req_int(r, "num_experts_per_tok");
       moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
       int64_t step = opt_int(r, "decoder_sparse_step").value_or(1);
       std::vector<int64_t> dense_layers;
-      if (present(r, "mlp_only_layers")) {
+      if (r.has_value("mlp_only_layers")) {
         const auto& a = r.raw("mlp_only_layers");
         if (!a.is_array()) throw InputError(r.where("mlp_only_layers"), "expected an array of layer indices");
         for (const auto& v : a) {
@@ -345,7 +308,7 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       break;
     }
     case Family::deepseek: {
-      if (!present(r, "n_routed_experts")) break;  // a dense DeepSeek-V2 variant
+      if (!r.has_value("n_routed_experts")) break;  // a dense DeepSeek-V2 variant
       moe.num_experts = req_int(r, "n_routed_experts");
       moe.experts_per_token = req_int(r, "num_experts_per_tok");
       moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
@@ -355,12 +318,15 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       int64_t freq = opt_int(r, "moe_layer_freq").value_or(1);
       for (int64_t i = 0; i < m.num_layers; ++i)
         m.layers[static_cast<size_t>(i)].moe = i >= first_dense && i % freq == 0;
-      m.moe_gate_correction_bias = present(r, "topk_method") && r.get_string("topk_method") == "noaux_tc";
+      m.moe_gate_correction_bias = r.has_value("topk_method") && r.get_string("topk_method") == "noaux_tc";
       break;
     }
     default:
       break;
   }
+  if (m.intermediate_size == 0)
+    for (const auto& l : m.layers)
+      if (!l.moe) throw InputError(r.where("intermediate_size"), "required: the model has dense MLP layers");
   if (m.is_moe() && moe.experts_per_token > moe.num_experts)
     throw InputError(r.where("num_experts_per_tok"), "more experts per token (" +
                                                          std::to_string(moe.experts_per_token) +
@@ -376,16 +342,19 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   ModelSpec m;
   m.name = origin;
   m.architecture = arch.architecture;
-  m.model_type = present(r, "model_type") ? r.get_string("model_type") : arch.model_type;
+  m.model_type = r.has_value("model_type") ? r.get_string("model_type") : arch.model_type;
 
   m.num_layers = r.get_int("num_hidden_layers", 1, 100000);
   m.hidden_size = req_int(r, "hidden_size");
   m.num_attention_heads = req_int(r, "num_attention_heads");
   m.vocab_size = req_int(r, "vocab_size");
-  m.intermediate_size = req_int(r, "intermediate_size");
+  // Qwen3.5-MoE text configs have experts in every layer and no dense intermediate_size.
+  if (arch.family == Family::qwen3_next && r.has_value("num_experts") && !r.has_value("intermediate_size"))
+    m.intermediate_size = 0;
+  else
+    m.intermediate_size = req_int(r, "intermediate_size");
   m.max_position_embeddings = req_int(r, "max_position_embeddings");
   m.dtype = parse_torch_dtype(r);
-  m.quant = parse_quantization(r);
   // transformers' default is tied for Gemma-2 and untied for the others read here.
   m.tie_word_embeddings = opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2);
   m.layers.assign(static_cast<size_t>(m.num_layers), LayerSpec{});
@@ -405,7 +374,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   } else {
     // transformers: num_key_value_heads absent = no GQA (as many KV heads as query heads).
     m.num_kv_heads = opt_int(r, "num_key_value_heads").value_or(m.num_attention_heads);
-    if (present(r, "head_dim")) {
+    if (r.has_value("head_dim")) {
       m.head_dim = req_int(r, "head_dim");  // explicit head_dim wins (Qwen3, Gemma-2, GPT-OSS)
     } else {
       if (m.hidden_size % m.num_attention_heads != 0)
@@ -434,6 +403,13 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
       m.qk_norm = true;
       break;
+    case Family::qwen3_next:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.qk_norm = true;
+      m.attn_output_gate = opt_bool(r, "attn_output_gate", true);
+      // Served only as a speculative-decoding drafter (--speculative-config method mtp).
+      m.num_mtp_layers = opt_int(r, "mtp_num_hidden_layers", 0).value_or(0);
+      break;
     case Family::gemma2:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
       m.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward norms
@@ -449,12 +425,15 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
       break;
   }
   assign_attention(r, arch.family, m);
+  if (m.has_linear_attention()) read_linear_attention(r, m);
+  (void)m.first_kv_layer();  // at least one layer keeps KV
   read_moe(r, arch.family, m);
+  m.quant = read_quantization_config(r, m);
   return m;
 }
 
 const WrapperEntry* find_wrapper(const JsonObjectReader& r) {
-  if (!present(r, "architectures") || !r.raw("architectures").is_array() || r.raw("architectures").empty() ||
+  if (!r.has_value("architectures") || !r.raw("architectures").is_array() || r.raw("architectures").empty() ||
       !r.raw("architectures")[0].is_string())
     return nullptr;
   const std::string name = r.raw("architectures")[0].get<std::string>();
@@ -474,7 +453,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // tower it loads alongside). Keys transformers keeps at the top level apply to the text model
   // when text_config does not repeat them.
   const std::string arch = wrapper->architecture;
-  if (!present(root, "text_config")) throw InputError(root.where("text_config"), "required for " + arch);
+  if (!root.has_value("text_config")) throw InputError(root.where("text_config"), "required for " + arch);
   const JsonObjectReader top_text = root.object("text_config");
   const std::string text_type = top_text.get_string("model_type");
   const WrapperEntry* entry = nullptr;
@@ -497,8 +476,8 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size);
   if (vision.known)
     m.vision_encoder_params = vision.params;
-  else if (present(root, "vision_config"))
-    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl)";
+  else if (root.has_value("vision_config"))
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   return m;

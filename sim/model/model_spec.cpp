@@ -1,5 +1,7 @@
 #include "sim/model/model_spec.hpp"
 
+#include "sim/util/error.hpp"
+
 namespace kvcap {
 
 int dtype_bits(DType t) {
@@ -44,6 +46,18 @@ bool ModelSpec::has_sliding_window() const {
   for (const auto& l : layers)
     if (l.attention == AttentionKind::sliding_window) return true;
   return false;
+}
+
+bool ModelSpec::has_linear_attention() const {
+  for (const auto& l : layers)
+    if (l.attention == AttentionKind::linear) return true;
+  return false;
+}
+
+const LayerSpec& ModelSpec::first_kv_layer() const {
+  for (const auto& l : layers)
+    if (l.attention != AttentionKind::linear) return l;
+  throw InputError(name, "the model has no attention layer that keeps a KV cache (attention-free models are not supported)");
 }
 
 }  // namespace kvcap

@@ -3,6 +3,7 @@
 // config.json (sim/model/hf_config.*) or the built-in catalog (sim/model/catalog.*).
 // Plain data; every other room reads it, only sim/model writes it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ enum class AttentionKind {
   full,            ///< attends to the whole context; KV grows with every token
   sliding_window,  ///< attends to the last `sliding_window` tokens; KV capped at the window
   mla,             ///< DeepSeek multi-head latent attention: one latent per token per layer
+  /// Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5/3.6): no per-token KV, a fixed
+  /// recurrent state per request (a short-convolution state and a per-head key x value matrix),
+  /// which vLLM keeps in its KV pool as a "mamba" page (sim/memory/linear_state.hpp).
+  linear,
 };
 
 struct LayerSpec {
@@ -35,12 +40,30 @@ struct MlaSpec {
   int64_t q_lora_rank = 0;        ///< 0 = queries not low-rank (DeepSeek-V2-Lite)
 };
 
+/// Gated DeltaNet layers' shapes (HF linear_* keys).
+struct LinearAttentionSpec {
+  int64_t num_key_heads = 0;    ///< linear_num_key_heads (queries share them)
+  int64_t num_value_heads = 0;  ///< linear_num_value_heads
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;      ///< linear_conv_kernel_dim: the conv state keeps kernel - 1 columns
+  /// dtype of the recurrent (SSM) state: the config's mamba_ssm_dtype (float32 in every Qwen3.5 /
+  /// 3.6 config), else the model dtype; --mamba-ssm-cache-dtype overrides it.
+  DType ssm_dtype = DType::bf16;
+  bool ssm_dtype_from_config = false;
+  int64_t key_dim() const { return num_key_heads * key_head_dim; }
+  int64_t value_dim() const { return num_value_heads * value_head_dim; }
+  /// Channels of the short convolution: q and k (key_dim each) and v (value_dim).
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+};
+
 struct MoeSpec {
   int64_t num_experts = 0;            ///< routed experts per MoE layer
   int64_t experts_per_token = 0;      ///< routed experts each token activates
   int64_t num_shared_experts = 0;     ///< always-active experts
   int64_t expert_intermediate_size = 0;
   int64_t shared_expert_intermediate_size = 0;  ///< total width of the shared experts' MLP
+  bool shared_expert_gate = false;  ///< a sigmoid gate (hidden -> 1) scales the shared expert (Qwen2-MoE, Qwen3-Next)
 };
 
 /// Weight quantization declared by the model (config `quantization_config`) or chosen by the user.
@@ -52,6 +75,23 @@ struct WeightQuant {
   /// Only the MoE experts are quantized; attention, dense MLPs, routers, embeddings stay in the
   /// model dtype (vLLM's mxfp4 path, and GPT-OSS's `modules_to_not_convert`).
   bool experts_only = false;
+
+  /// Mixed-precision checkpoints (ModelOpt MIXED_PRECISION, AutoRound extra_config, ignore lists)
+  /// store module classes differently; a class given here overrides the uniform rule above for
+  /// the share `coverage` of its layers (the rest stays in the model dtype).
+  struct Format {
+    int bits = 16;           ///< 16 = the model dtype
+    int64_t group_size = 0;  ///< weights per scale (0 = per tensor or channel: negligible)
+    int scale_bits = 16;
+    double coverage = 1.0;   ///< fraction of the class's layers stored this way
+  };
+  std::optional<Format> attention, linear_attention, dense_mlp, routed_experts, shared_experts, lm_head;
+  /// The MTP drafter's decoder layer is quantized like the model (ModelOpt checkpoints leave mtp.*
+  /// out; AutoRound and Qwen's FP8 quantize it); its fc and norms never are.
+  bool mtp_quantized = true;
+  /// vLLM builds Qwen3.5's in_proj_ba replicated on every rank (disable_tp) for GPTQ/AWQ/INC
+  /// (AutoRound) checkpoints (QwenGatedDeltaNetAttention.maybe_disable_tp, vLLM issue #35924).
+  bool replicate_in_proj_ba = false;
 };
 
 struct ModelSpec {
@@ -78,6 +118,7 @@ struct ModelSpec {
   bool o_bias = false;           ///< output projection bias (GPT-OSS, Llama attention_bias)
   bool mlp_bias = false;         ///< dense MLP biases (Llama mlp_bias)
   bool qk_norm = false;          ///< per-head RMSNorm on q and k (Qwen3)
+  bool attn_output_gate = false; ///< q_proj also emits a per-head output gate (Qwen3-Next): twice the query width
   int norms_per_layer = 2;       ///< RMSNorms per decoder layer (Gemma-2 has 4)
   bool attention_sinks = false;  ///< one learned sink logit per head and layer (GPT-OSS)
   bool moe_router_bias = false;  ///< router has a bias (GPT-OSS)
@@ -94,10 +135,14 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla
   MoeSpec moe;                    ///< valid when any layer has moe == true
+  LinearAttentionSpec linear;     ///< valid when any layer is AttentionKind::linear
 
   bool is_mla() const;
   bool is_moe() const;
   bool has_sliding_window() const;
+  bool has_linear_attention() const;
+  /// The first layer that keeps per-token KV (full, sliding or MLA); the model must have one.
+  const LayerSpec& first_kv_layer() const;
 };
 
 }  // namespace kvcap

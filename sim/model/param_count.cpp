@@ -40,12 +40,28 @@ AttentionParams attention_params(const ModelSpec& m, int64_t tp, bool mla) {
     return a;
   }
   const int64_t kv = kv_heads_per_gpu(m, tp);
-  a.weights = H * heads * m.head_dim + H * kv * m.head_dim + H * kv * m.v_head_dim + heads * m.v_head_dim * H;
+  // An output gate doubles q_proj: it emits the queries and a per-head gate of the same width.
+  const int64_t q_width = heads * m.head_dim * (m.attn_output_gate ? 2 : 1);
+  a.weights = H * q_width + H * kv * m.head_dim + H * kv * m.v_head_dim + heads * m.v_head_dim * H;
   if (m.qkv_bias) a.biases += heads * m.head_dim + kv * m.head_dim + kv * m.v_head_dim;
   if (m.o_bias) a.biases += H;
   if (m.qk_norm) a.small += 2 * m.head_dim;
   if (m.attention_sinks) a.small += heads;
   return a;
+}
+
+/// One Gated DeltaNet layer on one rank (vLLM Qwen3NextGatedDeltaNet): in_proj_qkvz (hidden ->
+/// q, k, v and the output gate z), in_proj_ba (hidden -> one beta and one alpha per value head),
+/// a depthwise conv1d over the q/k/v channels (no bias), A_log and dt_bias per value head, a
+/// gated RMSNorm over value_head_dim (replicated), out_proj (value_dim -> hidden). Everything but
+/// the norm is split over the ranks by heads.
+void add_linear_attention(const ModelSpec& m, int64_t tp, ParamCount& c) {
+  const LinearAttentionSpec& x = m.linear;
+  const int64_t H = m.hidden_size;
+  const int64_t key_dim = split(x.key_dim(), tp), value_dim = split(x.value_dim(), tp);
+  const int64_t v_heads = split(x.num_value_heads, tp);
+  c.linear_attention += H * (2 * key_dim + 2 * value_dim) + value_dim * H;
+  c.linear_attention_plain += H * 2 * v_heads + split(x.conv_dim(), tp) * x.conv_kernel + 2 * v_heads + x.value_head_dim;
 }
 
 }  // namespace
@@ -59,10 +75,15 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
   c.norms = H;  // final norm
 
   for (const LayerSpec& layer : m.layers) {
-    AttentionParams a = attention_params(m, tp, layer.attention == AttentionKind::mla);
-    c.attention += a.weights;
-    c.biases += a.biases;
-    c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * H;
+    if (layer.attention == AttentionKind::linear) {
+      add_linear_attention(m, tp, c);
+      c.norms += static_cast<int64_t>(m.norms_per_layer) * H;
+    } else {
+      AttentionParams a = attention_params(m, tp, layer.attention == AttentionKind::mla);
+      c.attention += a.weights;
+      c.biases += a.biases;
+      c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * H;
+    }
 
     if (!layer.moe) {
       const int64_t inter = split(m.intermediate_size, tp);
@@ -77,10 +98,12 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
     int64_t router = H * x.num_experts;  // replicated on every rank
     if (m.moe_router_bias) router += x.num_experts;
     if (m.moe_gate_correction_bias) router += x.num_experts;
+    if (x.shared_expert_gate) router += H;  // hidden -> 1, replicated
     const int64_t shared = 3 * H * split(x.shared_expert_intermediate_size, tp);
 
     c.moe_router += router;
     c.moe_experts += x.num_experts * per_expert + shared;
+    c.moe_shared_experts += shared;
     c.biases += x.num_experts * per_expert_bias;
     c.moe_total += router + x.num_experts * (per_expert + per_expert_bias) + shared;
     c.moe_active += router + x.experts_per_token * (per_expert + per_expert_bias) + shared;
@@ -92,7 +115,8 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
     for (const LayerSpec& layer : m.layers)
       if (layer.moe)
         expert_biases += m.moe.num_experts * (2 * split(m.moe.expert_intermediate_size, tp) + H);
-  const int64_t non_moe = c.embedding + c.lm_head + c.attention + c.dense_mlp + c.norms + c.biases - expert_biases;
+  const int64_t non_moe = c.embedding + c.lm_head + c.attention + c.linear_attention + c.linear_attention_plain +
+                          c.dense_mlp + c.norms + c.biases - expert_biases;
   // The vision tower's linears are tensor-parallel in vLLM's encoders as well; counted as an even
   // split (its norms and biases are a few MB).
   c.vision = split(m.vision_encoder_params, tp);
@@ -102,5 +126,25 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
 }
 
 ParamCount count_parameters(const ModelSpec& model) { return count_parameters_per_gpu(model, 1); }
+
+ParamCount count_mtp_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
+  if (m.num_mtp_layers <= 0) return {};
+  ModelSpec d = m;
+  LayerSpec layer;
+  layer.attention = m.is_mla() ? AttentionKind::mla : AttentionKind::full;
+  layer.moe = m.is_moe();
+  d.layers.assign(static_cast<size_t>(m.num_mtp_layers), layer);
+  d.num_layers = m.num_mtp_layers;
+  d.vision_encoder_params = 0;
+  ParamCount c = count_parameters_per_gpu(d, tp);
+  const int64_t H = m.hidden_size;
+  const int64_t shared = c.embedding + c.lm_head;
+  const int64_t fc = m.num_mtp_layers * (2 * H * split(H, tp) + 2 * H);  // fc and its two pre-norms
+  c.total += fc - shared;
+  c.active += fc - shared;
+  c.embedding = c.lm_head = 0;
+  c.norms += fc;  // counted in the model dtype, as the rest of the drafter
+  return c;
+}
 
 }  // namespace kvcap

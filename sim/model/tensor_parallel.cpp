@@ -13,6 +13,11 @@ void check_tensor_parallel(const ModelSpec& m, int64_t tp) {
   if (m.num_attention_heads % tp != 0)
     throw InputError(where, std::to_string(m.num_attention_heads) + " attention heads of " + escape_text(m.name) +
                                 " do not split evenly over " + std::to_string(tp) + " GPUs");
+  // Gated DeltaNet layers split their key and value heads (vLLM divides them exactly).
+  if (m.has_linear_attention() && (m.linear.num_key_heads % tp != 0 || m.linear.num_value_heads % tp != 0))
+    throw InputError(where, std::to_string(m.linear.num_key_heads) + " key and " + std::to_string(m.linear.num_value_heads) +
+                                " value heads of " + escape_text(m.name) + "'s linear-attention layers do not split evenly over " +
+                                std::to_string(tp) + " GPUs");
   if (m.is_mla()) return;  // the latent is replicated, any head-divisible tp works
   const int64_t kv = m.num_kv_heads;
   if (kv >= tp ? kv % tp != 0 : tp % kv != 0)

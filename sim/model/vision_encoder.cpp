@@ -84,7 +84,9 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.params = pixtral(v, root, text_hidden);
   } else if (c.type == "llama4_vision_model") {
     c.params = llama4(v, text_hidden);
-  } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe") {
+  } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||
+             c.type == "qwen3_5_moe_vision") {
+    // Qwen3.5 / 3.6 reuse Qwen3-VL's vision transformer (their configs name no deepstack layers).
     c.params = qwen3_vl(v);
   } else {
     return c;

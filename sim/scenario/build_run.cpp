@@ -35,12 +35,13 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
     m.max_num_batched_tokens = std::max<int64_t>(len, 2048);
   }
   m.kv_cache_memory_bytes = e.kv_cache_memory_bytes;
+  m.enable_prefix_caching = e.enable_prefix_caching;
   MemoryBudget b = compute_memory_budget(model, gpu, m);
   if (e.num_gpu_blocks) {
     // vLLM's num_gpu_blocks_override: the memory model still supplies the shapes (bytes per
     // token and per page); the caller checks that one max_model_len request fits the override.
     b.num_gpu_blocks = *e.num_gpu_blocks;
-    b.kv_cache_tokens = b.kv.tokens_for_blocks(b.num_gpu_blocks);
+    b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
     b.kv_cache_bytes_per_gpu = b.page_bytes_per_gpu * b.num_gpu_blocks;
   }
   return b;
@@ -104,6 +105,8 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   // everything below, and the caller, sees the resolved figures.
   run->settings.engine.max_num_seqs = b.max_num_seqs;
   run->settings.engine.max_num_batched_tokens = b.max_num_batched_tokens;
+  // Linear-attention models: vLLM raises the block size until a page holds a recurrent state.
+  run->settings.engine.block_size = b.block_size;
   const EngineSettings& e = run->settings.engine;
   const int64_t max_model_len = b.max_model_len;
   if (!e.enable_chunked_prefill && e.max_num_batched_tokens < max_model_len)
@@ -120,7 +123,14 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   const bool paged = e.allocator == "paged";
   int64_t pool_blocks = e.num_gpu_blocks ? *e.num_gpu_blocks : b.num_gpu_blocks;
   std::string accounting = "full attention: one block per block_size tokens per request";
-  if (paged && b.kv.hybrid()) {
+  if (paged && b.kv.state_groups > 0) {
+    accounting = "hybrid KV manager: " + std::to_string(b.kv.full_groups) + " full-attention + " +
+                 std::to_string(b.kv.state_groups) + " linear-attention state groups of " +
+                 std::to_string(b.kv.layers_per_group) + " layers; blocks of " + std::to_string(b.block_size) +
+                 " tokens (raised from " + std::to_string(b.requested_block_size) + " so a page holds a state); " +
+                 std::to_string(b.kv.state_pages_per_request) + " state page(s) per group per request (mamba_cache_mode " +
+                 b.mamba_cache_mode + "); no prefix hits";
+  } else if (paged && b.kv.hybrid()) {
     accounting = "hybrid KV manager: " + std::to_string(b.kv.full_groups) + " full-attention + " +
                  std::to_string(b.kv.swa_groups) + " sliding-window (" + std::to_string(b.kv.sliding_window) +
                  " tokens) groups; a block is one group's page; sliding groups free blocks out of the window";
@@ -130,10 +140,10 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                  " KV groups: pool divided by the group count, sliding-window layers charged as full attention";
   }
   const int64_t blocks_for_max_len = paged ? b.worst_case_blocks_for_tokens(max_model_len, e.max_num_batched_tokens)
-                                           : (max_model_len + e.block_size - 1) / e.block_size;
+                                           : (max_model_len + b.block_size - 1) / b.block_size;
   if (pool_blocks - 1 < blocks_for_max_len)
     throw InputError(field(s, e.num_gpu_blocks ? "/engine/num_gpu_blocks" : "/engine/max_model_len"),
-                     std::to_string(pool_blocks - 1) + " usable KV blocks of " + std::to_string(e.block_size) +
+                     std::to_string(pool_blocks - 1) + " usable KV blocks of " + std::to_string(b.block_size) +
                          " tokens cannot hold one request of max_model_len " + std::to_string(max_model_len) +
                          " tokens (" + std::to_string(blocks_for_max_len) +
                          " blocks; vLLM refuses to start); lower engine.max_model_len");
@@ -211,7 +221,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.replicas = s.deployment.replicas;
   h.tensor_parallel_size = e.tensor_parallel_size;
   h.num_gpu_blocks = pool_blocks;
-  h.block_size = e.block_size;
+  h.block_size = b.block_size;
   h.max_model_len = max_model_len;
   h.kv_bytes_per_token = b.kv_bytes_per_token;
   h.kv_cache_dtype = dtype_name(b.kv_dtype);

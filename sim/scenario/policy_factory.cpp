@@ -33,6 +33,8 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.full_groups = kv.full_groups;
   pc.swa_groups = kv.swa_groups;
   pc.sliding_window = kv.sliding_window;
+  pc.state_groups = kv.state_groups;
+  pc.state_pages_per_request = kv.state_pages_per_request;
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

@@ -32,6 +32,8 @@ std::string JsonObjectReader::where(const std::string& key) const {
 
 bool JsonObjectReader::has(const std::string& key) const { return obj_.contains(key); }
 
+bool JsonObjectReader::has_value(const std::string& key) const { return has(key) && !obj_.at(key).is_null(); }
+
 const nlohmann::json& JsonObjectReader::raw(const std::string& key) const {
   auto it = obj_.find(key);
   if (it == obj_.end()) throw InputError(where(key), "required field is missing");

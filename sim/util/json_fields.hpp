@@ -21,6 +21,8 @@ class JsonObjectReader {
   JsonObjectReader(const nlohmann::json& obj, std::string file, std::string pointer);
 
   bool has(const std::string& key) const;
+  /// Present and not null: third-party formats (HF configs) write "absent" both ways.
+  bool has_value(const std::string& key) const;
   const nlohmann::json& raw(const std::string& key) const;  ///< throws if missing
   std::string where(const std::string& key) const;          ///< "file: /ptr/key"
   std::string where() const;

@@ -110,7 +110,7 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   Run r = run("models --json");
   REQUIRE(r.code == 0);
   auto models = nlohmann::json::parse(r.out);
-  CHECK(models.size() == 20);
+  CHECK(models.size() == 21);
   CHECK(models[0]["name"] == "llama-3.1-8b");
   CHECK(models[0]["kv_bytes_per_token"] == 131072);
   r = run("gpus --json");

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "sim/model/model_spec.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap::test {
@@ -22,6 +23,15 @@ inline std::string input_error_of(const std::function<void()>& f) {
 }
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// Layers of `m` with attention of kind `k`.
+inline int64_t count_kind(const ModelSpec& m, AttentionKind k) {
+  int64_t n = 0;
+  for (const auto& l : m.layers) n += l.attention == k ? 1 : 0;
+  return n;
+}
 
 /// A file under the build's temporary directory with the given text; returns its path.
 /// The process id keeps parallel ctest runs apart.

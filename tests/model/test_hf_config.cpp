@@ -18,11 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-int64_t count_kind(const ModelSpec& m, AttentionKind k) {
-  int64_t n = 0;
-  for (const auto& l : m.layers) n += l.attention == k;
-  return n;
-}
 
 json llama_like() {
   return json::parse(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":1024,
@@ -37,7 +32,7 @@ std::string error_for(const json& cfg) {
 }  // namespace
 
 TEST_CASE("every catalog model loads, case-insensitively, with consistent layer lists") {
-  CHECK(model_catalog_names().size() == 20);
+  CHECK(model_catalog_names().size() == 21);
   for (const auto& name : model_catalog_names()) {
     CAPTURE(name);
     const ModelSpec m = load_model(name);
@@ -65,14 +60,14 @@ TEST_CASE("attention kinds per layer") {
     CHECK(m.layers[0].attention == AttentionKind::sliding_window);
     CHECK(m.layers[0].sliding_window == 4096);
     CHECK(m.layers[1].attention == AttentionKind::full);
-    CHECK(count_kind(m, AttentionKind::sliding_window) == 21);
+    CHECK(test::count_kind(m, AttentionKind::sliding_window) == 21);
     CHECK(m.tie_word_embeddings);  // Gemma2Config default
     CHECK(m.norms_per_layer == 4);
   }
   SUBCASE("GPT-OSS follows layer_types: 12 sliding (128) + 12 full, sinks, mxfp4 experts") {
     const ModelSpec m = load_model("gpt-oss-20b");
-    CHECK(count_kind(m, AttentionKind::sliding_window) == 12);
-    CHECK(count_kind(m, AttentionKind::full) == 12);
+    CHECK(test::count_kind(m, AttentionKind::sliding_window) == 12);
+    CHECK(test::count_kind(m, AttentionKind::full) == 12);
     CHECK(m.layers[0].sliding_window == 128);
     CHECK(m.attention_sinks);
     CHECK(m.quant.method == "mxfp4");
@@ -82,14 +77,14 @@ TEST_CASE("attention kinds per layer") {
     CHECK(m.dtype == DType::bf16);  // no torch_dtype in the config: bf16
   }
   SUBCASE("Mistral-7B-v0.1 and Phi-3-mini slide on every layer") {
-    CHECK(count_kind(load_model("mistral-7b"), AttentionKind::sliding_window) == 32);
+    CHECK(test::count_kind(load_model("mistral-7b"), AttentionKind::sliding_window) == 32);
     const ModelSpec phi = load_model("phi-3-mini");
-    CHECK(count_kind(phi, AttentionKind::sliding_window) == 32);
+    CHECK(test::count_kind(phi, AttentionKind::sliding_window) == 32);
     CHECK(phi.layers[5].sliding_window == 2047);
   }
   SUBCASE("Qwen2.5 declares a window but use_sliding_window is false: all full") {
-    CHECK(count_kind(load_model("qwen2.5-7b"), AttentionKind::full) == 28);
-    CHECK(count_kind(load_model("mixtral-8x7b"), AttentionKind::full) == 32);  // sliding_window null
+    CHECK(test::count_kind(load_model("qwen2.5-7b"), AttentionKind::full) == 28);
+    CHECK(test::count_kind(load_model("mixtral-8x7b"), AttentionKind::full) == 32);  // sliding_window null
   }
   SUBCASE("Qwen2 with use_sliding_window slides on layers >= max_window_layers") {
     json c = llama_like();
@@ -104,7 +99,7 @@ TEST_CASE("attention kinds per layer") {
   }
   SUBCASE("DeepSeek-V3: MLA everywhere, 3 dense layers then MoE with a shared expert, fp8 blocks") {
     const ModelSpec m = load_model("deepseek-v3");
-    CHECK(count_kind(m, AttentionKind::mla) == 61);
+    CHECK(test::count_kind(m, AttentionKind::mla) == 61);
     CHECK(m.mla.kv_lora_rank == 512);
     CHECK(m.mla.qk_rope_head_dim == 64);
     CHECK(!m.layers[2].moe);

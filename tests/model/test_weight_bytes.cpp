@@ -17,7 +17,6 @@ int64_t bytes_of(const char* name, const std::string& quant = "", DType dt = DTy
   const ModelSpec m = load_model(name);
   return weight_bytes(count_parameters(m), dt, resolve_weight_quant(quant, m));
 }
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 TEST_CASE("bf16 and fp32 weights: 2 and 4 bytes per parameter") {
@@ -80,8 +79,8 @@ TEST_CASE("a compressed-tensors checkpoint: the first group's scheme, asymmetric
 TEST_CASE("declared quantization is honoured, and `none` serves the unquantized model") {
   // GPT-OSS declares mxfp4 experts (4 bits + one 8-bit scale per 32 = 4.25 bits), all else bf16.
   // OpenAI's gpt-oss model card gives checkpoint sizes of 60.8 GiB (120b) and 12.8 GiB (20b).
-  CHECK(std::fabs(bytes_of("gpt-oss-120b") / kGiB - 60.8) < 0.05);
-  CHECK(std::fabs(bytes_of("gpt-oss-20b") / kGiB - 12.8) < 0.05);
+  CHECK(std::fabs(bytes_of("gpt-oss-120b") / test::kGiB - 60.8) < 0.05);
+  CHECK(std::fabs(bytes_of("gpt-oss-20b") / test::kGiB - 12.8) < 0.05);
   const ModelSpec oss = load_model("gpt-oss-20b");
   CHECK(bytes_of("gpt-oss-20b", "none") == count_parameters(oss).total * 2);
   // DeepSeek-V3 declares fp8 with 128x128 blocks: 1 byte per linear weight plus one fp32 scale

@@ -176,6 +176,48 @@ TEST_CASE("hybrid prefix cache: evicted sliding blocks in the window shorten the
   a.check_invariants();
 }
 
+TEST_CASE("linear-attention state groups: a fixed number of pages per request from its first chunk to its end") {
+  // Qwen3.6-35B-A3B's shape: 1 full-attention group and 3 state groups; align mode with no
+  // drafting keeps 2 pages per state group. Blocks of 2,096 tokens: a 5,000-token prompt holds
+  // ceil(5,000 / 2,096) = 3 attention pages + 3 x 2 state pages = 9, whatever its chunks.
+  PagedAllocatorConfig c = hybrid_cfg(100, 1, 0, 0, /*caching=*/true);
+  c.block_size = 2096;
+  c.state_groups = 3;
+  c.state_pages_per_request = 2;
+  PagedKvAllocator a(c);
+  SeqState s = endless_seq(0, 5000);
+  REQUIRE(a.allocate(s, 0, 1000));  // the first chunk already takes the states: 1 + 6
+  s.num_computed_tokens = 1000;
+  CHECK(a.usage().used_blocks == 1 + 6);
+  a.check_invariants();
+  REQUIRE(prefill_then_decode(a, s, 1000, 10));
+  CHECK(a.usage().used_blocks == 3 + 6);
+  CHECK(a.blocks_of(0, 1).size() == 2);
+  CHECK(a.blocks_of(0, 3).size() == 2);
+  KvCacheSpec spec;
+  spec.block_size = 2096;
+  spec.state_groups = 3;
+  spec.state_pages_per_request = 2;
+  CHECK(spec.blocks_for_tokens(5010) == 9);
+  CHECK(a.blocks_for_tokens(5010) == 9);
+  // States are not prefix-cached: the same prompt again takes no hit, even with caching on.
+  SeqState again = endless_seq(1, 5000);
+  CHECK(a.find_prefix_hit(again) == 0);
+  // A request that does not get its state pages is refused whole: 100 - 1 null - 9 = 90 free,
+  // ten more 1-chunk requests of 7 pages take 70, the next two 14 more, then 6 are left.
+  for (int32_t slot = 1; slot <= 12; ++slot) {
+    SeqState r = endless_seq(slot, 100);
+    REQUIRE(a.allocate(r, 0, 100));
+  }
+  CHECK(a.num_free_blocks() == 6);
+  SeqState last = endless_seq(13, 100);
+  CHECK_FALSE(a.allocate(last, 0, 100));
+  CHECK(a.num_free_blocks() == 6);
+  a.free(s);
+  CHECK(a.num_free_blocks() == 15);
+  a.check_invariants();
+}
+
 TEST_CASE("run and memory agree on every catalog model: same pool, same pages per request") {
   for (const std::string& name : model_catalog_names()) {
     CAPTURE(name);
@@ -188,9 +230,10 @@ TEST_CASE("run and memory agree on every catalog model: same pool, same pages pe
     mc.kv_cache_memory_bytes = int64_t{40} << 30;
     const MemoryBudget b = compute_memory_budget(model, gpu, mc);
 
-    // `kvcap run` builds its allocator with the same factory and spec.
+    // `kvcap run` builds its allocator with the same factory and spec, at the budget's block size
+    // (raised for linear-attention models, as build_run resolves it).
     EngineSettings e;
-    e.block_size = mc.block_size;
+    e.block_size = b.block_size;
     e.max_num_batched_tokens = mc.max_num_batched_tokens;
     auto alloc = make_allocator(e, b.num_gpu_blocks, b.max_model_len, b.kv);
     SeqState s = endless_seq(0, std::min<int64_t>(20000, b.max_model_len - 200));
@@ -214,7 +257,7 @@ TEST_CASE("run and memory agree on every catalog model: same pool, same pages pe
 }
 
 TEST_CASE("kvcap run's pool is kvcap memory's num_gpu_blocks for hybrid and full models alike") {
-  for (const std::string name : {"mistral-7b", "gemma-2-9b", "gpt-oss-20b", "llama-3.1-8b"}) {
+  for (const std::string name : {"mistral-7b", "gemma-2-9b", "gpt-oss-20b", "llama-3.1-8b", "qwen3.6-35b-a3b"}) {
     CAPTURE(name);
     nlohmann::json doc = {
         {"name", "agree"},
@@ -231,5 +274,6 @@ TEST_CASE("kvcap run's pool is kvcap memory's num_gpu_blocks for hybrid and full
     const MemoryBudget b = compute_memory_budget(load_model(name), load_gpu("h200"), mc);
     CHECK(run->header.num_gpu_blocks == b.num_gpu_blocks);
     CHECK(run->budget.kv.groups() == b.kv.groups());
+    CHECK(run->header.block_size == b.block_size);
   }
 }
