@@ -55,6 +55,8 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (r.has("enable_prefix_caching") && !r.raw("enable_prefix_caching").is_null())
     c.enable_prefix_caching = r.get_bool("enable_prefix_caching");
   if (auto v = opt_int(r, "num_speculative_tokens", 0, 64)) c.num_speculative_tokens = *v;
+  if (r.has("language_model_only") && !r.raw("language_model_only").is_null())
+    c.language_model_only = r.get_bool("language_model_only");
   if (auto v = opt_string(r, "mamba_cache_dtype")) c.mamba_cache_dtype = *v;
   if (auto v = opt_string(r, "mamba_ssm_cache_dtype")) c.mamba_ssm_cache_dtype = *v;
   if (auto v = opt_number(r, "cuda_graph_memory_gib", 0, 1e6)) c.cuda_graph_memory_bytes = static_cast<int64_t>(*v * kGiB);
@@ -109,7 +111,10 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
-                      "cuda_graph_memory_gib"});
+                      "cuda_graph_memory_gib", "not_runnable", "language_model_only"});
+    // A row kvcap knows it cannot run says why (a drafter or checkpoint it does not model).
+    row.not_runnable = k.get_string("not_runnable", "");
+    if (!row.not_runnable.empty()) return row;
     row.kvcap_model = k.get_string("model");
     // A config file is named relative to the table; anything else is a catalog name or HF id.
     if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())
@@ -162,9 +167,10 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
   for (const StartupLogRow& row : rows) {
     StartupCheck c;
     c.row = &row;
-    if (row.kvcap_model.empty()) {
+    if (!row.not_runnable.empty())
+      c.not_runnable = row.not_runnable;
+    else if (row.kvcap_model.empty())
       c.not_runnable = "no kvcap model for " + row.model;
-    }
     if (!c.not_runnable.empty()) {
       out.push_back(std::move(c));
       continue;

@@ -29,6 +29,7 @@ struct StartupLogRow {
   bool startup_failed = false;  ///< the log is vLLM refusing to start (kvcap must refuse too)
   // The mapping onto kvcap ("kvcap" object); empty model = not mapped.
   std::string kvcap_model, kvcap_gpu;
+  std::string not_runnable;  ///< kvcap.not_runnable: why kvcap cannot predict this row
   EngineMemoryConfig config;
 };
 

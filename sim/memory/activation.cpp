@@ -6,8 +6,23 @@
 
 namespace kvcap {
 
+int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp) {
+  const VisionProfileShape& v = m.vision_profile;
+  if (v.patches <= 0) return 0;
+  const int64_t b = dtype_bits(dt) / 8;
+  auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
+  // The dummy image's pixel values arrive in fp32 and are cast to the model dtype: both alive
+  // while the patch embedding runs.
+  const int64_t pixels = v.patches * v.patch_elements * (4 + b);
+  // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
+  // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
+  // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
+  const int64_t block = v.patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
+  return pixels + block;
+}
+
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          bool logits_for_all_tokens, bool samples) {
+                                          bool logits_for_all_tokens, bool samples, bool profile_vision) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -34,16 +49,28 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
                         3 * T * split(x.shared_expert_intermediate_size) * b;
     layer_peak = std::max(layer_peak, moe);
   }
-  const int64_t forward = residual + layer_peak;
-  if (!samples) return forward;
+  if (m.has_linear_attention()) {
+    // A Gated DeltaNet layer: in_proj_qkvz and in_proj_ba outputs, the convolved q/k/v, and the
+    // chunked delta rule's fp32 state per 64-token chunk (flash-linear-attention's chunk size).
+    const auto& x = m.linear;
+    const int64_t proj = T * (split(2 * x.key_dim() + 2 * x.value_dim()) + split(2 * x.num_value_heads) + split(x.conv_dim())) * b;
+    const int64_t chunk_states = (T + 63) / 64 * split(x.num_value_heads) * x.key_head_dim * x.value_head_dim * 4;
+    layer_peak = std::max(layer_peak, proj + chunk_states);
+  }
+  // The vision encoder's output for the dummy image stays cached through the language model's
+  // dummy forward.
+  const int64_t encoder_cache = profile_vision ? m.vision_profile.image_tokens * H * b : 0;
+  const int64_t forward = residual + layer_peak + encoder_cache;
+  const int64_t vision = profile_vision ? estimate_vision_profile_bytes_per_gpu(m, dt, tp) : 0;
+  if (!samples) return std::max(forward, vision);
   const int64_t V = m.vocab_size;
   if (logits_for_all_tokens) {
     // The forward's transients are gone by the time the logits exist: the hidden states of all T
     // tokens stay, with fp32 logits over the vocabulary for every one of them, and the sampler's
     // model-dtype logits of the S sampled rows plus their fp32 copy.
-    return std::max(forward, T * H * b + T * V * 4 + seqs * V * (b + 4));
+    return std::max({forward, vision, T * H * b + T * V * 4 + seqs * V * (b + 4)});
   }
-  return std::max(forward, 2 * seqs * V * 4 + T * H * b);
+  return std::max({forward, vision, 2 * seqs * V * 4 + T * H * b});
 }
 
 }  // namespace kvcap

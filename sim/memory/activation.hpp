@@ -41,8 +41,26 @@ namespace kvcap {
 ///
 /// `samples` is false on a pipeline stage before the last: it computes no logits and samples
 /// nothing, so its peak is the forward's alone.
+///
+/// `profile_vision`: the stage holds a vision tower kvcap knows the profiling shape of
+/// (model.vision_profile) and the server loads it (no --language-model-only): vLLM first runs one
+/// dummy image of the processor's largest size through the encoder, then the language model with
+/// the image's encoder output cached, so the peak is the largest of the encoder pass
+/// (estimate_vision_profile_bytes_per_gpu), the forward plus that cache, and the sampler.
+/// Gated DeltaNet layers add their projections and chunked-recurrence states to the per-layer
+/// transients. Checked against club-3090 #1087 (Qwen3.8-27B FP8, TP 2, vLLM 0.27.1): "1.59 GiB for
+/// peak activation" logged; see scenarios/memory/vllm-startup-logs.jsonl for what it gives.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                          bool logits_for_all_tokens = false, bool samples = true);
+                                          bool logits_for_all_tokens = false, bool samples = true,
+                                          bool profile_vision = false);
+
+/// Peak bytes on one rank while the vision encoder runs vLLM's profiling image (Qwen3-VL-style
+/// towers, TP-split as vLLM's default mm_encoder_tp_mode "weights"): the image's pixel values in
+/// fp32 and in the model dtype, the residual stream and its norm (replicated), and the larger of
+/// a block's attention transients (8 x hidden) and its MLP's (2 x intermediate), split over the
+/// ranks. 0 when the tower's profiling is not modelled. An estimate from the encoder's layout:
+/// allocator rounding and kernel workspaces are left out.
+int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size);
 
 }  // namespace kvcap

@@ -197,7 +197,15 @@ std::pair<int, int> parse_vllm_version(const std::string& text, const std::strin
   return {parts[0], parts[1]};
 }
 
-MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
+MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
+  // --language-model-only: vLLM neither builds the vision tower nor profiles it.
+  ModelSpec text_only;
+  if (cfg.language_model_only) {
+    text_only = checkpoint;
+    text_only.vision_encoder_params = 0;
+    text_only.vision_profile = {};
+  }
+  const ModelSpec& model = cfg.language_model_only ? text_only : checkpoint;
   validate(cfg);
   check_tensor_parallel(model, cfg.tensor_parallel_size);
   const int64_t tp = cfg.tensor_parallel_size;
@@ -285,7 +293,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
-        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last);
+        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
+        first && stage_model.vision_profile.patches > 0);
     st.kv.block_size = b.block_size;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
@@ -322,6 +331,16 @@ MemoryBudget compute_memory_budget(const ModelSpec& model, const GpuSpec& gpu, c
                                                        " left for the KV cache hold no block of " +
                                                        std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
 
+  // vLLM >= 0.19 (PR #38270) refuses to capture full decode CUDA graphs for a hybrid model whose
+  // pool cannot give every one of max_num_seqs decode sequences a state block
+  // (GPUModelRunner: max_num_reqs > kv_cache_config.num_blocks raises ValueError).
+  if (model.has_linear_attention() && version >= std::pair<int, int>{0, 19} && !cfg.enforce_eager &&
+      b.max_num_seqs > b.num_gpu_blocks)
+    throw InputError("--max-num-seqs", "max_num_seqs (" + std::to_string(b.max_num_seqs) +
+                                           ") exceeds available Mamba cache blocks (" + std::to_string(b.num_gpu_blocks) +
+                                           "): vLLM >= 0.19 refuses to start a hybrid model that cannot give every decode "
+                                           "sequence a state block (PR #38270). Lower --max-num-seqs to at most " +
+                                           std::to_string(b.num_gpu_blocks) + ", or raise --gpu-memory-utilization");
   b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.

@@ -48,6 +48,9 @@ struct EngineMemoryConfig {
   /// the model's own MTP layers draft N tokens. Their weights load with the model, their attention
   /// joins the KV pool, and every linear-attention state keeps N more conv columns and N more pages.
   int64_t num_speculative_tokens = 0;
+  /// --language-model-only (or every --limit-mm-per-prompt modality 0): a vision-language
+  /// checkpoint served as text only, without its vision tower's weights or profiling.
+  bool language_model_only = false;
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
 };

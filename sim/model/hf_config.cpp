@@ -474,8 +474,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   m.architecture = arch;
 
   const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size);
-  if (vision.known)
+  if (vision.known) {
     m.vision_encoder_params = vision.params;
+    m.vision_profile = vision.profile;
+  }
   else if (root.has_value("vision_config"))
     m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5)";
   else

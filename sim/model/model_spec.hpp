@@ -94,6 +94,17 @@ struct WeightQuant {
   bool replicate_in_proj_ba = false;
 };
 
+/// The vision tower's shapes that set vLLM's startup profiling peak: vLLM runs one dummy image of
+/// the processor's largest size through the encoder (gpu_model_runner.profile_run) before the
+/// language model's dummy forward, so the activation peak is the larger of the two.
+struct VisionProfileShape {
+  int64_t patches = 0;         ///< patches of the largest image (0 = profiling not modelled)
+  int64_t patch_elements = 0;  ///< pixel values per patch (channels x temporal x patch^2)
+  int64_t hidden = 0;
+  int64_t intermediate = 0;
+  int64_t image_tokens = 0;    ///< tokens the image becomes in the language model
+};
+
 struct ModelSpec {
   std::string name;          ///< catalog name or config path
   std::string architecture;  ///< HF `architectures[0]`, e.g. "LlamaForCausalLM"
@@ -131,6 +142,7 @@ struct ModelSpec {
   /// it is left out. Their profiling (dummy images) is not modelled.
   int64_t vision_encoder_params = 0;
   std::string vision_encoder_note;
+  VisionProfileShape vision_profile;
 
   std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla

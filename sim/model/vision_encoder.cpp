@@ -88,6 +88,16 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
              c.type == "qwen3_5_moe_vision") {
     // Qwen3.5 / 3.6 reuse Qwen3-VL's vision transformer (their configs name no deepstack layers).
     c.params = qwen3_vl(v);
+    // Their processors cap an image at 16,777,216 pixels (preprocessor_config "longest_edge"),
+    // i.e. 16,384 tokens after the 2 x 2 merge of 16-pixel patches; vLLM logs "Encoder cache will
+    // be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum
+    // feature size" for them. The processor config is not in config.json: that default is taken.
+    const int64_t merge = size_or(v, "spatial_merge_size", 2), patch = need_size(v, "patch_size");
+    c.profile.image_tokens = 16384;
+    c.profile.patches = c.profile.image_tokens * merge * merge;
+    c.profile.patch_elements = size_or(v, "in_channels", 3) * size_or(v, "temporal_patch_size", 2) * patch * patch;
+    c.profile.hidden = need_size(v, "hidden_size");
+    c.profile.intermediate = need_size(v, "intermediate_size");
   } else {
     return c;
   }

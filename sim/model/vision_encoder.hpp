@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/model/model_spec.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -11,6 +12,7 @@ struct VisionEncoderCount {
   int64_t params = 0;  ///< encoder + projector into the text model, in the model dtype
   bool known = false;  ///< false: an encoder kvcap does not count (params 0), `type` says which
   std::string type;    ///< vision_config.model_type
+  VisionProfileShape profile;  ///< what vLLM's startup profiling runs through it (patches 0 = not modelled)
 };
 
 /// Counts the encoder described by `root`'s vision_config (with the projector that maps it to a

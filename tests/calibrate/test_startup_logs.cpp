@@ -103,11 +103,20 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& refused = find(checks, "llmd-llama33-70b-fp8-h100-tp1-fail");
   CHECK(refused.row->startup_failed);
   CHECK_FALSE(refused.refusal.empty());
+  // Hybrid Gated DeltaNet rows: club-3090 #487 (Qwen3.6-27B AutoRound, TP 2, MTP x3, v0.22) in
+  // tokens and #1087 (Qwen3.8-27B FP8, TP 2, v0.27.1) in available KV, within 2%.
+  const auto& gdn = find(checks, "club3090-487-qwen3.6-27b-int4-2xrtx3090-tp2-fp8e5m2");
+  REQUIRE(gdn.kv_tokens_error);
+  CHECK(std::abs(*gdn.kv_tokens_error) < 0.02);
+  const auto& fp8 = find(checks, "club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown");
+  REQUIRE(fp8.available_kv_error);
+  CHECK(std::abs(*fp8.available_kv_error) < 0.02);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
-  CHECK(s.runnable >= 27);
-  CHECK(s.available_median_abs <= 0.0045);
-  CHECK(s.kv_tokens_median_abs <= 0.014);
-  CHECK(s.refusal_calls_right >= 26);
+  // The medians are over the rows that run, so a new row can move them either way.
+  CHECK(s.runnable >= 36);
+  CHECK(s.available_median_abs <= 0.0150);
+  CHECK(s.kv_tokens_median_abs <= 0.0345);
+  CHECK(s.refusal_calls_right >= 35);
 }
 
 TEST_CASE("kvcap fidelity --startup-logs prints the table and the summary; bad input exits 2") {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/activation.hpp"
 #include "sim/memory/linear_state.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/weight_bytes.hpp"
@@ -280,4 +281,54 @@ TEST_CASE("AutoRound INT4: 4 bits plus a 16-bit scale per 128, LM head plain, in
   CHECK(named.bits == 4);
   CHECK(named.group_size == 128);
   CHECK(named.scale_bits == 16);
+}
+
+TEST_CASE("vision-language checkpoints: the profiling image through the vision tower sets the activation peak") {
+  // Qwen3.6's processors cap an image at 16,384 tokens: 65,536 patches of 3 x 2 x 16 x 16 = 1,536
+  // pixel values, in fp32 and bf16 while the patch embedding runs: 65,536 x 1,536 x 6 =
+  // 603,979,776 B. A block holds the residual stream and its norm (2 x 1,152) plus the larger of
+  // attention's 8 x 1,152 = 9,216 and the MLP's 2 x 4,304 = 8,608 per patch, in bf16:
+  // 65,536 x (2,304 + 9,216) x 2 = 1,509,949,440 B. TP 2 splits the transients:
+  // 65,536 x (2,304 + 4,608) x 2 = 905,969,664 B.
+  const ModelSpec m = load_model("qwen3.6-35b-a3b");
+  CHECK(m.vision_profile.patches == 65536);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1) == 603979776 + 1509949440);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2) == 603979776 + 905969664);
+  // It is the peak whenever it exceeds the language model's forward and sampler; served with
+  // --language-model-only there is neither the tower's weights nor its profiling.
+  EngineMemoryConfig c;
+  c.max_model_len = 32768;
+  c.max_num_batched_tokens = 2048;
+  c.max_num_seqs = 8;
+  const ModelSpec nvfp4 = load_model(kConfigs + "nvidia--Qwen3.6-35B-A3B-NVFP4.json");
+  const MemoryBudget with_vision = compute_memory_budget(nvfp4, load_gpu("h100-sxm"), c);
+  CHECK(with_vision.activation_bytes_per_gpu == 603979776 + 1509949440);
+  c.language_model_only = true;
+  const MemoryBudget text = compute_memory_budget(nvfp4, load_gpu("h100-sxm"), c);
+  CHECK(text.activation_bytes_per_gpu < with_vision.activation_bytes_per_gpu);
+  CHECK(with_vision.weight_bytes_per_gpu - text.weight_bytes_per_gpu == int64_t{446571248} * 2);
+}
+
+TEST_CASE("vLLM >= 0.19 refuses a hybrid model whose pool has fewer blocks than max_num_seqs") {
+  // The 299-block pool of club-3090 #612 with vLLM's default 256 sequences fits; 300 do not.
+  EngineMemoryConfig c;
+  c.vllm_version = "0.24.0";
+  c.kv_cache_dtype = "fp8";
+  c.max_model_len = 131072;
+  c.max_num_batched_tokens = 8192;
+  c.enable_prefix_caching = true;
+  c.kv_cache_memory_bytes = static_cast<int64_t>(5.98 * test::kGiB);
+  const ModelSpec m = load_model(kConfigs + "nvidia--Qwen3.6-35B-A3B-NVFP4.json");
+  c.max_num_seqs = 299;
+  CHECK(compute_memory_budget(m, load_gpu("rtx-5090"), c).num_gpu_blocks == 299);
+  c.max_num_seqs = 300;
+  const std::string e = test::input_error_of([&] { compute_memory_budget(m, load_gpu("rtx-5090"), c); });
+  CHECK(test::contains(e, "--max-num-seqs"));
+  CHECK(test::contains(e, "exceeds available Mamba cache blocks (299)"));
+  // Without full CUDA graphs (--enforce-eager) or before 0.19 vLLM starts.
+  c.enforce_eager = true;
+  CHECK_NOTHROW(compute_memory_budget(m, load_gpu("rtx-5090"), c));
+  c.enforce_eager = false;
+  c.vllm_version = "0.18";
+  CHECK_NOTHROW(compute_memory_budget(m, load_gpu("rtx-5090"), c));
 }
