@@ -43,6 +43,9 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   EngineMemoryConfig& c = row.config;
   if (auto v = opt_int(r, "tensor_parallel_size", 1, 1024)) c.tensor_parallel_size = *v;
   if (auto v = opt_int(r, "pipeline_parallel_size", 1, 1024)) c.pipeline_parallel_size = *v;
+  if (auto v = opt_int(r, "data_parallel_size", 1, 1024)) c.data_parallel_size = *v;
+  if (r.has("enable_expert_parallel") && !r.raw("enable_expert_parallel").is_null())
+    c.enable_expert_parallel = r.get_bool("enable_expert_parallel");
   if (auto v = opt_int(r, "max_model_len", 1, int64_t{1} << 31)) c.max_model_len = *v;
   if (auto v = opt_number(r, "gpu_memory_utilization", 1e-6, 1.0)) c.gpu_memory_utilization = *v;
   if (auto v = opt_string(r, "kv_cache_dtype")) c.kv_cache_dtype = *v;
@@ -111,7 +114,8 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
-                      "cuda_graph_memory_gib", "not_runnable", "language_model_only"});
+                      "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
+                      "enable_expert_parallel"});
     // A row kvcap knows it cannot run says why (a drafter or checkpoint it does not model).
     row.not_runnable = k.get_string("not_runnable", "");
     if (!row.not_runnable.empty()) return row;

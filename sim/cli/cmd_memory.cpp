@@ -286,6 +286,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--tensor-parallel-size,--tp", o->engine.tensor_parallel_size, "GPUs each pipeline stage is split over");
   cmd->add_option("--pipeline-parallel-size,--pp", o->engine.pipeline_parallel_size,
                   "pipeline stages (vLLM's default layer partition); the stage with the fewest blocks sets the cache");
+  cmd->add_option("--data-parallel-size,--dp", o->engine.data_parallel_size,
+                  "data-parallel engines; each sizes its own cache (figures are one GPU of one engine)");
+  cmd->add_flag("--enable-expert-parallel", o->engine.enable_expert_parallel,
+                "spread whole MoE experts over data x tensor parallel GPUs instead of slicing each over TP");
   cmd->add_option("--kv-cache-dtype", o->engine.kv_cache_dtype, "auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4");
   cmd->add_option("--kv-quant-group-size", o->engine.kv_quant_group_size,
                   "int8/int4 KV: elements per fp16 scale (default 64)");

@@ -88,15 +88,18 @@ std::vector<GpuSpec> build_catalog() {
   // NVIDIA L4 data sheet: GDDR6 300 GB/s; BF16 242 TFLOPS, FP8 485 TFLOPS, INT8 485 TOPS (all with
   // sparsity) -> 121 / 242.5 / 242.5 dense; PCIe Gen4 x16 64 GB/s bidirectional; no NVLink.
   // Memory: nvidia-smi "NVIDIA L4 ... 23034MiB". Price: RunPod "L4" $0.78/h.
+  // Seen by torch: "NVIDIA L4 (22.05 GiB)" in vLLM CI logs (pytorch issue #175666, vLLM issue #33297).
   c.push_back({"l4", "NVIDIA L4 24GB", 23034 * kMiB, 300 * kGB, 121 * kT, 242.5 * kT, 242.5 * kT,
-               32 * kGB, 32 * kGB, 0.78, "pcie"});
+               32 * kGB, 32 * kGB, 0.78, "pcie", gib_logged(22.05)});
 
   // NVIDIA Ada Lovelace GPU architecture whitepaper, RTX 4090 column: GDDR6X 1,008 GB/s; FP16/BF16
   // tensor with FP32 accumulate 165.2 TFLOPS dense; FP8 with FP32 accumulate 330.3 dense; INT8
   // 660.6 TOPS dense; PCIe Gen4 x16; no NVLink.
   // Memory: nvidia-smi "NVIDIA GeForce RTX 4090 ... 24564MiB". Price: RunPod "RTX 4090" $0.60/h.
+  // Seen by torch: "GPU 0 has a total capacity of 23.64 GiB" (an out-of-memory message,
+  // github.com/3DTopia/Phidias-Diffusion issue #8; not a vLLM line, 23.52-23.68 seen elsewhere).
   c.push_back({"rtx-4090", "NVIDIA GeForce RTX 4090 24GB", 24564 * kMiB, 1008 * kGB, 165.2 * kT, 330.3 * kT,
-               660.6 * kT, 32 * kGB, 32 * kGB, 0.60, "pcie"});
+               660.6 * kT, 32 * kGB, 32 * kGB, 0.60, "pcie", gib_logged(23.64)});
 
   // NVIDIA A10 data sheet: GDDR6 600 GB/s; BF16 tensor 125 TFLOPS dense (250 with sparsity); INT8
   // 250 TOPS dense; no FP8 (sm_86); PCIe 4.0 x16 (64 GB/s bidirectional), no NVLink.
@@ -169,13 +172,39 @@ std::vector<GpuSpec> build_catalog() {
   // GPU: none on the package; two boxes cluster over ConnectX-7 200 Gb/s (25 GB/s per direction).
   c.push_back({"gb10", "NVIDIA GB10 (DGX Spark) 128GB unified", int64_t{128} << 30, 273 * kGB, 125 * kT, 250 * kT,
                250 * kT, 273 * kGB, 25 * kGB, 0, "pcie", gib_logged(121.69)});
+  // NVIDIA H20 (96 GB HBM3; no NVIDIA data sheet is public): 4,000 GB/s, FP16/BF16 148 TFLOPS
+  // dense (willitrunai.com/es/gpus/h20-96gb; zangshuxian.com "H20的FP16稠密算力为148TFLOPS", INT8 296
+  // TOPS), FP8 296 dense (github.com/lamonoai/gpumap nvidia/GPU.md, "Nvidia HGX H20"), NVLink 900 GB/s
+  // (bidirectional; halved). Memory: nvidia-smi 97871 MiB (scenarios/memory/gpu-datasheets.json).
+  // Torch's total is seen only in unattributed notes (95.1-95.22 GiB), so it is left unset. No
+  // host-link figure was found: the H100's PCIe Gen5 x16 stands in (same HGX board). Price: 0 (unknown).
+  c.push_back({"h20", "NVIDIA H20 96GB", 97871 * kMiB, 4000 * kGB, 148 * kT, 296 * kT, 296 * kT, 64 * kGB, 450 * kGB, 0,
+               "nvlink"});
+
+  // NVIDIA H20-3e ("H20 141GB", HBM3e): 143771 MiB in nvidia-smi (sglang issue #6418, the H200's
+  // figure); seen by vLLM "total_gpu_memory (139.72GiB)" (vLLM issue #13074, V0, 2 x 8 GPUs; the
+  // same log is a row of scenarios/memory/vllm-startup-logs.jsonl). No data sheet gives its
+  // bandwidth or compute: the 96 GB H20's 4.0 TB/s and 148 / 296 TFLOPS stand in (the 3e changes
+  // the memory; its bandwidth is likely higher, unpublished). NVLink mesh as the H20's.
+  c.push_back({"h20-3e", "NVIDIA H20-3e 141GB", 143771 * kMiB, 4000 * kGB, 148 * kT, 296 * kT, 296 * kT, 64 * kGB,
+               450 * kGB, 0, "nvlink", gib_logged(139.72)});
+
+  // NVIDIA RTX A5000 (GA102, 24 GB GDDR6 with ECC): 768 GB/s, BF16 tensor with FP32 accumulate 111
+  // TFLOPS dense, INT8 222 TOPS dense, no FP8 (sm_86), PCIe 4.0 x16 (github.com/lamonoai/gpumap
+  // nvidia/GPU.md, Ampere table, transcribing NVIDIA's spec sheet). Its NVLink bridge is not
+  // counted: no A5000 figure was found, so GPU-GPU traffic takes PCIe. Memory: no nvidia-smi or
+  // torch total was found, so the 24 GiB of the card (24576 MiB, as the RTX 3090's GA102 board
+  // reports) stands in and vLLM is taken to see all of it (likely ~0.5 GiB less). Price: 0 (unknown).
+  c.push_back({"rtx-a5000", "NVIDIA RTX A5000 24GB", 24576 * kMiB, 768 * kGB, 111 * kT, 0, 222 * kT, 32 * kGB, 32 * kGB,
+               0, "pcie"});
+
   // Compute capability (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus): Ampere A100 8.0,
   // A10/A10G/RTX 3090 8.6, Ada L4/L40S/RTX 4090 8.9, Hopper 9.0, Blackwell B200/GB200 10.0,
   // RTX 5090 12.0, GB10 12.1; AMD parts have none.
   const std::pair<const char*, int> capability[] = {
       {"a100-40gb", 80}, {"a100-80gb", 80}, {"h100-sxm", 90}, {"h100-pcie", 90}, {"h200", 90},   {"b200", 100},
       {"l40s", 89},      {"l4", 89},        {"rtx-4090", 89}, {"a10", 86},       {"rtx-3090", 86}, {"rtx-5090", 120},
-      {"a10g", 86},      {"gb200", 100},    {"gb10", 121}};
+      {"a10g", 86},      {"gb200", 100},    {"gb10", 121},    {"h20", 90},       {"h20-3e", 90},   {"rtx-a5000", 86}};
   for (GpuSpec& g : c)
     for (const auto& [id, cc] : capability)
       if (g.id == id) g.compute_capability = cc;

@@ -22,7 +22,8 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
 }
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          bool logits_for_all_tokens, bool samples, bool profile_vision) {
+                                          bool logits_for_all_tokens, bool samples, bool profile_vision,
+                                          int64_t dp_gather) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -45,7 +46,13 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   if (any_dense) layer_peak = std::max(layer_peak, 3 * T * split(m.intermediate_size) * b);
   if (m.is_moe()) {
     const auto& x = m.moe;
-    const int64_t moe = T * x.experts_per_token * (3 * split(x.expert_intermediate_size) + H) * b +
+    // Expert parallelism over data-parallel engines: each rank gathers every engine's tokens
+    // (vLLM's all-gather dispatch) and runs its whole experts on them; fused_moe walks the
+    // gathered tokens in chunks of VLLM_FUSED_MOE_CHUNK_SIZE (16,384).
+    const int64_t moe_tokens = dp_gather > 1 ? std::min<int64_t>(T * dp_gather, 16384) : T;
+    const int64_t expert_width = dp_gather > 1 ? x.expert_intermediate_size : split(x.expert_intermediate_size);
+    const int64_t gathered = dp_gather > 1 ? T * dp_gather * H * b : 0;
+    const int64_t moe = moe_tokens * x.experts_per_token * (3 * expert_width + H) * b + gathered +
                         3 * T * split(x.shared_expert_intermediate_size) * b;
     layer_peak = std::max(layer_peak, moe);
   }

@@ -47,13 +47,16 @@ namespace kvcap {
 /// dummy image of the processor's largest size through the encoder, then the language model with
 /// the image's encoder output cached, so the peak is the largest of the encoder pass
 /// (estimate_vision_profile_bytes_per_gpu), the forward plus that cache, and the sampler.
+/// `dp_gather` > 1: MoE experts are spread over that many data-parallel engines with expert
+/// parallelism; each rank gathers their tokens and runs whole experts on them, in fused_moe's
+/// 16,384-token chunks.
 /// Gated DeltaNet layers add their projections and chunked-recurrence states to the per-layer
 /// transients. Checked against club-3090 #1087 (Qwen3.8-27B FP8, TP 2, vLLM 0.27.1): "1.59 GiB for
 /// peak activation" logged; see scenarios/memory/vllm-startup-logs.jsonl for what it gives.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           bool logits_for_all_tokens = false, bool samples = true,
-                                          bool profile_vision = false);
+                                          bool profile_vision = false, int64_t dp_gather = 1);
 
 /// Peak bytes on one rank while the vision encoder runs vLLM's profiling image (Qwen3-VL-style
 /// towers, TP-split as vLLM's default mm_encoder_tp_mode "weights"): the image's pixel values in

@@ -232,7 +232,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.max_num_batched_tokens = cfg.max_num_batched_tokens > 0 ? cfg.max_num_batched_tokens : defaults.max_num_batched_tokens;
   b.max_num_seqs = cfg.max_num_seqs > 0 ? cfg.max_num_seqs : defaults.max_num_seqs;
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
-  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp);
+  if (cfg.data_parallel_size < 1)
+    throw InputError("--data-parallel-size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));
+  const int64_t ep = cfg.enable_expert_parallel ? tp * cfg.data_parallel_size : 1;
+  if (ep > 1 && model.is_moe() && model.moe.num_experts % ep != 0)
+    throw InputError("--enable-expert-parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
+                                                     " do not spread evenly over " + std::to_string(ep) + " GPUs");
+  // Expert parallelism joins the data-parallel engines in one NCCL group for the experts.
+  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
   b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
   const bool v21 = version >= std::pair<int, int>{0, 21};
@@ -288,13 +295,22 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);
     // The MTP drafter loads with the model (on the last stage), unquantized: quantized checkpoints
     // leave the mtp layers out of their quantization.
+    ParamCount stage_params = count_parameters_per_stage_gpu(stage_model, tp, first, last);
+    if (ep > 1) {
+      // Each GPU holds num_experts / ep whole routed experts instead of every expert's tp-th
+      // slice; shared experts stay tensor-parallel.
+      const int64_t routed = stage_params.moe_experts - stage_params.moe_shared_experts;
+      const int64_t held = routed / cfg.data_parallel_size;
+      stage_params.moe_experts -= routed - held;
+      stage_params.total -= routed - held;
+    }
     st.weight_bytes_per_gpu =
-        weight_bytes(count_parameters_per_stage_gpu(stage_model, tp, first, last), model_dtype, quant) +
+        weight_bytes(stage_params, model_dtype, quant) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
-        first && stage_model.vision_profile.patches > 0);
+        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1);
     st.kv.block_size = b.block_size;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;

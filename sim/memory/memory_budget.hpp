@@ -17,6 +17,11 @@ namespace kvcap {
 struct EngineMemoryConfig {
   int64_t tensor_parallel_size = 1;
   int64_t pipeline_parallel_size = 1;    ///< stages, each of tensor_parallel_size GPUs
+  /// Data parallel ranks (--data-parallel-size): each is an engine of its own with a cache of its
+  /// own; only with --enable-expert-parallel do they share anything, the MoE experts, which are
+  /// then spread over data x tensor parallel GPUs (vLLM FusedMoE with EP: whole experts per GPU).
+  int64_t data_parallel_size = 1;
+  bool enable_expert_parallel = false;
   std::string kv_cache_dtype = "auto";   ///< auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4
   int64_t kv_quant_group_size = 64;      ///< elements per scale for int8/int4 KV
   std::string dtype = "auto";            ///< model dtype override (auto = config torch_dtype)

@@ -116,7 +116,7 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   r = run("gpus --json");
   REQUIRE(r.code == 0);
   auto gpus = nlohmann::json::parse(r.out);
-  CHECK(gpus.size() == 17);
+  CHECK(gpus.size() == 20);
   CHECK(gpus[12]["id"] == "mi300x");
   CHECK(gpus[16]["id"] == "gb10");
   CHECK(run("models").code == 0);

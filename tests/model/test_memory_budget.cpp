@@ -209,7 +209,7 @@ TEST_CASE("a model too large for the GPU is refused with the numbers") {
       [&] { compute_memory_budget(load_model("llama-3.1-405b"), load_gpu("l4"), cfg); });
   CHECK(test::contains(e, "does not fit"));
   CHECK(test::contains(e, "weights per GPU 755.96 GiB"));  // 405,853,388,800 x 2 B
-  CHECK(test::contains(e, "usable 20.24 GiB"));             // 23,034 MiB x 0.9
+  CHECK(test::contains(e, "usable 19.84 GiB"));             // the 22.05 GiB torch sees x 0.9
 }
 
 TEST_CASE("max_model_len that does not fit names the estimated maximum, as vLLM") {
