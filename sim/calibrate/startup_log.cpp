@@ -115,7 +115,17 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
-                      "enable_expert_parallel"});
+                      "enable_expert_parallel", "assumed"});
+    if (k.has("assumed")) {
+      const auto& a = k.raw("assumed");
+      if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");
+      for (const auto& e : a) {
+        const std::string v = e.is_string() ? e.get<std::string>() : "";
+        if (v != "version" && v != "checkpoint" && v != "gpu" && v != "settings")
+          throw InputError(k.where("assumed"), "expected version, checkpoint, gpu or settings, got " + quote_input(e.dump()));
+        row.assumed.push_back(v);
+      }
+    }
     // A row kvcap knows it cannot run says why (a drafter or checkpoint it does not model).
     row.not_runnable = k.get_string("not_runnable", "");
     if (!row.not_runnable.empty()) return row;
@@ -201,23 +211,53 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
   return out;
 }
 
+namespace {
+
+StartupAccuracy accuracy_of(const std::vector<const StartupCheck*>& rows) {
+  StartupAccuracy a;
+  std::vector<double> tok, avail;
+  for (const StartupCheck* c : rows) {
+    if (c->kv_tokens_error) tok.push_back(std::abs(*c->kv_tokens_error));
+    if (c->available_kv_error) avail.push_back(std::abs(*c->available_kv_error));
+  }
+  a.with_tokens = static_cast<int64_t>(tok.size());
+  a.with_available = static_cast<int64_t>(avail.size());
+  a.kv_tokens_median_abs = tok.empty() ? 0 : median(tok);
+  a.available_median_abs = avail.empty() ? 0 : median(avail);
+  a.kv_tokens_worst_abs = tok.empty() ? 0 : *std::max_element(tok.begin(), tok.end());
+  a.available_worst_abs = avail.empty() ? 0 : *std::max_element(avail.begin(), avail.end());
+  return a;
+}
+
+void print_accuracy(std::ostream& os, const StartupAccuracy& a, const std::string& indent) {
+  os << indent << "KV tokens:    median |error| " << 100 * a.kv_tokens_median_abs << "%, worst "
+     << 100 * a.kv_tokens_worst_abs << "% over " << a.with_tokens << " rows\n";
+  os << indent << "available KV: median |error| " << 100 * a.available_median_abs << "%, worst "
+     << 100 * a.available_worst_abs << "% over " << a.with_available << " rows\n";
+}
+
+}  // namespace
+
 StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks) {
   StartupSummary s;
-  std::vector<double> tok, avail;
+  std::vector<const StartupCheck*> runnable, exact;
   for (const StartupCheck& c : checks) {
     ++s.rows;
     if (!c.not_runnable.empty()) continue;
     ++s.runnable;
+    runnable.push_back(&c);
+    if (c.row->assumed.empty()) exact.push_back(&c);
     if (c.refusal_call_right) ++s.refusal_calls_right;
-    if (c.kv_tokens_error) tok.push_back(std::abs(*c.kv_tokens_error));
-    if (c.available_kv_error) avail.push_back(std::abs(*c.available_kv_error));
   }
-  s.with_tokens = static_cast<int64_t>(tok.size());
-  s.with_available = static_cast<int64_t>(avail.size());
-  s.kv_tokens_median_abs = tok.empty() ? 0 : median(tok);
-  s.available_median_abs = avail.empty() ? 0 : median(avail);
-  s.kv_tokens_worst_abs = tok.empty() ? 0 : *std::max_element(tok.begin(), tok.end());
-  s.available_worst_abs = avail.empty() ? 0 : *std::max_element(avail.begin(), avail.end());
+  const StartupAccuracy all = accuracy_of(runnable);
+  s.with_tokens = all.with_tokens;
+  s.with_available = all.with_available;
+  s.kv_tokens_median_abs = all.kv_tokens_median_abs;
+  s.kv_tokens_worst_abs = all.kv_tokens_worst_abs;
+  s.available_median_abs = all.available_median_abs;
+  s.available_worst_abs = all.available_worst_abs;
+  s.exact_rows = static_cast<int64_t>(exact.size());
+  s.exact = accuracy_of(exact);
   return s;
 }
 
@@ -254,17 +294,23 @@ void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& che
   os << "\n" << s.rows << " rows, " << s.runnable << " runnable; refuse-to-start call right on " << s.refusal_calls_right
      << " of " << s.runnable << "\n";
   os << std::fixed << std::setprecision(2);
-  os << "KV tokens:    median |error| " << 100 * s.kv_tokens_median_abs << "%, worst " << 100 * s.kv_tokens_worst_abs
-     << "% over " << s.with_tokens << " rows\n";
-  os << "available KV: median |error| " << 100 * s.available_median_abs << "%, worst " << 100 * s.available_worst_abs
-     << "% over " << s.with_available << " rows\n";
+  StartupAccuracy all;
+  all.with_tokens = s.with_tokens;
+  all.with_available = s.with_available;
+  all.kv_tokens_median_abs = s.kv_tokens_median_abs;
+  all.kv_tokens_worst_abs = s.kv_tokens_worst_abs;
+  all.available_median_abs = s.available_median_abs;
+  all.available_worst_abs = s.available_worst_abs;
+  print_accuracy(os, all, "");
+  os << "exact tier (" << s.exact_rows << " runnable rows whose mapping assumes nothing):\n";
+  print_accuracy(os, s.exact, "  ");
 }
 
 nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& checks, const StartupSummary& s) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const StartupCheck& c : checks) {
     const StartupLogRow& r = *c.row;
-    nlohmann::ordered_json j = {{"id", r.id}, {"source", r.source}, {"vllm_version", r.vllm_version}};
+    nlohmann::ordered_json j = {{"id", r.id}, {"source", r.source}, {"vllm_version", r.vllm_version}, {"assumed", r.assumed}};
     if (!c.not_runnable.empty()) {
       j["not_runnable"] = c.not_runnable;
     } else {
@@ -293,7 +339,15 @@ nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& chec
             {"kv_tokens_worst_abs_error", s.kv_tokens_worst_abs},
             {"available_kv_rows", s.with_available},
             {"available_kv_median_abs_error", s.available_median_abs},
-            {"available_kv_worst_abs_error", s.available_worst_abs}}}};
+            {"available_kv_worst_abs_error", s.available_worst_abs},
+            {"exact_rows", s.exact_rows},
+            {"exact",
+             {{"kv_tokens_rows", s.exact.with_tokens},
+              {"kv_tokens_median_abs_error", s.exact.kv_tokens_median_abs},
+              {"kv_tokens_worst_abs_error", s.exact.kv_tokens_worst_abs},
+              {"available_kv_rows", s.exact.with_available},
+              {"available_kv_median_abs_error", s.exact.available_median_abs},
+              {"available_kv_worst_abs_error", s.exact.available_worst_abs}}}}}};
 }
 
 }  // namespace kvcap

@@ -30,6 +30,11 @@ struct StartupLogRow {
   // The mapping onto kvcap ("kvcap" object); empty model = not mapped.
   std::string kvcap_model, kvcap_gpu;
   std::string not_runnable;  ///< kvcap.not_runnable: why kvcap cannot predict this row
+  /// kvcap.assumed: what the mapping had to assume because the source does not say it: "version"
+  /// (vLLM release inferred), "checkpoint" (a stand-in config or guessed quantization), "gpu" (the
+  /// card or its memory inferred), "settings" (a flag that changes the budget inferred). Rows with
+  /// none are the exact tier: their error is kvcap's alone.
+  std::vector<std::string> assumed;
   EngineMemoryConfig config;
 };
 
@@ -48,10 +53,19 @@ struct StartupCheck {
 
 std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& rows);
 
+/// Errors over a set of rows.
+struct StartupAccuracy {
+  int64_t with_tokens = 0, with_available = 0;
+  double kv_tokens_median_abs = 0, kv_tokens_worst_abs = 0;
+  double available_median_abs = 0, available_worst_abs = 0;
+};
+
 struct StartupSummary {
   int64_t rows = 0, runnable = 0, with_tokens = 0, with_available = 0, refusal_calls_right = 0;
   double kv_tokens_median_abs = 0, kv_tokens_worst_abs = 0;
   double available_median_abs = 0, available_worst_abs = 0;
+  int64_t exact_rows = 0;  ///< runnable rows with nothing assumed
+  StartupAccuracy exact;   ///< their errors
 };
 StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks);
 

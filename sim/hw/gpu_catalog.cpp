@@ -192,11 +192,14 @@ std::vector<GpuSpec> build_catalog() {
   // NVIDIA RTX A5000 (GA102, 24 GB GDDR6 with ECC): 768 GB/s, BF16 tensor with FP32 accumulate 111
   // TFLOPS dense, INT8 222 TOPS dense, no FP8 (sm_86), PCIe 4.0 x16 (github.com/lamonoai/gpumap
   // nvidia/GPU.md, Ampere table, transcribing NVIDIA's spec sheet). Its NVLink bridge is not
-  // counted: no A5000 figure was found, so GPU-GPU traffic takes PCIe. Memory: no nvidia-smi or
-  // torch total was found, so the 24 GiB of the card (24576 MiB, as the RTX 3090's GA102 board
-  // reports) stands in and vLLM is taken to see all of it (likely ~0.5 GiB less). Price: 0 (unknown).
+  // counted: no A5000 figure was found, so GPU-GPU traffic takes PCIe. Memory: no nvidia-smi total
+  // was found; the 24 GiB of the card (24576 MiB, as the RTX 3090's GA102 board reports) stands in.
+  // Seen by vLLM: a vLLM 0.21 start on one (LMCache issue #3430) says "--gpu-memory-utilization=
+  // 0.9764 is equivalent to 0.9543 without CUDA graph memory profiling" for a 0.52 GiB estimate:
+  // 0.52 / 0.0221 = 23.5 GiB (23.25-23.81 within the log's rounding), the RTX 3090's measured 23.56
+  // GiB (same GA102 board and 24 GB), which is taken. Price: 0 (unknown).
   c.push_back({"rtx-a5000", "NVIDIA RTX A5000 24GB", 24576 * kMiB, 768 * kGB, 111 * kT, 0, 222 * kT, 32 * kGB, 32 * kGB,
-               0, "pcie"});
+               0, "pcie", gib_logged(23.56)});
 
   // Compute capability (NVIDIA's CUDA GPUs table, developer.nvidia.com/cuda-gpus): Ampere A100 8.0,
   // A10/A10G/RTX 3090 8.6, Ada L4/L40S/RTX 4090 8.9, Hopper 9.0, Blackwell B200/GB200 10.0,

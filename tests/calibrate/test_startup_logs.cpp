@@ -69,6 +69,9 @@ TEST_CASE("startup-log reader: rows need a source, known fields, sane numbers; e
   std::string bad_version = kRow;
   bad_version.replace(bad_version.find("\"gpu\": \"h100-sxm\""), 17, "\"gpu\": \"h100-sxm\", \"vllm_version\": \"latest\"");
   CHECK(message(bad_version).find("vllm_version") != std::string::npos);
+  std::string bad_assumed = kRow;
+  bad_assumed.replace(bad_assumed.find("\"gpu\": \"h100-sxm\""), 17, "\"gpu\": \"h100-sxm\", \"assumed\": [\"luck\"]");
+  CHECK(message(bad_assumed).find("/kvcap/assumed") != std::string::npos);
 }
 
 TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals called, accuracy no worse than stated") {
@@ -115,8 +118,12 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // The medians are over the rows that run, so a new row can move them either way.
   CHECK(s.runnable >= 42);
   CHECK(s.available_median_abs <= 0.0175);
-  CHECK(s.kv_tokens_median_abs <= 0.0860);
+  CHECK(s.kv_tokens_median_abs <= 0.0660);
   CHECK(s.refusal_calls_right >= 41);
+  // The exact tier: rows whose mapping assumes no version, checkpoint, GPU or setting.
+  CHECK(s.exact_rows >= 16);
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0025);
+  CHECK(s.exact.available_median_abs <= 0.0031);
 }
 
 TEST_CASE("kvcap fidelity --startup-logs prints the table and the summary; bad input exits 2") {
