@@ -18,6 +18,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/int_math.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap::cli {
@@ -110,18 +111,28 @@ int run_memory(const MemoryOptions& o) {
         *o.cuda_graph_memory_bytes == 0 ? 0 : whole_bytes(*o.cuda_graph_memory_bytes, "--cuda-graph-memory-bytes");
   if (o.max_num_batched_tokens) engine.max_num_batched_tokens = *o.max_num_batched_tokens;
   if (o.max_num_seqs) engine.max_num_seqs = *o.max_num_seqs;
-  if (o.context_len && *o.context_len < 1)
-    throw InputError("--context-len", "expected a positive number of tokens, got " + std::to_string(*o.context_len));
-  if (o.concurrency && *o.concurrency < 1)
-    throw InputError("--concurrency", "expected a positive number of requests, got " + std::to_string(*o.concurrency));
+  constexpr int64_t kMaxLoad = int64_t{1} << 40;
+  if (o.context_len && (*o.context_len < 1 || *o.context_len > kMaxLoad))
+    throw InputError("--context-len", "expected a number of tokens in [1, 2^40], got " + std::to_string(*o.context_len));
+  if (o.concurrency && (*o.concurrency < 1 || *o.concurrency > kMaxLoad))
+    throw InputError("--concurrency", "expected a number of requests in [1, 2^40], got " + std::to_string(*o.concurrency));
 
   const MemoryBudget b = compute_memory_budget(model, gpu, engine);
   const ParamCount params = count_parameters(model);
 
   // Load check: each request holds blocks_for_tokens(context) blocks; vLLM keeps block 0 as its
   // null block, so num_gpu_blocks - 1 are usable.
-  int64_t load_blocks = 0, usable_blocks = b.num_gpu_blocks - 1;
-  if (o.context_len) load_blocks = *o.concurrency * b.blocks_for_tokens(*o.context_len);
+  int64_t load_blocks = 0, load_bytes = 0, usable_blocks = b.num_gpu_blocks - 1;
+  if (o.context_len) {
+    // Checked: 2^40 requests of 2^40 tokens must say "does not fit", not wrap to a small number.
+    const auto blocks = checked_mul(*o.concurrency, b.blocks_for_tokens(*o.context_len));
+    const auto bytes = blocks ? checked_mul(*blocks, b.page_bytes_per_gpu) : std::nullopt;
+    if (!bytes)
+      throw InputError("--concurrency", std::to_string(*o.concurrency) + " requests of " + std::to_string(*o.context_len) +
+                                            " tokens need more KV bytes than 64 bits count: far beyond any GPU");
+    load_blocks = *blocks;
+    load_bytes = *bytes;
+  }
   const bool fits = load_blocks <= usable_blocks;
 
   if (o.json) {
@@ -186,7 +197,7 @@ int run_memory(const MemoryOptions& o) {
       l["concurrency"] = *o.concurrency;
       l["blocks_needed"] = load_blocks;
       l["usable_blocks"] = usable_blocks;
-      l["kv_bytes_needed_per_gpu"] = load_blocks * b.page_bytes_per_gpu;
+      l["kv_bytes_needed_per_gpu"] = load_bytes;
       l["fits"] = fits;
       j["load"] = l;
     }
@@ -270,7 +281,7 @@ int run_memory(const MemoryOptions& o) {
     std::printf("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
                 static_cast<long long>(*o.context_len));
     row("blocks needed / usable", num(load_blocks) + " / " + num(usable_blocks));
-    row("KV memory needed per GPU", gib_text(load_blocks * b.page_bytes_per_gpu));
+    row("KV memory needed per GPU", gib_text(load_bytes));
     row("fits", fits ? "yes" : "no");
   }
   return 0;

@@ -59,6 +59,21 @@ int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus)
 }
 
 void validate(const EngineMemoryConfig& c) {
+  // Bounds far above any real server, so that products of them stay inside 64 bits.
+  const auto at_most = [](int64_t v, int64_t max, const char* flag) {
+    if (v > max) throw InputError(flag, "expected at most " + std::to_string(max) + ", got " + std::to_string(v));
+  };
+  at_most(c.tensor_parallel_size, 65536, "--tensor-parallel-size");
+  at_most(c.pipeline_parallel_size, 65536, "--pipeline-parallel-size");
+  at_most(c.data_parallel_size, 65536, "--data-parallel-size");
+  at_most(c.block_size, int64_t{1} << 20, "--block-size");
+  at_most(c.max_num_batched_tokens, int64_t{1} << 31, "--max-num-batched-tokens");
+  at_most(c.max_num_seqs, int64_t{1} << 24, "--max-num-seqs");
+  at_most(c.max_model_len, int64_t{1} << 31, "--max-model-len");
+  at_most(c.num_speculative_tokens, 64, "--num-speculative-tokens");
+  at_most(c.kv_quant_group_size, int64_t{1} << 20, "--kv-quant-group-size");
+  if (c.kv_cache_memory_bytes) at_most(*c.kv_cache_memory_bytes, int64_t{1} << 50, "--kv-cache-memory-bytes");
+  if (c.cuda_graph_memory_bytes) at_most(*c.cuda_graph_memory_bytes, int64_t{1} << 50, "--cuda-graph-memory-bytes");
   if (!(c.gpu_memory_utilization >= 0 && c.gpu_memory_utilization <= 1))  // 0: vLLM's default
     throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " +
                                                      std::to_string(c.gpu_memory_utilization));

@@ -23,7 +23,10 @@ namespace kvcap {
 
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 40;  // sanity bound on any size in a config
+// Sanity bound on any size in a config: 16,777,216 is above every real width, head count, vocabulary
+// and context length (Llama 4 Scout's 10,485,760 positions are the largest known), and keeps
+// products of a few of them far inside 64 bits; check_model_size() bounds the totals.
+constexpr int64_t kMaxDim = int64_t{1} << 24;
 
 enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, phi3, gpt_oss, llama4 };
 
@@ -447,7 +450,11 @@ const WrapperEntry* find_wrapper(const JsonObjectReader& r) {
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin) {
   JsonObjectReader root(config, origin, "");
   const WrapperEntry* wrapper = find_wrapper(root);
-  if (!wrapper) return read_text_model(root, origin);
+  if (!wrapper) {
+    ModelSpec m = read_text_model(root, origin);
+    check_model_size(m);
+    return m;
+  }
 
   // A vision-language checkpoint: vLLM serves the language model in text_config (plus the vision
   // tower it loads alongside). Keys transformers keeps at the top level apply to the text model
@@ -482,6 +489,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
+  check_model_size(m);
   return m;
 }
 

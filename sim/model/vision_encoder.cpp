@@ -10,7 +10,7 @@ namespace kvcap {
 
 namespace {
 
-constexpr int64_t kMaxVisionDim = int64_t{1} << 40;
+constexpr int64_t kMaxVisionDim = int64_t{1} << 24;  // as the text model's bound (hf_config.cpp)
 
 int64_t need_size(const JsonObjectReader& r, const std::string& key) { return r.get_int(key, 1, kMaxVisionDim); }
 

@@ -208,3 +208,17 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   Run text = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --vllm-version 0.21");
   CHECK(text.out.find("--cuda-graph-memory-bytes") != std::string::npos);
 }
+
+TEST_CASE("kvcap memory: a load too large for 64-bit counts is refused, not wrapped into one that fits") {
+  // 2^40 requests of 2^40 tokens: blocks x page bytes once wrapped to 0 and printed "fits: yes".
+  Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --context-len 1099511627776 --concurrency 1099511627776");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--concurrency") != std::string::npos);
+  r = run("memory --model llama-3.1-8b --gpu h100-sxm --context-len 1099511627777 --concurrency 1");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--context-len") != std::string::npos);
+  // A large but countable load is simply "no".
+  r = run("memory --model llama-3.1-8b --gpu h100-sxm --context-len 1000000 --concurrency 1000 --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["load"]["fits"] == false);
+}

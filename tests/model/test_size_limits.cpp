@@ -1,0 +1,50 @@
+// Sizes that fit the readers one by one but whose products would wrap 64-bit counts: refused
+// with the figure, never a negative weight or a load that "fits" after wrapping.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_catalog.hpp"
+#include "test_helpers.hpp"
+
+using namespace kvcap;
+
+namespace {
+
+nlohmann::json wide_llama() {
+  return nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 16777216,
+    "intermediate_size": 16777216, "num_hidden_layers": 100000, "num_attention_heads": 1, "num_key_value_heads": 1,
+    "vocab_size": 16777216, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"})");
+}
+
+}  // namespace
+
+TEST_CASE("a config's sizes are bounded one by one, and their products as a whole") {
+  nlohmann::json c = wide_llama();
+  c["hidden_size"] = int64_t{1} << 40;  // once accepted: 2^40 x 2^40 wrapped the parameter count
+  CHECK(test::contains(test::input_error_of([&] { model_from_hf_config(c, "wide.json"); }), "/hidden_size"));
+  // Each size within bounds, the product not: 100,000 layers of 2^24 x 2^24 matrices is ~10^20
+  // parameters.
+  const std::string e = test::input_error_of([&] { model_from_hf_config(wide_llama(), "wide.json"); });
+  CHECK(test::contains(e, "wide.json"));
+  CHECK(test::contains(e, "2^50"));
+  // Real models are far inside: the largest catalog model passes.
+  CHECK_NOTHROW(check_model_size(load_model("llama-3.1-405b")));
+}
+
+TEST_CASE("engine settings beyond any server are refused naming the flag, before they multiply") {
+  EngineMemoryConfig c;
+  c.block_size = int64_t{1} << 40;
+  CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
+                       "--block-size"));
+  c = EngineMemoryConfig{};
+  c.max_num_batched_tokens = int64_t{1} << 40;
+  CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
+                       "--max-num-batched-tokens"));
+  c = EngineMemoryConfig{};
+  c.tensor_parallel_size = int64_t{1} << 40;
+  CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
+                       "--tensor-parallel-size"));
+}
