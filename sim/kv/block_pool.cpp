@@ -1,5 +1,6 @@
 #include "sim/kv/block_pool.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/util/error.hpp"
@@ -7,64 +8,89 @@
 namespace kvcap {
 
 namespace {
-size_t table_capacity(int64_t blocks) {
-  size_t cap = 16;
-  while (cap < static_cast<size_t>(blocks) * 2) cap <<= 1;
-  return cap;
-}
+
+constexpr size_t kInitialBlocks = 65536;  // materialized up front: most GPU pools never grow
+
 // Block hashes are already well mixed 64-bit values; a final multiply spreads low bits anyway.
 size_t home_slot(uint64_t h, size_t mask) { return static_cast<size_t>(h * 0x9E3779B97F4A7C15ull >> 17) & mask; }
+
 }  // namespace
 
-BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : order_(order) {
+BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_gpu_blocks), order_(order) {
   if (num_gpu_blocks < 2) throw InputError("num_gpu_blocks", "need at least 2 blocks (one is reserved)");
-  const size_t n = static_cast<size_t>(num_gpu_blocks);
-  ref_.assign(n, 0);
-  hash_.assign(n, kNoHash);
-  prev_.assign(n + 1, kNone);
-  next_.assign(n + 1, kNone);
-  in_queue_.assign(n, 0);
-  dup_next_.assign(n, kNone);
-  const int32_t sentinel = static_cast<int32_t>(n);
-  prev_[n] = next_[n] = sentinel;
-  // Block 0 is the null block: permanently taken, never in the queue (vLLM reserves it).
-  ref_[0] = 1;
-  for (int32_t b = 1; b < sentinel; ++b) queue_push_back(b);
-  map_keys_.assign(table_capacity(num_gpu_blocks), kNoHash);
+  if (num_gpu_blocks > (int64_t{1} << 31) - 1)
+    throw InputError("num_gpu_blocks", "expected at most 2^31 - 1 blocks, got " + std::to_string(num_gpu_blocks));
+  const size_t reserve = std::min<size_t>(static_cast<size_t>(num_gpu_blocks), kInitialBlocks);
+  for (auto* v : {&ref_, &prev_, &next_, &dup_next_}) v->reserve(reserve);
+  hash_.reserve(reserve);
+  in_queue_.reserve(reserve);
+  // Block 0 is the null block: permanently taken, never in the queue (vLLM reserves it). Every
+  // other block starts virgin: the queue is the one virgin node, in block order.
+  touched_ = 1;
+  ref_.push_back(1);
+  hash_.push_back(kNoHash);
+  prev_.push_back(kNone);
+  next_.push_back(kNone);
+  in_queue_.push_back(0);
+  dup_next_.push_back(kNone);
+  link_after(kSentinel, kVirgin);
+  num_free_ = num_gpu_blocks - 1;
+  size_t slots = 16;  // a power of two: probes wrap with the mask
+  while (slots < 2 * reserve) slots <<= 1;
+  map_keys_.assign(slots, kNoHash);
   map_vals_.assign(map_keys_.size(), kNone);
   map_mask_ = map_keys_.size() - 1;
 }
 
+int32_t& BlockPool::next_of(int32_t node) {
+  if (node == kSentinel) return head_;
+  if (node == kVirgin) return virgin_next_;
+  return next_[static_cast<size_t>(node)];
+}
+
+int32_t& BlockPool::prev_of(int32_t node) {
+  if (node == kSentinel) return tail_;
+  if (node == kVirgin) return virgin_prev_;
+  return prev_[static_cast<size_t>(node)];
+}
+
+void BlockPool::link_after(int32_t at, int32_t node) {
+  const int32_t nx = next_of(at);
+  next_of(at) = node;
+  prev_of(node) = at;
+  next_of(node) = nx;
+  prev_of(nx) = node;
+}
+
+void BlockPool::unlink(int32_t node) {
+  const int32_t p = prev_of(node), nx = next_of(node);
+  next_of(p) = nx;
+  prev_of(nx) = p;
+}
+
+int32_t BlockPool::materialize() {
+  const int32_t b = touched_++;
+  ref_.push_back(0);
+  hash_.push_back(kNoHash);
+  prev_.push_back(kNone);
+  next_.push_back(kNone);
+  in_queue_.push_back(0);
+  dup_next_.push_back(kNone);
+  if (touched_ == num_blocks_) unlink(kVirgin);  // the last virgin block: the node goes
+  return b;
+}
+
 void BlockPool::queue_remove(int32_t b) {
+  unlink(b);
   const auto i = static_cast<size_t>(b);
-  next_[static_cast<size_t>(prev_[i])] = next_[i];
-  prev_[static_cast<size_t>(next_[i])] = prev_[i];
   in_queue_[i] = 0;
   --num_free_;
   if (hash_[i] != kNoHash) --num_cached_free_;
 }
 
 void BlockPool::queue_push_back(int32_t b) {
-  const auto s = ref_.size();
+  link_after(tail_, b);
   const auto i = static_cast<size_t>(b);
-  const int32_t last = prev_[s];
-  next_[static_cast<size_t>(last)] = b;
-  prev_[i] = last;
-  next_[i] = static_cast<int32_t>(s);
-  prev_[s] = b;
-  in_queue_[i] = 1;
-  ++num_free_;
-  if (hash_[i] != kNoHash) ++num_cached_free_;
-}
-
-void BlockPool::queue_push_front(int32_t b) {
-  const auto s = ref_.size();
-  const auto i = static_cast<size_t>(b);
-  const int32_t first = next_[s];
-  prev_[static_cast<size_t>(first)] = b;
-  next_[i] = first;
-  prev_[i] = static_cast<int32_t>(s);
-  next_[s] = b;
   in_queue_[i] = 1;
   ++num_free_;
   if (hash_[i] != kNoHash) ++num_cached_free_;
@@ -72,21 +98,26 @@ void BlockPool::queue_push_front(int32_t b) {
 
 void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
   KVCAP_CHECK(n <= num_free_, "pop_free beyond the free queue");
-  const auto s = ref_.size();
   for (int64_t k = 0; k < n; ++k) {
-    const int32_t b = next_[s];
-    queue_remove(b);
-    const auto i = static_cast<size_t>(b);
-    if (hash_[i] != kNoHash) {  // lazy eviction: the cached content is lost only now
-      map_erase(hash_[i], b);
-      hash_[i] = kNoHash;
+    int32_t b = head_;
+    if (b == kVirgin) {
+      b = materialize();
+      --num_free_;
+    } else {
+      queue_remove(b);
+      const auto i = static_cast<size_t>(b);
+      if (hash_[i] != kNoHash) {  // lazy eviction: the cached content is lost only now
+        map_erase(hash_[i], b);
+        hash_[i] = kNoHash;
+      }
     }
-    ref_[i] = 1;
+    ref_[static_cast<size_t>(b)] = 1;
     out.push_back(b);
   }
 }
 
 void BlockPool::touch(int32_t block) {
+  KVCAP_CHECK(block > 0 && block < touched_, "touching a block no request has held");
   const auto i = static_cast<size_t>(block);
   if (ref_[i] == 0) queue_remove(block);
   ++ref_[i];
@@ -103,7 +134,7 @@ void BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) {
   }
   // prepend_fresh: fresh blocks go to the head keeping their given order (the first given ends
   // up first in the queue), hashed ones to the tail in the given order.
-  int32_t insert_after = static_cast<int32_t>(ref_.size());  // sentinel = before the head
+  int32_t insert_after = kSentinel;
   for (int32_t b : blocks) {
     const auto i = static_cast<size_t>(b);
     KVCAP_DCHECK(ref_[i] > 0, "freeing a free block");
@@ -112,13 +143,7 @@ void BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) {
       queue_push_back(b);
       continue;
     }
-    // insert b right after `insert_after`
-    const auto a = static_cast<size_t>(insert_after);
-    const int32_t nx = next_[a];
-    next_[a] = b;
-    prev_[i] = insert_after;
-    next_[i] = nx;
-    prev_[static_cast<size_t>(nx)] = b;
+    link_after(insert_after, b);
     in_queue_[i] = 1;
     ++num_free_;
     insert_after = b;
@@ -145,12 +170,31 @@ int32_t BlockPool::lookup(uint64_t hash) const {
   return map_keys_[s] == hash ? map_vals_[s] : kNone;
 }
 
+void BlockPool::map_grow() {
+  std::vector<uint64_t> keys(map_keys_.size() * 2, kNoHash);
+  std::vector<int32_t> vals(keys.size(), kNone);
+  keys.swap(map_keys_);
+  vals.swap(map_vals_);
+  map_mask_ = map_keys_.size() - 1;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (keys[k] == kNoHash) continue;
+    const size_t s = map_find_slot(keys[k]);
+    map_keys_[s] = keys[k];
+    map_vals_[s] = vals[k];  // the duplicate chain hangs off the block and moves with it
+  }
+}
+
 void BlockPool::map_insert(uint64_t hash, int32_t block) {
-  const size_t s = map_find_slot(hash);
+  size_t s = map_find_slot(hash);
   dup_next_[static_cast<size_t>(block)] = kNone;
   if (map_keys_[s] == kNoHash) {
+    if (2 * (map_used_ + 1) > map_keys_.size()) {
+      map_grow();
+      s = map_find_slot(hash);
+    }
     map_keys_[s] = hash;
     map_vals_[s] = block;
+    ++map_used_;
     return;
   }
   // Duplicate content (vLLM does not de-duplicate): keep insertion order, lookups see the first.
@@ -176,6 +220,7 @@ void BlockPool::map_erase(uint64_t hash, int32_t block) {
     return;
   }
   // Remove the key with backward-shift deletion (linear probing keeps no tombstones).
+  --map_used_;
   map_keys_[s] = kNoHash;
   map_vals_[s] = kNone;
   size_t hole = s;
@@ -197,26 +242,39 @@ void BlockPool::map_erase(uint64_t hash, int32_t block) {
 
 std::vector<int32_t> BlockPool::free_queue_order() const {
   std::vector<int32_t> out;
-  const auto s = ref_.size();
-  for (int32_t b = next_[s]; b != static_cast<int32_t>(s); b = next_[static_cast<size_t>(b)]) out.push_back(b);
+  for (int32_t b = head_; b != kSentinel; b = next_of(b)) {
+    if (b != kVirgin) {
+      out.push_back(b);
+      continue;
+    }
+    for (int64_t v = touched_; v < num_blocks_; ++v) out.push_back(static_cast<int32_t>(v));
+  }
   return out;
 }
 
 void BlockPool::check_invariants() const {
-  const auto s = ref_.size();
+  // Walks the materialized blocks only: a large pool that served little is audited in little.
   int64_t walked = 0, cached_free = 0;
-  for (int32_t b = next_[s]; b != static_cast<int32_t>(s); b = next_[static_cast<size_t>(b)]) {
-    const auto i = static_cast<size_t>(b);
-    KVCAP_CHECK(b != 0, "the null block is in the free queue");
-    KVCAP_CHECK(in_queue_[i] && ref_[i] == 0, "block " + std::to_string(b) + " queued with ref_cnt " + std::to_string(ref_[i]));
+  bool virgin_seen = false;
+  for (int32_t b = head_; b != kSentinel; b = next_of(b)) {
     KVCAP_CHECK(walked <= num_free_, "free queue longer than its count (cycle?)");
+    if (b == kVirgin) {
+      KVCAP_CHECK(!virgin_seen && touched_ < num_blocks_, "the virgin node is queued twice or with no virgin block");
+      virgin_seen = true;
+      walked += num_blocks_ - touched_;
+      continue;
+    }
+    KVCAP_CHECK(b > 0 && b < touched_, "free queue holds block " + std::to_string(b) + " beyond the materialized ones");
+    const auto i = static_cast<size_t>(b);
+    KVCAP_CHECK(in_queue_[i] && ref_[i] == 0, "block " + std::to_string(b) + " queued with ref_cnt " + std::to_string(ref_[i]));
     if (hash_[i] != kNoHash) ++cached_free;
     ++walked;
   }
+  KVCAP_CHECK(virgin_seen == (touched_ < num_blocks_), "virgin blocks missing from the free queue");
   KVCAP_CHECK(walked == num_free_, "free-queue length differs from its count");
   KVCAP_CHECK(cached_free == num_cached_free_, "cached-free count differs from the queue");
   int64_t used = 0, hashed = 0;
-  for (size_t i = 1; i < s; ++i) {
+  for (size_t i = 1; i < static_cast<size_t>(touched_); ++i) {
     KVCAP_CHECK(ref_[i] >= 0, "negative ref count");
     KVCAP_CHECK((ref_[i] == 0) == (in_queue_[i] != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
     if (ref_[i] > 0) ++used;
@@ -231,14 +289,17 @@ void BlockPool::check_invariants() const {
   // Conservation: free (cached or not) + used = usable.
   KVCAP_CHECK(used + num_free_ == usable_blocks(), "blocks not conserved: used + free != usable");
   int64_t in_table = 0;
+  size_t keys = 0;
   for (size_t k = 0; k < map_keys_.size(); ++k) {
     if (map_keys_[k] == kNoHash) continue;
+    ++keys;
     for (int32_t b = map_vals_[k]; b != kNone; b = dup_next_[static_cast<size_t>(b)]) {
       KVCAP_CHECK(hash_[static_cast<size_t>(b)] == map_keys_[k], "hash table entry points at a block with another hash");
       ++in_table;
     }
   }
   KVCAP_CHECK(in_table == hashed, "hash table and block hashes disagree");
+  KVCAP_CHECK(keys == map_used_ && 2 * map_used_ <= map_keys_.size(), "hash table count or load out of bounds");
 }
 
 }  // namespace kvcap

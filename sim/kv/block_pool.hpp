@@ -5,7 +5,11 @@
 //  - a full block may carry a content hash (prefix cache); a freed hashed block stays findable
 //    until it is popped for reuse (lazy eviction from the head);
 //  - a hit on a free hashed block ("touch") takes it out of the queue; shared blocks are ref-counted.
-// Fixed-size arrays only: nothing here allocates after construction.
+// Memory follows the work, not the pool: blocks no request has held yet ("virgin" blocks, free,
+// unhashed, in block order) are one node of the free queue, so a pool of 10^9 blocks that serves
+// four requests stores a few hundred. The per-block arrays grow by doubling the first time a run
+// reaches a block beyond them (at most log2(blocks) times a run; 65,536 are reserved up front, more
+// than most GPU pools hold), so steady state allocates nothing.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,7 +29,9 @@ class BlockPool {
 
   BlockPool(int64_t num_gpu_blocks, FreeOrder order);
 
-  int64_t num_blocks() const { return static_cast<int64_t>(ref_.size()); }
+  int64_t num_blocks() const { return num_blocks_; }
+  /// Blocks that have been held at least once (ids [0, materialized_blocks())); the rest are virgin.
+  int64_t materialized_blocks() const { return touched_; }
   int64_t usable_blocks() const { return num_blocks() - 1; }
   /// Blocks in the free queue, cached (hashed) ones included: what an allocation may take.
   int64_t num_free() const { return num_free_; }
@@ -46,9 +52,9 @@ class BlockPool {
   /// First cached block with this hash, or kNone.
   int32_t lookup(uint64_t hash) const;
 
-  int32_t ref_count(int32_t block) const { return ref_[static_cast<size_t>(block)]; }
-  uint64_t hash_of(int32_t block) const { return hash_[static_cast<size_t>(block)]; }
-  bool is_free(int32_t block) const { return in_queue_[static_cast<size_t>(block)] != 0; }
+  int32_t ref_count(int32_t block) const { return block < touched_ ? ref_[static_cast<size_t>(block)] : 0; }
+  uint64_t hash_of(int32_t block) const { return block < touched_ ? hash_[static_cast<size_t>(block)] : kNoHash; }
+  bool is_free(int32_t block) const { return block >= touched_ || in_queue_[static_cast<size_t>(block)] != 0; }
   /// Free-queue order from head to tail (tests; allocates).
   std::vector<int32_t> free_queue_order() const;
 
@@ -56,26 +62,42 @@ class BlockPool {
   void check_invariants() const;
 
  private:
+  // Queue nodes are block ids, plus two that are not blocks: the list's sentinel and the node
+  // standing for every virgin block at once.
+  static constexpr int32_t kSentinel = -2;
+  static constexpr int32_t kVirgin = -3;
+  int32_t& next_of(int32_t node);
+  int32_t& prev_of(int32_t node);
+  int32_t next_of(int32_t node) const { return const_cast<BlockPool*>(this)->next_of(node); }
+  void link_after(int32_t at, int32_t node);
+  void unlink(int32_t node);
+  /// Gives the lowest virgin block storage and returns it (it leaves the virgin node).
+  int32_t materialize();
   void queue_remove(int32_t b);
   void queue_push_back(int32_t b);
-  void queue_push_front(int32_t b);
   void map_insert(uint64_t hash, int32_t block);
   void map_erase(uint64_t hash, int32_t block);
+  void map_grow();
   size_t map_find_slot(uint64_t hash) const;  ///< slot holding hash, or an empty slot
 
+  int64_t num_blocks_ = 0;
+  int32_t touched_ = 0;                ///< materialized blocks: ids below are in the arrays
   std::vector<int32_t> ref_;
   std::vector<uint64_t> hash_;
-  std::vector<int32_t> prev_, next_;   ///< free-queue links; index n = sentinel
+  std::vector<int32_t> prev_, next_;   ///< free-queue links of materialized blocks
+  int32_t head_ = kSentinel, tail_ = kSentinel;      ///< the sentinel's links
+  int32_t virgin_prev_ = kSentinel, virgin_next_ = kSentinel;
   std::vector<uint8_t> in_queue_;
   std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order)
   int64_t num_free_ = 0;
   int64_t num_cached_free_ = 0;
   FreeOrder order_;
-  // Open-addressing table hash -> first block with that hash. Capacity is a power of two at
-  // least twice the block count, so it never fills (at most one entry per block).
+  // Open-addressing table hash -> first block with that hash, kept at most half full (grown by
+  // doubling with the distinct hashes it holds), so probes stay short.
   std::vector<uint64_t> map_keys_;
   std::vector<int32_t> map_vals_;
   size_t map_mask_ = 0;
+  size_t map_used_ = 0;
 };
 
 }  // namespace kvcap

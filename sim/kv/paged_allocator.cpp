@@ -267,8 +267,10 @@ void PagedKvAllocator::check_invariants() const {
   pool_.check_invariants();
   // No double allocation: every reference a table holds is one unit of a block's ref count, a
   // block appears at most once per table, and only hashed (prefix-cached) blocks are shared.
-  std::vector<int32_t> refs(static_cast<size_t>(pool_.num_blocks()), 0);
-  std::vector<size_t> seen_in(static_cast<size_t>(pool_.num_blocks()), SIZE_MAX);
+  // Blocks no request has held are virgin (ref 0, no storage): only the held ones are checked.
+  const int64_t materialized = pool_.materialized_blocks();
+  std::vector<int32_t> refs(static_cast<size_t>(materialized), 0);
+  std::vector<size_t> seen_in(static_cast<size_t>(materialized), SIZE_MAX);
   int64_t slot_tokens = 0;
   for (size_t s = 0; s < slot_tokens_.size(); ++s) {
     const int64_t logical = ceil_div(slot_tokens_[s], cfg_.block_size);
@@ -287,7 +289,7 @@ void PagedKvAllocator::check_invariants() const {
         KVCAP_CHECK(skipped <= spec_.first_kept_block(slot_tokens_[s] - 1),
                     "slot " + std::to_string(s) + " freed sliding-window blocks its window still needs");
       for (int32_t b : t) {
-        KVCAP_CHECK(b > 0 && b < pool_.num_blocks(), "block id out of range");
+        KVCAP_CHECK(b > 0 && b < materialized, "block id out of range");
         ++refs[static_cast<size_t>(b)];
         KVCAP_CHECK(seen_in[static_cast<size_t>(b)] != s, "block " + std::to_string(b) + " twice in one request's tables");
         seen_in[static_cast<size_t>(b)] = s;
@@ -296,7 +298,7 @@ void PagedKvAllocator::check_invariants() const {
   }
   KVCAP_CHECK(slot_tokens == total_slot_tokens_, "token slot total out of sync");
   int64_t shared_extra = 0;
-  for (int64_t b = 1; b < pool_.num_blocks(); ++b) {
+  for (int64_t b = 1; b < materialized; ++b) {
     const int32_t r = refs[static_cast<size_t>(b)];
     KVCAP_CHECK(r == pool_.ref_count(static_cast<int32_t>(b)),
                 "block " + std::to_string(b) + ": ref_cnt " + std::to_string(pool_.ref_count(static_cast<int32_t>(b))) +

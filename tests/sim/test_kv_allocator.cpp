@@ -187,3 +187,57 @@ TEST_CASE("content identity: unshared tokens never match across requests; own bl
   CHECK(c.block_hashes[0] == d.block_hashes[0]);  // tokens 0..15 all from segment 7
   CHECK(c.block_hashes[1] != d.block_hashes[1]);  // tokens 16..31 include segment 8 vs 9
 }
+
+TEST_CASE("block pool memory follows the blocks a run holds, not the pool: 10^9 blocks serve four requests") {
+  // A billion-block pool: blocks no request has held stay one "virgin" node of the free queue,
+  // in block order, so the queue reads exactly as an eagerly built one would.
+  BlockPool pool(1000000000, FreeOrder::append_all);
+  CHECK(pool.num_free() == 999999999);
+  CHECK(pool.materialized_blocks() == 1);  // the null block
+  std::vector<int32_t> got;
+  pool.pop_free(3, got);
+  CHECK(got == std::vector<int32_t>{1, 2, 3});
+  CHECK(pool.materialized_blocks() == 4);
+  // Freed blocks go behind the virgin ones (LRU order), as when every block sat in the queue.
+  pool.free_blocks_in_order(std::vector<int32_t>{2});
+  got.clear();
+  pool.pop_free(2, got);
+  CHECK(got == std::vector<int32_t>{4, 5});
+  CHECK(pool.ref_count(999999999) == 0);
+  CHECK(pool.is_free(999999999));
+  pool.check_invariants();  // walks the held blocks only
+  // Newest vLLM puts fresh freed blocks at the head: before the virgin run.
+  BlockPool fresh(100, FreeOrder::prepend_fresh);
+  std::vector<int32_t> f;
+  fresh.pop_free(2, f);
+  fresh.free_blocks_in_order(std::vector<int32_t>{2, 1});
+  const std::vector<int32_t> order = fresh.free_queue_order();
+  REQUIRE(order.size() == 99);
+  CHECK(order[0] == 2);
+  CHECK(order[1] == 1);
+  CHECK(order[2] == 3);
+  CHECK(order[98] == 99);
+  fresh.check_invariants();
+  // Running every block of a small pool through the virgin node ends with no virgin node left.
+  BlockPool all(5, FreeOrder::append_all);
+  std::vector<int32_t> four;
+  all.pop_free(4, four);
+  CHECK(all.num_free() == 0);
+  CHECK(all.materialized_blocks() == 5);
+  all.check_invariants();
+  all.free_blocks_in_order(four);
+  CHECK(all.free_queue_order() == std::vector<int32_t>{1, 2, 3, 4});
+  all.check_invariants();
+}
+
+TEST_CASE("a run on a billion-block pool takes memory for what it holds (was 49 bytes per block up front)") {
+  // Through the allocator: 4 requests of 160 tokens hold 40 blocks of a 10^9-block pool.
+  PagedKvAllocator a(cfg(1000000000, false));
+  for (int32_t slot = 0; slot < 4; ++slot) {
+    SeqState s = make_seq(slot, 160);
+    REQUIRE(admit(a, s));
+  }
+  CHECK(a.pool().materialized_blocks() == 41);
+  CHECK(a.usage().used_blocks == 40);
+  a.check_invariants();
+}
