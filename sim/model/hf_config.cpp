@@ -28,7 +28,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, phi3, gpt_oss, llama4 };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4 };
 
 struct ArchEntry {
   const char* architecture;
@@ -47,6 +47,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek},
     {"Gemma2ForCausalLM", "gemma2", Family::gemma2},
+    {"Gemma3ForCausalLM", "gemma3_text", Family::gemma3},
     {"Phi3ForCausalLM", "phi3", Family::phi3},
     {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
     {"Llama4ForCausalLM", "llama4_text", Family::llama4},
@@ -70,6 +71,7 @@ constexpr WrapperEntry kWrappers[] = {
     {"Mistral3ForConditionalGeneration", "llama", "LlamaForCausalLM"},
     {"Qwen3VLForConditionalGeneration", "qwen3_vl_text", "Qwen3ForCausalLM"},
     {"Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe_text", "Qwen3MoeForCausalLM"},
+    {"Gemma3ForConditionalGeneration", "gemma3_text", "Gemma3ForCausalLM"},
     {"Qwen3_5ForConditionalGeneration", "qwen3_5_text", "Qwen3_5ForCausalLM"},
     {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"},
 };
@@ -190,6 +192,19 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.layers[static_cast<size_t>(i)].attention = (i + 1) % interval == 0 ? AttentionKind::full : AttentionKind::linear;
     return;
   }
+  if (family == Family::gemma3) {
+    // Gemma 3 without layer_types: every sliding_window_pattern-th layer is global, the others
+    // slide (transformers' Gemma3TextConfig: pattern 6, window 4096 by default; released
+    // checkpoints give 1024).
+    const int64_t pattern = opt_int(r, "sliding_window_pattern").value_or(6);
+    const int64_t w = window.value_or(4096);
+    for (int64_t i = 0; i < m.num_layers; ++i)
+      if ((i + 1) % pattern != 0) {
+        m.layers[static_cast<size_t>(i)].attention = AttentionKind::sliding_window;
+        m.layers[static_cast<size_t>(i)].sliding_window = w;
+      }
+    return;
+  }
   auto set_sliding = [&](size_t i, int64_t w) {
     m.layers[i].attention = AttentionKind::sliding_window;
     m.layers[i].sliding_window = w;
@@ -245,6 +260,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::deepseek:
     case Family::llama4:
     case Family::qwen3_next:
+    case Family::gemma3:
       break;
   }
 }
@@ -350,16 +366,21 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   m.num_layers = r.get_int("num_hidden_layers", 1, 100000);
   m.hidden_size = req_int(r, "hidden_size");
   m.num_attention_heads = req_int(r, "num_attention_heads");
-  m.vocab_size = req_int(r, "vocab_size");
+  // Gemma 3's published configs leave out keys whose transformers defaults they keep
+  // (Gemma3TextConfig: vocab_size 262,208, max_position_embeddings 131,072).
+  const bool gemma3 = arch.family == Family::gemma3;
+  m.vocab_size = gemma3 ? opt_int(r, "vocab_size").value_or(262208) : req_int(r, "vocab_size");
   // Qwen3.5-MoE text configs have experts in every layer and no dense intermediate_size.
   if (arch.family == Family::qwen3_next && r.has_value("num_experts") && !r.has_value("intermediate_size"))
     m.intermediate_size = 0;
   else
     m.intermediate_size = req_int(r, "intermediate_size");
-  m.max_position_embeddings = req_int(r, "max_position_embeddings");
+  m.max_position_embeddings =
+      gemma3 ? opt_int(r, "max_position_embeddings").value_or(131072) : req_int(r, "max_position_embeddings");
   m.dtype = parse_torch_dtype(r);
   // transformers' default is tied for Gemma-2 and untied for the others read here.
-  m.tie_word_embeddings = opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2);
+  m.tie_word_embeddings =
+      opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2 || arch.family == Family::gemma3);
   m.layers.assign(static_cast<size_t>(m.num_layers), LayerSpec{});
 
   if (arch.family == Family::deepseek) {
@@ -379,6 +400,8 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
     m.num_kv_heads = opt_int(r, "num_key_value_heads").value_or(m.num_attention_heads);
     if (r.has_value("head_dim")) {
       m.head_dim = req_int(r, "head_dim");  // explicit head_dim wins (Qwen3, Gemma-2, GPT-OSS)
+    } else if (gemma3) {
+      m.head_dim = 256;  // Gemma3TextConfig's default, not hidden / heads
     } else {
       if (m.hidden_size % m.num_attention_heads != 0)
         throw InputError(r.where("num_attention_heads"),
@@ -416,6 +439,11 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
     case Family::gemma2:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
       m.norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward norms
+      break;
+    case Family::gemma3:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.norms_per_layer = 4;  // as Gemma 2
+      m.qk_norm = true;       // Gemma 3 adds q/k RMSNorms per head
       break;
     case Family::gpt_oss:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", true);
@@ -486,7 +514,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     m.vision_profile = vision.profile;
   }
   else if (root.has_value("vision_config"))
-    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5)";
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   check_model_size(m);

@@ -73,6 +73,20 @@ int64_t qwen3_vl(const JsonObjectReader& v) {
   return depth * block + embed + merger_main + deepstack * merger_deepstack;
 }
 
+/// SigLIP (Gemma 3's tower, siglip_vision_model): LayerNorm blocks (weight + bias) with biased
+/// q/k/v/o and a biased GELU MLP (fc1, fc2); a biased patch convolution, learned positions over
+/// (image_size / patch)^2 patches and a post LayerNorm; Gemma 3's projector: an RMSNorm over the
+/// vision width (mm_soft_emb_norm) and a bias-free hidden -> text-width matrix
+/// (mm_input_projection_weight).
+int64_t siglip(const JsonObjectReader& v, int64_t text_hidden) {
+  const int64_t h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const int64_t patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
+  const int64_t block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const int64_t side = image / patch;
+  const int64_t embed = channels * patch * patch * h + h + side * side * h + 2 * h;
+  return layers * block + embed + h + h * text_hidden;
+}
+
 }  // namespace
 
 VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t text_hidden) {
@@ -82,6 +96,8 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
   c.type = v.has("model_type") ? v.get_string("model_type") : "";
   if (c.type == "pixtral") {
     c.params = pixtral(v, root, text_hidden);
+  } else if (c.type == "siglip_vision_model") {
+    c.params = siglip(v, text_hidden);
   } else if (c.type == "llama4_vision_model") {
     c.params = llama4(v, text_hidden);
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||

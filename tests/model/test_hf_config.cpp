@@ -213,3 +213,36 @@ TEST_CASE("every sample config in ../shared/models reads, with the published KV 
   CHECK(load_model(sub.string()).num_layers == 32);
   std::filesystem::remove_all(sub);
 }
+
+TEST_CASE("Gemma 3: five sliding layers to one global, transformers' defaults for the keys its configs leave out") {
+  // The shape of a Gemma 3 text config as published: no vocab_size, max_position_embeddings or
+  // layer_types (they are transformers' Gemma3TextConfig defaults: 262,208, 131,072, and a global
+  // layer every sliding_window_pattern = 6).
+  json c = json::parse(R"({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1152,
+    "intermediate_size": 6912, "num_hidden_layers": 12, "num_attention_heads": 4, "num_key_value_heads": 1,
+    "head_dim": 256, "sliding_window": 512, "torch_dtype": "bfloat16"})");
+  const ModelSpec m = model_from_hf_config(c, "gemma3.json");
+  CHECK(m.vocab_size == 262208);
+  CHECK(m.max_position_embeddings == 131072);
+  CHECK(m.tie_word_embeddings);
+  CHECK(m.qk_norm);
+  CHECK(m.norms_per_layer == 4);
+  CHECK(test::count_kind(m, AttentionKind::sliding_window) == 10);
+  CHECK(m.layers[5].attention == AttentionKind::full);
+  CHECK(m.layers[11].attention == AttentionKind::full);
+  CHECK(m.layers[0].sliding_window == 512);
+  // The vision-language wrapper reads its text_config and counts the SigLIP tower: 27 blocks of
+  // 4h^2 + 4h + 2hI + I + h + 4h (h 1,152, I 4,304), a 14-pixel patch convolution, 64 x 64
+  // positions, the post-norm, and the projector's norm + 1,152 x text-width matrix.
+  json vlm = json::parse(R"({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+    "num_hidden_layers": 27, "patch_size": 14, "image_size": 896}})");
+  vlm["text_config"] = c;
+  vlm["text_config"].erase("architectures");
+  const ModelSpec v = model_from_hf_config(vlm, "gemma3-vl.json");
+  const int64_t h = 1152, inter = 4304;
+  const int64_t block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const int64_t embed = 3 * 14 * 14 * h + h + 64 * 64 * h + 2 * h;
+  CHECK(v.vision_encoder_params == 27 * block + embed + h + h * 1152);
+  CHECK(test::count_kind(v, AttentionKind::sliding_window) == 10);
+}
