@@ -109,10 +109,10 @@ TEST_CASE("Mistral 3 and Qwen3-VL wrappers: text_config read, the vision tower c
   CHECK(m.vision_encoder_params == 5736);
 
   // An encoder kvcap does not know is left out, and said so.
-  qwen["vision_config"]["model_type"] = "siglip_vision_model";
+  qwen["vision_config"]["model_type"] = "clip_vision_model";
   m = model_from_hf_config(qwen, "qvl.json");
   CHECK(m.vision_encoder_params == 0);
-  CHECK(test::contains(m.vision_encoder_note, "siglip_vision_model"));
+  CHECK(test::contains(m.vision_encoder_note, "clip_vision_model"));
   qwen.erase("vision_config");
   m = model_from_hf_config(qwen, "qvl.json");
   CHECK(test::contains(m.vision_encoder_note, "no vision_config"));
