@@ -68,6 +68,7 @@ std::string uncommitted_file(const fs::path& staging) {
 
 OutputFolder::OutputFolder(const std::string& dir, const std::vector<std::string>& names)
     : shown_(dir), names_(names.begin(), names.end()) {
+  while (shown_.size() > 1 && shown_.back() == '/') shown_.pop_back();  // "out/" + "/results.json"
   const fs::path target = output_temp::resolve_target(dir);
   check_replaceable(target, shown_, names_);
   std::error_code ec;

@@ -187,6 +187,7 @@ TEST_CASE("OutputFolder: a folder holding something kvcap did not write is refus
   const std::string out = (dir.path / "mine").string();
   const std::string m = input_error([&] { kvcap::OutputFolder f(out, {"results.json"}); });
   CHECK(m.find(out + ": holds 'notes.txt', which is not a kvcap output") == 0);
+  CHECK(input_error([&] { kvcap::OutputFolder f(out + "/", {"results.json"}); }).find(out + ": holds") == 0);
   CHECK(slurp(dir.path / "mine" / "notes.txt") == "keep me");
   CHECK(entries(dir.path) == std::set<std::string>{"mine"});
   // So is a file where the folder should be.
