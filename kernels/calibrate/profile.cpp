@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
@@ -110,10 +111,7 @@ Profile profile_from_json(const nlohmann::json& j, const std::string& origin) {
 Profile read_profile_file(const std::string& path) { return profile_from_json(read_json_file(path), path); }
 
 void write_profile_file(const Profile& p, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw InputError(path, "cannot open for writing");
-  f << profile_to_json(p).dump(2) << "\n";
-  if (!f) throw InputError(path, "write failed");
+  write_file_atomically(path, profile_to_json(p).dump(2) + "\n");
 }
 
 }  // namespace kvcap

@@ -1,12 +1,14 @@
 // Writing the raw measurements with no third-party library, so that kvcap-gpu-calibrate builds
-// on a GPU machine with nvcc alone (tools/gpu-check's fallback). Reading is in raw_json.cpp.
+// on a GPU machine with nvcc alone (tools/gpu-check's fallback; the file is written atomically
+// through sim/util/atomic_file, which needs only the standard library and POSIX). Reading is in
+// raw_json.cpp.
 #include "kernels/calibrate/raw_measurements.hpp"
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
-#include <stdexcept>
+
+#include "sim/util/atomic_file.hpp"
 
 namespace kvcap {
 
@@ -152,15 +154,7 @@ void write_raw_file(const RawRun& r, const std::string& path) {
         .i("num_kv_heads", a.num_kv_heads).n("bytes", a.bytes).n("time_s", a.time_s);
   }, true);
   out << "}\n";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error(tmp + ": cannot open for writing");
-    f << out.str();
-    f.flush();
-    if (!f) throw std::runtime_error(tmp + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot rename " + tmp + " onto it");
+  write_file_atomically(path, out.str());
 }
 
 }  // namespace kvcap

@@ -106,8 +106,9 @@ struct RawRun {
 
 // No JSON types here: the CUDA harness includes this header and nvcc never parses nlohmann/json
 // (raw_json.hpp has the JSON form).
-/// Written to `path`.tmp and renamed over `path`, so a harness killed mid-write leaves the last
-/// complete checkpoint, never a truncated file.
+/// Written atomically (sim/util/atomic_file.hpp: a temporary sibling, fsync'd and renamed over
+/// `path`), so a harness killed mid-write leaves the last complete checkpoint, never a truncated
+/// file. InputError naming the file when it cannot be written.
 void write_raw_file(const RawRun& r, const std::string& path);
 /// Strict read; InputError naming the file and the field for anything malformed.
 RawRun read_raw_file(const std::string& path);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/metrics/results.hpp"
+#include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/input_file.hpp"
 
@@ -145,10 +146,7 @@ int write_updated_baseline(const Baseline& baseline, const std::vector<CheckOutc
       if (slot != recorded) ++changed;
       slot = recorded;
     }
-  std::ofstream out(out_path);
-  if (!out) throw InputError(out_path, "cannot write the baseline file");
-  out << doc.dump(2) << "\n";
-  if (!out) throw InputError(out_path, "write failed");
+  write_file_atomically(out_path, doc.dump(2) + "\n");
   return changed;
 }
 

@@ -249,7 +249,11 @@ int run_extrapolate(const CalibrateOptions& o) {
   if (o.out_dir.empty()) throw InputError("--extrapolate", "needs --out-dir DIR");
   const EngineProfile base = load_engine_profile(o.extrapolate, "--extrapolate");
   if (base.extrapolated) throw InputError("--extrapolate", quote_input(base.name) + " is itself extrapolated: carry the fitted one");
-  std::filesystem::create_directories(o.out_dir);
+  // Each profile is its own atomic file (sim/util/atomic_file.hpp) added to the folder, which may
+  // hold others (scenarios/engine-profiles/): not an output set that replaces the folder.
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) throw InputError("--out-dir " + escape_text(o.out_dir), "cannot create the folder: " + ec.message());
   for (const auto& id : split_list(o.gpu)) {
     const GpuSpec g = load_gpu(id);
     EngineProfile p = base;

@@ -11,6 +11,7 @@
 #include "sim/memory/kv_format.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap::cli {
 
@@ -40,7 +41,7 @@ AttentionCounts count_attention(const ModelSpec& m) {
 int run_models(bool json) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (!json)
-    std::printf("%-16s %-22s %6s %6s %9s %8s %-26s %-10s %16s %16s %10s\n", "name", "architecture", "layers", "hidden",
+    std::cout << format_text("%-16s %-22s %6s %6s %9s %8s %-26s %-10s %16s %16s %10s\n", "name", "architecture", "layers", "hidden",
                 "heads/kv", "head_dim", "attention", "experts", "params_total", "params_active", "kv_B/token");
   for (const auto& name : model_catalog_names()) {
     const ModelSpec m = load_model(name);
@@ -81,21 +82,21 @@ int run_models(bool json) {
       j["kv_bytes_per_token"] = kv;
       list.push_back(j);
     } else {
-      std::printf("%-16s %-22s %6lld %6lld %4lld/%-4lld %8lld %-26s %-10s %16lld %16lld %10lld\n", name.c_str(),
+      std::cout << format_text("%-16s %-22s %6lld %6lld %4lld/%-4lld %8lld %-26s %-10s %16lld %16lld %10lld\n", name.c_str(),
                   m.architecture.c_str(), (long long)m.num_layers, (long long)m.hidden_size,
                   (long long)m.num_attention_heads, (long long)m.num_kv_heads, (long long)m.head_dim,
                   attention.c_str(), experts.c_str(), (long long)p.total, (long long)p.active, (long long)kv);
     }
   }
   if (json) std::cout << list.dump(2) << "\n";
-  else std::printf("(kv_B/token: all layers at the model dtype; experts: active/routed)\n");
+  else std::cout << format_text("(kv_B/token: all layers at the model dtype; experts: active/routed)\n");
   return 0;
 }
 
 int run_gpus(bool json) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (!json)
-    std::printf("%-10s %-38s %10s %9s %10s %10s %9s %9s %-6s %8s\n", "id", "name", "mem_GiB", "HBM_TB/s", "bf16_TF",
+    std::cout << format_text("%-10s %-38s %10s %9s %10s %10s %9s %9s %-6s %8s\n", "id", "name", "mem_GiB", "HBM_TB/s", "bf16_TF",
                 "fp8_TF", "host_GB/s", "link_GB/s", "link", "$/hour");
   for (const auto& g : gpu_catalog()) {
     if (json) {
@@ -116,14 +117,14 @@ int run_gpus(bool json) {
     } else {
       char price[16] = "-";  // 0 = no public price
       if (g.price_per_gpu_hour_usd > 0) std::snprintf(price, sizeof price, "%.2f", g.price_per_gpu_hour_usd);
-      std::printf("%-10s %-38s %10.2f %9.2f %10.1f %10.1f %9.0f %9.0f %-6s %8s\n", g.id.c_str(), g.name.c_str(),
+      std::cout << format_text("%-10s %-38s %10.2f %9.2f %10.1f %10.1f %9.0f %9.0f %-6s %8s\n", g.id.c_str(), g.name.c_str(),
                   static_cast<double>(g.memory_bytes) / (1024.0 * 1024 * 1024), g.hbm_bandwidth_bytes_per_s / 1e12,
                   g.bf16_flops / 1e12, g.fp8_flops / 1e12, g.host_link_bytes_per_s / 1e9,
                   g.interconnect_bytes_per_s / 1e9, g.interconnect_kind.c_str(), price);
     }
   }
   if (json) std::cout << list.dump(2) << "\n";
-  else std::printf("(dense tensor-core peaks; links per direction; prices: see sim/hw/gpu_catalog.cpp)\n");
+  else std::cout << format_text("(dense tensor-core peaks; links per direction; prices: see sim/hw/gpu_catalog.cpp)\n");
   return 0;
 }
 

@@ -4,8 +4,6 @@
 // median |error| per figure and whether each stage's keep-up call is right.
 // `kvcap fidelity --startup-logs scenarios/memory/vllm-startup-logs.jsonl`: the memory model
 // against real vLLM startup logs (KV tokens, available KV memory, refuse-to-start calls).
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +13,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/output_folder.hpp"
 
 namespace kvcap::cli {
 
@@ -34,18 +33,19 @@ struct FidelityOptions {
 
 int run_startup_fidelity(const FidelityOptions& o) {
   const std::vector<StartupLogRow> rows = read_startup_logs(o.startup_logs);
+  std::unique_ptr<OutputFolder> folder;  // before the work: a folder kvcap may not replace is refused first
+  if (!o.out.empty())
+    folder = std::make_unique<OutputFolder>(o.out, std::vector<std::string>{"memory-fidelity.json", "memory-fidelity.txt"});
   const std::vector<StartupCheck> checks = check_startup_logs(rows);
   const StartupSummary s = summarize_startup_checks(checks);
   if (o.json)
     std::cout << startup_checks_json(checks, s).dump(2) << "\n";
   else
     print_startup_checks(std::cout, checks, s);
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(o.out);
-    std::ofstream(o.out + "/memory-fidelity.json") << startup_checks_json(checks, s).dump(2) << "\n";
-    std::ofstream txt(o.out + "/memory-fidelity.txt");
-    print_startup_checks(txt, checks, s);
-    if (!txt) throw InputError(o.out, "cannot write memory-fidelity.txt");
+  if (folder) {
+    folder->write("memory-fidelity.json", startup_checks_json(checks, s).dump(2) + "\n");
+    folder->write("memory-fidelity.txt", [&](std::ostream& os) { print_startup_checks(os, checks, s); });
+    folder->commit();
   }
   return 0;
 }
@@ -64,6 +64,9 @@ int run_fidelity(FidelityOptions& o) {
   nlohmann::json cm = o.cost_model.empty() ? nlohmann::json{{"kind", "auto"}} : parse_json_text(o.cost_model, "--cost-model");
   if (!cm.is_object()) throw InputError("--cost-model", "expected a JSON object such as {\"kind\": \"roofline\"}");
   if (!cm.contains("engine_profile")) cm["engine_profile"] = o.engine_profile;
+  std::unique_ptr<OutputFolder> folder;  // before the replays: a folder kvcap may not replace is refused first
+  if (!o.out.empty())
+    folder = std::make_unique<OutputFolder>(o.out, std::vector<std::string>{"fidelity.json", "fidelity.txt"});
   const std::vector<RunFit> fits = predict_runs(runs, cm, o.seed, o.threads);
   const FidelitySummary s = summarize_fidelity(fits);
   // Runs on one GPU share a cost model; name the first run's (runs on other GPUs say theirs in
@@ -75,12 +78,10 @@ int run_fidelity(FidelityOptions& o) {
   } else {
     print_fidelity(std::cout, fits, s, described);
   }
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(o.out);
-    std::ofstream(o.out + "/fidelity.json") << report.dump(2) << "\n";
-    std::ofstream txt(o.out + "/fidelity.txt");
-    print_fidelity(txt, fits, s, described);
-    if (!txt) throw InputError(o.out, "cannot write fidelity.txt");
+  if (folder) {
+    folder->write("fidelity.json", report.dump(2) + "\n");
+    folder->write("fidelity.txt", [&](std::ostream& os) { print_fidelity(os, fits, s, described); });
+    folder->commit();
   }
   return 0;
 }
@@ -106,7 +107,9 @@ void add_fidelity_command(CLI::App& app, CommandAction& action) {
                   "Check the memory model instead: real vLLM startup logs (JSONL, e.g. "
                   "scenarios/memory/vllm-startup-logs.jsonl) against kvcap memory");
   sub->add_flag("--json", o->json, "Print the report as JSON");
-  sub->add_option("--out", o->out, "Also write fidelity.json and fidelity.txt into this folder");
+  sub->add_option("--out", o->out,
+                  "Also write fidelity.json and fidelity.txt into this folder (written whole, replacing a previous "
+                  "kvcap set)");
   sub->callback([o, &action] { action = [o] { return run_fidelity(*o); }; });
 }
 

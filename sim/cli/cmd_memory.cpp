@@ -205,19 +205,19 @@ int run_memory(const MemoryOptions& o) {
     return 0;
   }
 
-  auto row = [](const std::string& k, const std::string& v) { std::printf("  %-34s %s\n", k.c_str(), v.c_str()); };
+  auto row = [](const std::string& k, const std::string& v) { std::cout << format_text("  %-34s %s\n", k.c_str(), v.c_str()); };
   auto num = [](int64_t v) { return std::to_string(v); };
   if (engine.pipeline_parallel_size > 1) {
     std::string layers;
     for (size_t s = 0; s < b.stage_layers.size(); ++s) layers += (s ? ", " : "") + num(b.stage_layers[s]);
-    std::printf("%s on %s x%lld (tensor parallel) x %lld pipeline stages of %s layers; per-GPU figures are stage %lld's (fewest blocks)\n",
+    std::cout << format_text("%s on %s x%lld (tensor parallel) x %lld pipeline stages of %s layers; per-GPU figures are stage %lld's (fewest blocks)\n",
                 model.name.c_str(), gpu.name.c_str(), static_cast<long long>(engine.tensor_parallel_size),
                 static_cast<long long>(engine.pipeline_parallel_size), layers.c_str(), static_cast<long long>(b.binding_stage));
   } else {
-    std::printf("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
+    std::cout << format_text("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
                 static_cast<long long>(engine.tensor_parallel_size));
   }
-  std::printf("model\n");
+  std::cout << format_text("model\n");
   row("architecture", model.architecture);
   row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
   row("parameters total / active", num(params.total) + " / " + num(params.active));
@@ -225,11 +225,11 @@ int run_memory(const MemoryOptions& o) {
     row("vision encoder (in the total)", num(model.vision_encoder_params) +
                                              " parameters; its profiling on dummy images is not modelled");
   if (!model.vision_encoder_note.empty()) row("vision encoder", model.vision_encoder_note);
-  std::printf("KV cache format\n");
+  std::cout << format_text("KV cache format\n");
   row("kv cache dtype", dtype_name(b.kv_dtype));
   row("KV bytes per token (all GPUs)", num(b.kv_bytes_per_token));
   row("KV bytes per token per GPU", num(b.kv_bytes_per_token_per_gpu));
-  std::printf("per-GPU memory\n");
+  std::cout << format_text("per-GPU memory\n");
   row("total (nvidia-smi / seen by vLLM)", gib_text(gpu.memory_bytes) + " / " + gib_text(b.total_bytes_per_gpu) +
                                               (gpu.visible_memory_bytes > 0 ? "" : "  (not measured: nvidia-smi's)"));
   char util[32];
@@ -249,7 +249,7 @@ int run_memory(const MemoryOptions& o) {
   else
     row("CUDA graphs (reserved)", gib_text(b.cuda_graph_bytes_per_gpu));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
-  std::printf("blocks\n");
+  std::cout << format_text("blocks\n");
   row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
   row("bytes per block", num(b.page_bytes_per_gpu));
   if (b.kv.swa_groups > 0)
@@ -271,14 +271,14 @@ int run_memory(const MemoryOptions& o) {
   std::snprintf(conc, sizeof conc, "%.2fx", b.max_concurrency);
   row("max concurrency at " + num(b.max_model_len) + " tokens", conc);
   // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
-  std::printf("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
-  std::printf("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
-  std::printf("  Available KV cache memory: %s\n", gib_text(b.kv_cache_bytes_per_gpu).c_str());
-  std::printf("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
-  std::printf("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
+  std::cout << format_text("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
+  std::cout << format_text("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
+  std::cout << format_text("  Available KV cache memory: %s\n", gib_text(b.kv_cache_bytes_per_gpu).c_str());
+  std::cout << format_text("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
+  std::cout << format_text("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
               b.max_concurrency);
   if (o.context_len) {
-    std::printf("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
+    std::cout << format_text("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
                 static_cast<long long>(*o.context_len));
     row("blocks needed / usable", num(load_blocks) + " / " + num(usable_blocks));
     row("KV memory needed per GPU", gib_text(load_bytes));

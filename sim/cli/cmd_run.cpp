@@ -1,5 +1,5 @@
 // kvcap run SCENARIO [--set a.b=v ...] [--out DIR] [--json] [--events FILE] [--seed N]
-#include <fstream>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,7 +10,9 @@
 #include "sim/metrics/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/output_folder.hpp"
 
 namespace kvcap::cli {
 
@@ -30,17 +32,37 @@ int run_run(const RunOptions& o) {
   if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
   const ScenarioSettings settings = load_scenario(o.scenario, sets);
   auto run = build_run(settings);
-  std::ofstream events;
+  // The --out set is opened before the run, so a folder kvcap may not replace is refused before
+  // any simulated second. An --events file inside it becomes a file of the set (the set
+  // replaces the folder whole, and would otherwise delete it).
+  std::unique_ptr<OutputFolder> out;
+  std::string events_in_out;
+  if (!o.out_dir.empty()) {
+    std::vector<std::string> names = run_output_names();
+    if (!o.events_file.empty()) events_in_out = path_inside(o.events_file, o.out_dir);
+    if (!events_in_out.empty()) {
+      const std::string top = events_in_out.substr(0, events_in_out.find('/'));
+      if (std::find(names.begin(), names.end(), top) != names.end())
+        throw InputError("--events", "'" + o.events_file + "' is a file kvcap run writes in --out " + o.out_dir +
+                                         "; give the events file another name");
+      names.push_back(top);
+    }
+    out = std::make_unique<OutputFolder>(o.out_dir, names);
+  }
+  std::unique_ptr<AtomicFile> events;
   std::unique_ptr<EventLogWriter> log;
   if (!o.events_file.empty()) {
-    events.open(o.events_file);
-    if (!events) throw InputError(o.events_file, "cannot write the events file");
-    log = std::make_unique<EventLogWriter>(events);
+    events = events_in_out.empty() ? std::make_unique<AtomicFile>(o.events_file) : out->open(events_in_out);
+    log = std::make_unique<EventLogWriter>(events->stream());
     for (Replica* r : run->sim->replicas()) r->set_observer(log.get());
   }
   run->sim->run();
+  if (events) events->commit();
   const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo);
-  if (!o.out_dir.empty()) write_run_outputs(o.out_dir, results, *run->sim, run->metrics);
+  if (out) {
+    write_run_outputs(*out, results, *run->sim, run->metrics);
+    out->commit();
+  }
   if (o.json)
     std::cout << results.dump(2) << "\n";
   else
@@ -56,7 +78,9 @@ void add_run_command(CLI::App& app, CommandAction& action) {
                                             "timeseries.csv and report.html (charts) in --out");
   cmd->add_option("scenario", opts->scenario, "scenario JSON file")->required();
   cmd->add_option("--set", opts->sets, "override a scenario field, e.g. --set engine.block_size=32 (repeatable)");
-  cmd->add_option("--out", opts->out_dir, "folder for results.json, requests.csv, timeseries.csv, report.html");
+  cmd->add_option("--out", opts->out_dir,
+                  "folder for results.json, requests.csv, timeseries.csv, report.html (written whole, replacing a "
+                  "previous kvcap set; README: Reliability)");
   cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table");
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);

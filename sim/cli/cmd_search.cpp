@@ -4,7 +4,6 @@
 //                       [--price-per-gpu-hour h200=3.5 ...] [--json] [--out DIR]
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/output_folder.hpp"
 #include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 
@@ -79,20 +79,13 @@ std::string checked_gpu(const std::string& g) {
   return id;
 }
 
-void write_outputs(const std::string& dir, const nlohmann::ordered_json& doc, const std::string& csv,
+/// search.json, search.csv and search.html as one output set (sim/util/output_folder.hpp).
+void write_outputs(OutputFolder& folder, const nlohmann::ordered_json& doc, const std::string& csv,
                    const std::string& html) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
-  std::ofstream js(dir + "/search.json");
-  if (!js) throw InputError(dir + "/search.json", "cannot write");
-  js << doc.dump(2) << "\n";
-  std::ofstream cs(dir + "/search.csv");
-  if (!cs) throw InputError(dir + "/search.csv", "cannot write");
-  cs << csv;
-  std::ofstream hs(dir + "/search.html");
-  if (!hs) throw InputError(dir + "/search.html", "cannot write");
-  hs << html;
+  folder.write("search.json", doc.dump(2) + "\n");
+  folder.write("search.csv", csv);
+  folder.write("search.html", html);
+  folder.commit();
 }
 
 int run_search(const SearchOptions& o) {
@@ -104,6 +97,10 @@ int run_search(const SearchOptions& o) {
   require_slo(doc, o.scenario);
   SearchInputs in{o.scenario, settings.name, settings.slo, o.sets};
   SloGoal goal{o.attainment};
+  // Opened before any probe runs: a folder kvcap may not replace is refused first.
+  std::unique_ptr<OutputFolder> folder;
+  if (!o.out_dir.empty())
+    folder = std::make_unique<OutputFolder>(o.out_dir, std::vector<std::string>{"search.json", "search.csv", "search.html"});
 
   if (!o.min_replicas) {
     if (!o.gpus.empty() || !o.tps.empty() || !o.prices.empty())
@@ -125,12 +122,12 @@ int run_search(const SearchOptions& o) {
     lo.max_probes = o.max_probes;
     const LoadSearchResult r = search_max_load(doc, o.scenario, lo);
     const auto out = load_search_json(r, lo, in);
-    if (!o.out_dir.empty()) {
+    if (folder) {
       std::ostringstream csv;
       write_load_search_csv(csv, r);
       std::ostringstream html;
       write_search_report_html(html, r, lo);
-      write_outputs(o.out_dir, out, csv.str(), html.str());
+      write_outputs(*folder, out, csv.str(), html.str());
     }
     if (o.json)
       std::cout << out.dump(2) << "\n";
@@ -177,12 +174,12 @@ int run_search(const SearchOptions& o) {
     for (int64_t tp : tps) candidates.push_back({g, tp});
   const auto rows = search_min_replicas(doc, o.scenario, candidates, so);
   const auto out = sizing_json(rows, so, in);
-  if (!o.out_dir.empty()) {
+  if (folder) {
     std::ostringstream csv;
     write_sizing_csv(csv, rows);
     std::ostringstream html;
     write_sizing_report_html(html, rows, so);
-    write_outputs(o.out_dir, out, csv.str(), html.str());
+    write_outputs(*folder, out, csv.str(), html.str());
   }
   if (o.json)
     std::cout << out.dump(2) << "\n";
@@ -205,7 +202,8 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--max-scale", o->max_scale, "highest load_scale to try (1024)");
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
-  cmd->add_option("--out", o->out_dir, "folder for search.json, search.csv and search.html");
+  cmd->add_option("--out", o->out_dir,
+                  "folder for search.json, search.csv and search.html (written whole, replacing a previous kvcap set)");
   cmd->add_flag("--min-replicas", o->min_replicas, "sizing: the fewest replicas meeting the SLO at the scenario's load");
   cmd->add_option("--gpu", o->gpus, "sizing: GPU ids or files, comma-separated (default: the scenario's)");
   cmd->add_option("--tp", o->tps, "sizing: tensor-parallel sizes, comma-separated (default: the scenario's)");

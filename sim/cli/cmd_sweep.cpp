@@ -34,8 +34,14 @@ int run_sweep_command(const SweepCliOptions& o) {
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
   so.headline = o.headline;
+  // Opened before the grid runs: a folder kvcap may not replace is refused before any point runs.
+  std::unique_ptr<OutputFolder> out;
+  if (!o.out_dir.empty()) out = std::make_unique<OutputFolder>(o.out_dir, sweep_output_names(so.axes));
   const SweepResult result = run_sweep(so);
-  if (!o.out_dir.empty()) write_sweep_outputs(o.out_dir, result);
+  if (out) {
+    write_sweep_outputs(*out, result);
+    out->commit();
+  }
   if (o.json)
     std::cout << sweep_json(result).dump(2) << "\n";
   else
@@ -66,7 +72,9 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
                   "figure for the \"vs first\" column: a results.json path (e.g. running.max) or "
                   "capacity_requests_per_s (default: capacity with --capacity, else throughput.output_tokens_per_s)");
   cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
-  cmd->add_option("--out", opts->out_dir, "folder for sweep.csv, sweep.json and each point's results.json");
+  cmd->add_option("--out", opts->out_dir,
+                  "folder for sweep.csv, sweep.json and each point's results.json (written whole, replacing a "
+                  "previous kvcap set)");
   cmd->callback([opts, &action] { action = [opts] { return run_sweep_command(*opts); }; });
 }
 

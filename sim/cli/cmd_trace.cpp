@@ -83,8 +83,9 @@ void report_counts(const WorkloadCounts& c, const std::string& out) {
             << ", truncated " << c.truncated << ")\n";
 }
 
-// Opening the output truncates it, so writing onto the input would destroy the trace before a
-// row of it is read (and leave an empty file behind, reported as success).
+// Writing onto the input would replace the trace with its own conversion: the atomic write
+// (sim/util/atomic_file.hpp) keeps it readable until then, but the original would be gone, and
+// an output named like the input is almost always a slip.
 void refuse_output_onto_input(const std::string& in, const std::string& out) {
   std::error_code ec;
   if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(in, out, ec))

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
@@ -173,10 +174,7 @@ EngineProfile read_engine_profile_file(const std::string& path) {
 }
 
 void write_engine_profile_file(const EngineProfile& p, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "cannot write the engine profile");
-  out << engine_profile_to_json(p).dump(2) << "\n";
-  if (!out) throw InputError(path, "write failed");
+  write_file_atomically(path, engine_profile_to_json(p).dump(2) + "\n");
 }
 
 const std::vector<EngineProfile>& shipped_engine_profiles() {

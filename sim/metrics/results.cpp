@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 
@@ -376,31 +374,16 @@ void print_summary(std::ostream& os, const ojson& res) {
   }
 }
 
-void write_run_outputs(const std::string& dir, const ojson& results, const Simulation& sim, const MetricsCollector& m) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
-  auto open = [&dir](const char* name) {
-    std::ofstream f(std::filesystem::path(dir) / name);
-    if (!f) throw InputError(dir + "/" + name, "cannot write");
-    return f;
-  };
-  {
-    auto f = open("results.json");
-    f << results.dump(2) << "\n";
-  }
-  {
-    auto f = open("requests.csv");
-    write_requests_csv(f, m);
-  }
-  {
-    auto f = open("timeseries.csv");
-    write_timeseries_csv(f, sim);
-  }
-  {
-    auto f = open("report.html");
-    write_run_report_html(f, results, sim, m);
-  }
+const std::vector<std::string>& run_output_names() {
+  static const std::vector<std::string> names = {"results.json", "requests.csv", "timeseries.csv", "report.html"};
+  return names;
+}
+
+void write_run_outputs(OutputFolder& out, const ojson& results, const Simulation& sim, const MetricsCollector& m) {
+  out.write("results.json", [&](std::ostream& os) { os << results.dump(2) << "\n"; });
+  out.write("requests.csv", [&](std::ostream& os) { write_requests_csv(os, m); });
+  out.write("timeseries.csv", [&](std::ostream& os) { write_timeseries_csv(os, sim); });
+  out.write("report.html", [&](std::ostream& os) { write_run_report_html(os, results, sim, m); });
 }
 
 }  // namespace kvcap

@@ -10,6 +10,7 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/scenario/build_run.hpp"
+#include "sim/util/output_folder.hpp"
 
 namespace kvcap {
 
@@ -25,9 +26,12 @@ void write_timeseries_csv(std::ostream& os, const Simulation& sim);
 /// Human summary table.
 void print_summary(std::ostream& os, const nlohmann::ordered_json& results);
 
-/// Writes results.json, requests.csv, timeseries.csv and report.html (sim/report/run_report.hpp)
-/// into `dir` (created if needed).
-void write_run_outputs(const std::string& dir, const nlohmann::ordered_json& results, const Simulation& sim,
+/// The files of a run's --out set: results.json, requests.csv, timeseries.csv, report.html.
+const std::vector<std::string>& run_output_names();
+
+/// Writes the run's --out files (run_output_names(); report.html from sim/report/run_report.hpp)
+/// into the set `out`; the caller commits it.
+void write_run_outputs(OutputFolder& out, const nlohmann::ordered_json& results, const Simulation& sim,
                        const MetricsCollector& m);
 
 }  // namespace kvcap

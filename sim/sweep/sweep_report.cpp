@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include "sim/check/metric_path.hpp"
@@ -229,31 +227,18 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
   }
 }
 
-void write_sweep_outputs(const std::string& dir, const SweepResult& s) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(dir, "cannot create the output folder: " + ec.message());
-  auto open = [](const std::filesystem::path& path) {
-    std::ofstream f(path);
-    if (!f) throw InputError(path.string(), "cannot write this file");
-    return f;
-  };
-  {
-    auto f = open(std::filesystem::path(dir) / "sweep.csv");
-    write_sweep_csv(f, s);
-  }
-  {
-    auto f = open(std::filesystem::path(dir) / "sweep.json");
-    f << sweep_json(s).dump(2) << "\n";
-  }
-  for (const auto& p : s.points) {
-    if (!p.ok) continue;
-    const auto sub = std::filesystem::path(dir) / p.folder;
-    std::filesystem::create_directories(sub, ec);
-    if (ec) throw InputError(sub.string(), "cannot create the point's folder: " + ec.message());
-    auto f = open(sub / "results.json");
-    f << p.results.dump(2) << "\n";
-  }
+std::vector<std::string> sweep_output_names(const std::vector<GridAxis>& axes) {
+  std::vector<std::string> names = {"sweep.csv", "sweep.json"};
+  const std::vector<GridPoint> points = grid_points(axes);
+  for (size_t i = 0; i < points.size(); ++i) names.push_back(point_folder_name(axes, points[i], i));
+  return names;
+}
+
+void write_sweep_outputs(OutputFolder& out, const SweepResult& s) {
+  out.write("sweep.csv", [&](std::ostream& os) { write_sweep_csv(os, s); });
+  out.write("sweep.json", [&](std::ostream& os) { os << sweep_json(s).dump(2) << "\n"; });
+  for (const auto& p : s.points)
+    if (p.ok) out.write(p.folder + "/results.json", [&](std::ostream& os) { os << p.results.dump(2) << "\n"; });
 }
 
 }  // namespace kvcap

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sweep/sweep.hpp"
+#include "sim/util/output_folder.hpp"
 
 namespace kvcap {
 
@@ -17,7 +18,12 @@ void print_sweep_table(std::ostream& os, const SweepResult& sweep);
 nlohmann::ordered_json sweep_json(const SweepResult& sweep);
 void write_sweep_csv(std::ostream& os, const SweepResult& sweep);
 
-/// Writes sweep.csv, sweep.json and <folder>/results.json per point that ran (created as needed).
-void write_sweep_outputs(const std::string& dir, const SweepResult& sweep);
+/// The top-level entries of a sweep's --out set over `axes`: sweep.csv, sweep.json and every
+/// point's folder (known before anything runs, so the folder is checked first).
+std::vector<std::string> sweep_output_names(const std::vector<GridAxis>& axes);
+
+/// Writes sweep.csv, sweep.json and <folder>/results.json per point that ran into the set `out`;
+/// the caller commits it.
+void write_sweep_outputs(OutputFolder& out, const SweepResult& sweep);
 
 }  // namespace kvcap

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <iostream>
 
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -20,6 +21,8 @@ ProgramExit run_program(const std::string& program, const std::vector<std::strin
   argv.push_back(const_cast<char*>(program.c_str()));  // posix_spawn's signature; it does not write
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The program shares standard output: what kvcap printed before it must come first.
+  std::cout.flush();
   pid_t pid = 0;
   const int err = ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ);
   if (err != 0) throw InputError(escape_text(program), std::string("cannot run it (") + std::strerror(err) + ")");

@@ -1,6 +1,7 @@
 #include "sim/util/text.hpp"
 
 #include <cctype>
+#include <cstdarg>
 #include <cstdio>
 
 namespace kvcap {
@@ -24,6 +25,19 @@ std::string gib_text(int64_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
   return buf;
+}
+
+std::string format_text(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  return out;
 }
 
 namespace {

@@ -17,6 +17,10 @@ std::string csv_field(const std::string& s);
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".
 std::string gib_text(int64_t bytes);
 
+/// printf's formatting into a string, for tables printed through std::cout (which reports why
+/// a write failed; sim/util/exit_codes.hpp), checked by the compiler like printf.
+std::string format_text(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
 // Quoting input text in messages. Input files and flags can hold anything: terminal escapes
 // (which a message printed to a terminal or CI log would execute), line breaks (which forge
 // log lines), or a secret from a file that was never a trace. Every message that quotes input

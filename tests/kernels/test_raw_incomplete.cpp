@@ -21,7 +21,7 @@ TEST_CASE("raw files carry incomplete and synthetic - and files without them rea
   r.provenance.synthetic = true;
   const std::string path = cli_test::temp_path("kvcap_rawinc", "raw.json");
   write_raw_file(r, path);
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));  // written aside, then renamed over
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));  // written aside (atomic_file), then renamed over
   RawRun back = read_raw_file(path);
   CHECK(back.provenance.incomplete == "sweep time budget reached at int4");
   CHECK(back.provenance.synthetic);

@@ -1,8 +1,12 @@
 #include "workloads/writers/trace_writer.hpp"
 
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <zlib.h>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +18,15 @@
 namespace kvcap {
 
 namespace {
+
+/// Why the last zlib write failed: the system's reason when it was a write(2) error.
+std::string gz_reason_of(gzFile f) {
+  const int err = errno;
+  int code = Z_OK;
+  const char* msg = gzerror(f, &code);
+  if (code == Z_ERRNO) return std::strerror(err);
+  return msg != nullptr && *msg ? msg : "zlib error " + std::to_string(code);
+}
 
 std::string num(double v) {
   char buf[64];
@@ -71,9 +84,16 @@ std::vector<uint64_t> block_hash_ids(const Request& r, int64_t block_tokens) {
   return ids;
 }
 
-TraceWriter::TraceWriter(const std::string& path, TraceFormat format) : path_(path), format_(format) {
-  gzFile f = gzopen(path.c_str(), path.ends_with(".gz") ? "wb9" : "wbT");
-  if (!f) throw InputError(path, "cannot open for writing");
+TraceWriter::TraceWriter(const std::string& path, TraceFormat format)
+    : path_(path), format_(format), file_(std::make_unique<AtomicFile>(path)) {
+  // zlib writes (and on gzclose closes) its own copy of the descriptor; the AtomicFile then
+  // syncs, closes and renames the temporary file.
+  const int fd = ::dup(file_->fd());
+  gzFile f = fd < 0 ? nullptr : gzdopen(fd, path.ends_with(".gz") ? "wb9" : "wbT");
+  if (!f) {
+    if (fd >= 0) ::close(fd);
+    throw InputError(escape_text(path), "cannot open for writing");
+  }
   gz_ = f;
   switch (format_) {
     case TraceFormat::csv: put("arrival_s,prompt_tokens,output_tokens,class,priority,session_id,turn\n"); break;
@@ -90,10 +110,12 @@ TraceWriter::~TraceWriter() {
   if (gz_) gzclose(static_cast<gzFile>(gz_));
 }
 
+std::string TraceWriter::gz_reason() const { return gz_reason_of(static_cast<gzFile>(gz_)); }
+
 void TraceWriter::put(const std::string& s) {
   if (s.empty()) return;
   int n = gzwrite(static_cast<gzFile>(gz_), s.data(), static_cast<unsigned>(s.size()));
-  if (n != static_cast<int>(s.size())) throw InputError(path_, "write failed (disk full?)");
+  if (n != static_cast<int>(s.size())) throw InputError(escape_text(path_), "cannot write: " + gz_reason());
 }
 
 void TraceWriter::write(const Request& r) {
@@ -156,9 +178,13 @@ void TraceWriter::write(const Request& r) {
 
 void TraceWriter::close() {
   if (!gz_) return;
-  int rc = gzclose(static_cast<gzFile>(gz_));
+  const int rc = gzclose(static_cast<gzFile>(gz_));
+  const int err = errno;
   gz_ = nullptr;
-  if (rc != Z_OK) throw InputError(path_, "closing failed (disk full?)");
+  if (rc != Z_OK)
+    throw InputError(escape_text(path_),
+                     "cannot write: " + (rc == Z_ERRNO ? std::strerror(err) : "zlib error " + std::to_string(rc)));
+  file_->commit();
 }
 
 }  // namespace kvcap

@@ -8,9 +8,13 @@
 //   azure    TIMESTAMP wall clock from 2000-01-01 00:00:00 (an arbitrary origin) + arrival_s
 //   lengths  num_prefill_tokens, num_decode_tokens, num_total_tokens, pd_ratio (no times)
 // Numbers are printed in shortest round-trip form: same stream, same bytes.
+// The file is an AtomicFile (sim/util/atomic_file.hpp): it appears, complete, at close(); a
+// writer destroyed before close() (an error, a closed-loop workload) leaves the target as it was.
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "sim/util/atomic_file.hpp"
 #include "workloads/readers/trace_reader.hpp"
 
 namespace kvcap {
@@ -22,13 +26,15 @@ class TraceWriter {
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
   void write(const Request& r);
-  /// Flushes and closes; InputError when the disk refused the data.
+  /// Flushes, closes and puts the file in place; InputError when the disk refused the data.
   void close();
 
  private:
   void put(const std::string& s);
+  std::string gz_reason() const;
   std::string path_;
   TraceFormat format_;
+  std::unique_ptr<AtomicFile> file_;
   void* gz_ = nullptr;
   std::string line_;
 };

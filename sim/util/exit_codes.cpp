@@ -1,0 +1,71 @@
+#include "sim/util/exit_codes.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "sim/util/error.hpp"
+#include "sim/util/fd_stream_buffer.hpp"
+#include "sim/util/text.hpp"
+
+namespace kvcap {
+
+namespace {
+
+/// A standard descriptor that was closed when kvcap started (`kvcap run ... >&-`) is taken by a
+/// read-only /dev/null: else the first output file opened would get its number, and what is
+/// printed to standard output would land in that file. Writing to it then fails (EBADF), which
+/// is reported like any failed write to standard output.
+void hold_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) (void)::open("/dev/null", O_RDONLY);  // lowest free: fd
+}
+
+int run_command(const std::function<int()>& command, std::ostream& err) {
+  // Messages quote input through quote_input()/escape_text() where they are made; escaping the
+  // whole message again (a no-op on escaped text) covers any input a message carries unquoted,
+  // so no control character from a file reaches the terminal or a CI log.
+  try {
+    return command();
+  } catch (const InputError& e) {
+    err << "kvcap: error: " << escape_text(e.what()) << "\n";
+    return kExitBadInput;
+  } catch (const CheckFailure& e) {
+    err << "kvcap: check failed: " << escape_text(e.what()) << "\n";
+    return kExitCheckFailed;
+  } catch (const std::exception& e) {
+    err << "kvcap: internal error (please report): " << escape_text(e.what()) << "\n";
+    return kExitInternalError;
+  } catch (...) {
+    err << "kvcap: internal error (please report): an exception that is not a std::exception\n";
+    return kExitInternalError;
+  }
+}
+
+}  // namespace
+
+int run_guarded(const std::function<int()>& command, std::ostream& err) {
+  hold_closed_standard_descriptors();
+  // Standard output goes through a buffer that keeps why a write failed, so the message can say
+  // it ("No space left on device"); the previous buffer is put back afterwards.
+  std::cout.flush();
+  FdStreamBuffer out(STDOUT_FILENO);
+  std::streambuf* const previous = std::cout.rdbuf(&out);
+  int code = run_command(command, err);
+  std::cout.flush();
+  const bool written = out.drain() && std::cout.good();
+  std::cout.rdbuf(previous);
+  std::cout.clear();
+  if (!written) {
+    err << "kvcap: error: cannot write to standard output: "
+        << (out.error() != 0 ? std::strerror(out.error()) : "write failed") << "\n";
+    if (code < kExitBadInput) code = kExitBadInput;
+  }
+  return code;
+}
+
+}  // namespace kvcap

@@ -1,0 +1,26 @@
+#pragma once
+// kvcap's exit codes, and the one place where the errors that end a command become them
+// (sim/cli/main.cpp runs every command through run_guarded):
+//   0  ok
+//   1  a check failed: kvcap check found a regression, a calibration's kernel checks failed
+//      (CheckFailure)
+//   2  bad input, or an output that could not be written: the message names the file, line or
+//      field and what was expected, or the file and the system's reason ("No space left on
+//      device") (InputError; a failed write to standard output too)
+//   3  an internal error: a bug in kvcap (any other exception); the message asks for a report
+// An output that cannot be written shares 2 with bad input: both are fixed by changing the
+// command or its surroundings (a path, a folder, free space), never by a kvcap fix, and a script
+// does the same with either (stop and show the message, which says which it was).
+#include <functional>
+#include <ostream>
+
+namespace kvcap {
+
+enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2, kExitInternalError = 3 };
+
+/// Runs `command` and returns its exit code (0 or 1), or the code of the exception it threw
+/// after printing "kvcap: ..." on `err`. Then flushes standard output: if it did not take
+/// everything written to it (disk full, closed descriptor), says so and turns 0 or 1 into 2.
+int run_guarded(const std::function<int()>& command, std::ostream& err);
+
+}  // namespace kvcap
