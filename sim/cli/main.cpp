@@ -5,7 +5,10 @@
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
+#include <string>
+
 #include "sim/util/exit_codes.hpp"
+#include "sim/util/text.hpp"
 
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) then fails the write with EFBIG, which kvcap reports naming
@@ -18,6 +21,11 @@ int main(int argc, char** argv) {
         CLI::App app{"kvcap " KVCAP_VERSION " - KV-cache capacity planning for LLM inference serving"};
         app.require_subcommand(1);
         app.set_version_flag("--version", KVCAP_VERSION);
+        std::string max_memory;
+        app.add_option("--max-memory", max_memory,
+                       "cap on kvcap's memory (e.g. 8G, 512M; default 80% of the machine's): a run that needs more "
+                       "exits 2 saying so instead of swapping or being killed");
+        app.fallthrough();  // --max-memory may also follow the subcommand
         kvcap::cli::CommandAction action;
         kvcap::cli::add_memory_command(app, action);
         kvcap::cli::add_catalog_commands(app, action);
@@ -34,6 +42,8 @@ int main(int argc, char** argv) {
           const int code = app.exit(e);  // prints help/version (code 0) or the usage error
           return code == 0 ? kvcap::kExitOk : kvcap::kExitBadInput;
         }
+        kvcap::limit_memory(max_memory.empty() ? kvcap::default_memory_limit()
+                                               : kvcap::parse_byte_size(max_memory, "--max-memory"));
         return action ? action() : kvcap::kExitOk;
       },
       std::cerr);

@@ -1,10 +1,13 @@
 #include "sim/util/exit_codes.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <iostream>
 #include <string>
 
@@ -25,6 +28,13 @@ void hold_closed_standard_descriptors() {
     if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) (void)::open("/dev/null", O_RDONLY);  // lowest free: fd
 }
 
+int64_t g_memory_limit = 0;
+
+std::string memory_limit_text() {
+  if (g_memory_limit <= 0) return "";
+  return " (kvcap's limit: --max-memory " + std::to_string(g_memory_limit >> 20) + " MiB)";
+}
+
 int run_command(const std::function<int()>& command, std::ostream& err) {
   // Messages quote input through quote_input()/escape_text() where they are made; escaping the
   // whole message again (a no-op on escaped text) covers any input a message carries unquoted,
@@ -37,6 +47,13 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
   } catch (const CheckFailure& e) {
     err << "kvcap: check failed: " << escape_text(e.what()) << "\n";
     return kExitCheckFailed;
+  } catch (const std::bad_alloc&) {
+    // The input asks for more memory than the process may take (--max-memory, or the machine):
+    // a property of the input, like a model that does not fit.
+    err << "kvcap: error: out of memory" << memory_limit_text()
+        << ": the run holds more than that (a long horizon with a short metrics.sample_interval_s, "
+           "many replicas, a huge trace); shorten or coarsen it, or raise --max-memory\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     err << "kvcap: internal error (please report): " << escape_text(e.what()) << "\n";
     return kExitInternalError;
@@ -47,6 +64,25 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
 }
 
 }  // namespace
+
+void limit_memory(int64_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)bytes;  // ASan reserves terabytes of address space for its shadow: no limit under it
+#else
+  if (bytes <= 0) return;
+  rlimit r{};
+  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(bytes);
+  // Address space, not resident memory: it is what makes an allocation fail (bad_alloc) rather
+  // than the kernel's OOM killer take the process; the binary itself uses well under 1 GiB of it.
+  if (::setrlimit(RLIMIT_AS, &r) == 0) g_memory_limit = bytes;
+#endif
+}
+
+int64_t default_memory_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<int64_t>(static_cast<double>(pages) * static_cast<double>(page) * 0.8);
+}
 
 int run_guarded(const std::function<int()>& command, std::ostream& err) {
   hold_closed_standard_descriptors();

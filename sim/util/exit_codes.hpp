@@ -11,6 +11,7 @@
 // An output that cannot be written shares 2 with bad input: both are fixed by changing the
 // command or its surroundings (a path, a folder, free space), never by a kvcap fix, and a script
 // does the same with either (stop and show the message, which says which it was).
+#include <cstdint>
 #include <functional>
 #include <ostream>
 
@@ -22,5 +23,13 @@ enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2, kExi
 /// after printing "kvcap: ..." on `err`. Then flushes standard output: if it did not take
 /// everything written to it (disk full, closed descriptor), says so and turns 0 or 1 into 2.
 int run_guarded(const std::function<int()>& command, std::ostream& err);
+
+/// --max-memory: cap the process's address space at `bytes` (0 = no cap), so that an input that
+/// needs more fails its allocation and exits 2 with a message saying so, instead of growing until
+/// the machine swaps or the kernel kills it. Not applied under AddressSanitizer (its shadow
+/// memory needs the address space).
+void limit_memory(int64_t bytes);
+/// The default cap: 80% of the machine's physical memory (0 when it cannot be read).
+int64_t default_memory_limit();
 
 }  // namespace kvcap

@@ -1,5 +1,7 @@
 #include "sim/util/text.hpp"
 
+#include "sim/util/error.hpp"
+
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
@@ -25,6 +27,29 @@ std::string gib_text(int64_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
   return buf;
+}
+
+int64_t parse_byte_size(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = ascii_lower(text.substr(used));
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();
+  double scale = 0;
+  if (unit.empty()) scale = 1;
+  else if (unit == "k") scale = 1024.0;
+  else if (unit == "m") scale = 1024.0 * 1024.0;
+  else if (unit == "g") scale = 1024.0 * 1024.0 * 1024.0;
+  else if (unit == "t") scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+  const double bytes = value * scale;
+  if (used == 0 || scale == 0 || !(bytes >= 1024.0 * 1024.0) || bytes > 1152921504606846976.0)
+    throw InputError(flag, "expected a size such as 8G or 512M (between 1 MiB and 2^60 bytes), got " + quote_input(text));
+  return static_cast<int64_t>(bytes);
 }
 
 std::string format_text(const char* format, ...) {

@@ -17,6 +17,11 @@ std::string csv_field(const std::string& s);
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".
 std::string gib_text(int64_t bytes);
 
+/// A size as people write one: bytes ("1073741824") or with a binary suffix K, M, G, T (upper
+/// or lower case, an optional "i" and "B": "8G", "512MiB", "1.5g"). InputError naming `flag`
+/// for anything else, or for a size outside [1 MiB, 2^60].
+int64_t parse_byte_size(const std::string& text, const std::string& flag);
+
 /// printf's formatting into a string, for tables printed through std::cout (which reports why
 /// a write failed; sim/util/exit_codes.hpp), checked by the compiler like printf.
 std::string format_text(const char* format, ...) __attribute__((format(printf, 1, 2)));
