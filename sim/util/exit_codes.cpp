@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -71,9 +72,12 @@ void limit_memory(int64_t bytes) {
 #else
   if (bytes <= 0) return;
   rlimit r{};
-  r.rlim_cur = r.rlim_max = static_cast<rlim_t>(bytes);
+  if (::getrlimit(RLIMIT_AS, &r) != 0) return;
   // Address space, not resident memory: it is what makes an allocation fail (bad_alloc) rather
   // than the kernel's OOM killer take the process; the binary itself uses well under 1 GiB of it.
+  // The soft limit only: programs kvcap starts (the CUDA calibration harness, whose driver maps
+  // terabytes of address space) get it lifted back (run_program).
+  r.rlim_cur = std::min(static_cast<rlim_t>(bytes), r.rlim_max);
   if (::setrlimit(RLIMIT_AS, &r) == 0) g_memory_limit = bytes;
 #endif
 }

@@ -1,6 +1,7 @@
 #include "sim/util/run_program.hpp"
 
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -24,7 +25,20 @@ ProgramExit run_program(const std::string& program, const std::vector<std::strin
   // The program shares standard output: what kvcap printed before it must come first.
   std::cout.flush();
   pid_t pid = 0;
+  // kvcap's own --max-memory cap (a soft RLIMIT_AS) is not the child's: the CUDA harness maps
+  // far more address space than it uses. Lifted for the spawn, put back after.
+  rlimit as{};
+  const bool capped = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != as.rlim_max;
+  const rlim_t cap = as.rlim_cur;
+  if (capped) {
+    as.rlim_cur = as.rlim_max;
+    (void)::setrlimit(RLIMIT_AS, &as);
+  }
   const int err = ::posix_spawn(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ);
+  if (capped) {
+    as.rlim_cur = cap;
+    (void)::setrlimit(RLIMIT_AS, &as);
+  }
   if (err != 0) throw InputError(escape_text(program), std::string("cannot run it (") + std::strerror(err) + ")");
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
