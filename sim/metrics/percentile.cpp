@@ -1,26 +1,70 @@
 #include "sim/metrics/percentile.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
+
+#include "sim/util/error.hpp"
 
 namespace kvcap {
 
 namespace {
-// value at sorted index i of the expanded multiset, given cumulative run ends
-double at_index(const std::vector<std::pair<double, int64_t>>& runs, const std::vector<int64_t>& ends, int64_t i) {
-  auto it = std::upper_bound(ends.begin(), ends.end(), i);
-  return runs[static_cast<size_t>(it - ends.begin())].first;
-}
-double linear_percentile(const std::vector<std::pair<double, int64_t>>& runs, const std::vector<int64_t>& ends,
-                         int64_t n, double q) {
+
+using Run = std::pair<double, int64_t>;
+
+// numpy's linear method over a sorted multiset, given value_at(sorted index).
+template <class ValueAt>
+double linear_percentile(const ValueAt& value_at, int64_t n, double q) {
   const double h = static_cast<double>(n - 1) * q;
   const auto lo = static_cast<int64_t>(std::floor(h));
-  const double a = at_index(runs, ends, lo);
+  const double a = value_at(lo);
   if (lo + 1 >= n) return a;
-  const double b = at_index(runs, ends, lo + 1);
+  const double b = value_at(lo + 1);
   return a + (h - static_cast<double>(lo)) * (b - a);
 }
+
+template <class ValueAt>
+void fill_percentiles(Summary& s, const ValueAt& value_at) {
+  s.p50 = linear_percentile(value_at, s.count, 0.50);
+  s.p90 = linear_percentile(value_at, s.count, 0.90);
+  s.p99 = linear_percentile(value_at, s.count, 0.99);
+}
+
+// Sorted runs with one entry per value: `a`, sorted here in place, merged with the already
+// distinct `b`.
+std::vector<Run> merge_distinct(std::vector<Run>& a, const std::vector<Run>& b) {
+  std::sort(a.begin(), a.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+  std::vector<Run> out;
+  out.reserve(a.size() + b.size());
+  auto push = [&out](const Run& r) {
+    if (!out.empty() && out.back().first == r.first)
+      out.back().second += r.second;
+    else
+      out.push_back(r);
+  };
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].first < b[j].first))
+      push(a[i++]);
+    else
+      push(b[j++]);
+  }
+  return out;
+}
+
+void add_to_buckets(std::vector<int64_t>& counts, int32_t& offset, int32_t index, int64_t n) {
+  if (counts.empty()) {
+    offset = index;
+    counts.assign(1, 0);
+  } else if (index < offset) {
+    counts.insert(counts.begin(), static_cast<size_t>(offset - index), 0);
+    offset = index;
+  } else if (index - offset >= static_cast<int32_t>(counts.size())) {
+    counts.resize(static_cast<size_t>(index - offset) + 1, 0);
+  }
+  counts[static_cast<size_t>(index - offset)] += n;
+}
+
 }  // namespace
 
 double median(std::vector<double> values) {
@@ -31,37 +75,131 @@ double median(std::vector<double> values) {
 }
 
 Summary summarize(std::vector<double>& values) {
-  RunLengthSamples s;
-  for (double v : values) s.add(v);
-  return s.summarize();
+  Summary s;
+  s.count = static_cast<int64_t>(values.size());
+  if (values.empty()) return s;
+  // The sum runs over runs of equal neighbours (value × run length), in order: the same figure
+  // RunLengthSamples gives for these values.
+  double sum = 0, run_value = values[0];
+  int64_t run_length = 0;
+  for (double v : values) {
+    if (v == run_value) {
+      ++run_length;
+      continue;
+    }
+    sum += run_value * static_cast<double>(run_length);
+    run_value = v;
+    run_length = 1;
+  }
+  sum += run_value * static_cast<double>(run_length);
+  s.mean = sum / static_cast<double>(s.count);
+  std::sort(values.begin(), values.end());
+  fill_percentiles(s, [&values](int64_t i) { return values[static_cast<size_t>(i)]; });
+  s.max = values.back();
+  return s;
 }
+
+RunLengthSamples::RunLengthSamples(size_t buffer_runs)
+    : buffer_runs_(std::max<size_t>(buffer_runs, 2)),
+      log_gamma_(std::log((1 + kSketchRelativeError) / (1 - kSketchRelativeError))) {}
 
 void RunLengthSamples::add(double value, int64_t count) {
   if (count <= 0) return;
-  if (!runs_.empty() && runs_.back().first == value)
-    runs_.back().second += count;
-  else
-    runs_.emplace_back(value, count);
+  KVCAP_CHECK(std::isfinite(value), "a latency sample that is not a finite number");
+  if (total_ == 0) {
+    max_ = min_ = value;
+  } else {
+    max_ = std::max(max_, value);
+    min_ = std::min(min_, value);
+  }
   total_ += count;
+  if (!runs_.empty() && runs_.back().first == value) {
+    runs_.back().second += count;
+    return;
+  }
+  if (runs_.size() == buffer_runs_) compact();
+  runs_.emplace_back(value, count);
+}
+
+size_t RunLengthSamples::stored_entries() const {
+  return runs_.size() + distinct_.size() + buckets_.pos.size() + buckets_.neg.size();
+}
+
+void RunLengthSamples::compact() {
+  for (const auto& [v, c] : runs_) folded_sum_ += v * static_cast<double>(c);
+  if (sketch_) {
+    fold(buckets_, runs_);
+  } else {
+    distinct_ = merge_distinct(runs_, distinct_);
+    if (distinct_.size() > max_distinct()) {
+      sketch_ = true;
+      fold(buckets_, distinct_);
+      distinct_.clear();
+      distinct_.shrink_to_fit();
+    }
+  }
+  runs_.clear();
+}
+
+int32_t RunLengthSamples::bucket_of(double magnitude) const {
+  return static_cast<int32_t>(std::ceil(std::log(magnitude) / log_gamma_));
+}
+
+double RunLengthSamples::bucket_value(int32_t index) const {
+  const double gamma = std::exp(log_gamma_);
+  return 2 * std::exp(log_gamma_ * index) / (gamma + 1);
+}
+
+void RunLengthSamples::fold(LogBuckets& into, const std::vector<Run>& runs) const {
+  for (const auto& [v, c] : runs) {
+    if (v > 0)
+      add_to_buckets(into.pos, into.pos_offset, bucket_of(v), c);
+    else if (v < 0)
+      add_to_buckets(into.neg, into.neg_offset, bucket_of(-v), c);
+    else
+      into.zeros += c;
+  }
 }
 
 Summary RunLengthSamples::summarize() const {
   Summary s;
   s.count = total_;
   if (total_ == 0) return s;
-  // The mean sums in insertion order (deterministic); percentiles need sorted runs.
-  double sum = 0;
+  double sum = folded_sum_;
   for (const auto& [v, c] : runs_) sum += v * static_cast<double>(c);
   s.mean = sum / static_cast<double>(total_);
-  auto sorted = runs_;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<int64_t> ends(sorted.size());
-  int64_t acc = 0;
-  for (size_t i = 0; i < sorted.size(); ++i) ends[i] = acc += sorted[i].second;
-  s.p50 = linear_percentile(sorted, ends, total_, 0.50);
-  s.p90 = linear_percentile(sorted, ends, total_, 0.90);
-  s.p99 = linear_percentile(sorted, ends, total_, 0.99);
-  s.max = sorted.back().first;
+  s.max = max_;
+  if (!sketch_) {
+    std::vector<Run> pending = runs_;
+    const std::vector<Run> sorted = merge_distinct(pending, distinct_);
+    std::vector<int64_t> ends(sorted.size());
+    int64_t acc = 0;
+    for (size_t i = 0; i < sorted.size(); ++i) ends[i] = acc += sorted[i].second;
+    fill_percentiles(s, [&](int64_t i) {
+      return sorted[static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), i) - ends.begin())].first;
+    });
+    return s;
+  }
+  LogBuckets all = buckets_;
+  fold(all, runs_);
+  // Sorted order: negatives from the largest magnitude down, zeros, positives upwards. A bucket's
+  // value is clamped to the exact extremes, which can only bring it closer.
+  auto value_at = [&all, this](int64_t i) {
+    auto clamp = [this](double v) { return std::clamp(v, min_, max_); };
+    for (size_t k = all.neg.size(); k-- > 0;) {
+      if (i < all.neg[k]) return clamp(-bucket_value(all.neg_offset + static_cast<int32_t>(k)));
+      i -= all.neg[k];
+    }
+    if (i < all.zeros) return 0.0;
+    i -= all.zeros;
+    for (size_t k = 0; k < all.pos.size(); ++k) {
+      if (i < all.pos[k]) return clamp(bucket_value(all.pos_offset + static_cast<int32_t>(k)));
+      i -= all.pos[k];
+    }
+    return max_;
+  };
+  fill_percentiles(s, value_at);
+  s.relative_error = kSketchRelativeError;
   return s;
 }
 

@@ -1,0 +1,122 @@
+// RunLengthSamples against a brute-force numpy-linear percentile over the expanded values, in
+// its exact regime (across buffer compactions) and in its sketch regime (bounded relative error).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "sim/metrics/percentile.hpp"
+
+using namespace kvcap;
+
+namespace {
+
+// np.percentile(x, 100q), method "linear", on sorted x.
+double numpy_linear(const std::vector<double>& sorted, double q) {
+  const double h = static_cast<double>(sorted.size() - 1) * q;
+  const auto lo = static_cast<size_t>(std::floor(h));
+  if (lo + 1 >= sorted.size()) return sorted[lo];
+  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
+}
+
+struct Expanded {
+  std::vector<double> values;
+  double sum = 0;
+};
+
+}  // namespace
+
+TEST_CASE("RunLengthSamples: exact across buffer compactions while distinct values are few") {
+  std::mt19937_64 rng(7);
+  // 40 distinct step times in runs of 1-8 equal values: the 128-run buffer compacts about 150
+  // times, and 40 distinct values stay under max_distinct() (256), so no sketch.
+  RunLengthSamples r(128);
+  Expanded e;
+  for (int i = 0; i < 20000; ++i) {
+    const double v = 0.01 * static_cast<double>(1 + rng() % 40);
+    const auto c = static_cast<int64_t>(1 + rng() % 8);
+    r.add(v, c);
+    for (int64_t k = 0; k < c; ++k) e.values.push_back(v);
+  }
+  CHECK(r.stored_entries() <= 128 + 40);
+  CHECK_FALSE(r.approximate());
+  std::sort(e.values.begin(), e.values.end());
+  const Summary s = r.summarize();
+  CHECK(s.count == static_cast<int64_t>(e.values.size()));
+  CHECK(s.relative_error == 0);
+  CHECK(s.p50 == numpy_linear(e.values, 0.50));  // exact: equal as doubles
+  CHECK(s.p90 == numpy_linear(e.values, 0.90));
+  CHECK(s.p99 == numpy_linear(e.values, 0.99));
+  CHECK(s.max == e.values.back());
+  double sum = 0;
+  for (double v : e.values) sum += v;
+  CHECK(s.mean == doctest::Approx(sum / static_cast<double>(e.values.size())).epsilon(1e-12));
+}
+
+TEST_CASE("RunLengthSamples: below the buffer it is the same as summarize() on the values") {
+  std::mt19937_64 rng(11);
+  std::vector<double> values;
+  RunLengthSamples r;
+  for (int i = 0; i < 5000; ++i) {
+    const double v = std::ldexp(static_cast<double>(rng() % 1000), -10);
+    values.push_back(v);
+    r.add(v);
+  }
+  const Summary a = r.summarize();
+  const Summary b = summarize(values);
+  CHECK(a.mean == b.mean);  // same runs, same order: the same sum to the last bit
+  CHECK(a.p50 == b.p50);
+  CHECK(a.p90 == b.p90);
+  CHECK(a.p99 == b.p99);
+  CHECK(a.max == b.max);
+}
+
+TEST_CASE("RunLengthSamples: many distinct values become a sketch within its relative error") {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> log_ms(std::log(0.002), std::log(3.0));
+  RunLengthSamples r(1024);
+  std::vector<double> values;
+  for (int i = 0; i < 300000; ++i) {
+    const double v = std::exp(log_ms(rng));  // log-uniform, 2 ms to 3 s: all distinct
+    const auto c = static_cast<int64_t>(1 + rng() % 4);
+    r.add(v, c);
+    for (int64_t k = 0; k < c; ++k) values.push_back(v);
+  }
+  REQUIRE(r.approximate());
+  // ln(3/0.002) / ln g, g = (1 + 1/2048) / (1 - 1/2048): about 7,490 buckets, plus the buffer.
+  CHECK(r.stored_entries() <= 1024 + 7500);
+  std::sort(values.begin(), values.end());
+  const Summary s = r.summarize();
+  const double a = RunLengthSamples::kSketchRelativeError;
+  CHECK(s.relative_error == a);
+  CHECK(s.count == static_cast<int64_t>(values.size()));
+  for (auto [got, q] : {std::pair{s.p50, 0.50}, std::pair{s.p90, 0.90}, std::pair{s.p99, 0.99}}) {
+    const double want = numpy_linear(values, q);
+    CHECK(std::abs(got - want) <= a * want * (1 + 1e-9));
+    CHECK(got != want);  // it is the sketch answering, not an exact path
+  }
+  CHECK(s.max == values.back());
+  double sum = 0;
+  for (double v : values) sum += v;
+  CHECK(s.mean == doctest::Approx(sum / static_cast<double>(values.size())).epsilon(1e-9));
+}
+
+TEST_CASE("RunLengthSamples: the sketch orders negatives, zeros and positives") {
+  RunLengthSamples r(4);
+  // 101 distinct values -50..50 through a 4-run buffer: the sketch from the first compaction.
+  std::vector<double> values;
+  for (int i = -50; i <= 50; ++i) {
+    r.add(i, 1);
+    values.push_back(i);
+  }
+  REQUIRE(r.approximate());
+  const Summary s = r.summarize();
+  // numpy: p50 of -50..50 = 0; p90: h = 90 -> 40; p99: h = 99 -> 49.
+  CHECK(s.p50 == 0);
+  CHECK(std::abs(s.p90 - 40) <= 40 * RunLengthSamples::kSketchRelativeError);
+  CHECK(std::abs(s.p99 - 49) <= 49 * RunLengthSamples::kSketchRelativeError);
+  CHECK(s.max == 50);
+  CHECK(s.mean == doctest::Approx(0).epsilon(1e-12));
+}
