@@ -1,0 +1,43 @@
+// Inputs the fuzzers (fuzz/, docs/FUZZING.md) found to crash or misbehave a workload reader, each
+// reduced to the smallest file that shows it; every one must now be a located InputError.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/util/error.hpp"
+#include "wl_test_util.hpp"
+#include "workloads/io/wall_clock.hpp"
+#include "workloads/readers/trace_reader.hpp"
+
+using namespace kvcap;
+
+namespace {
+
+std::vector<Request> read_trace(TraceFormat f, const std::string& path) {
+  TraceReadOptions o;
+  o.format = f;
+  o.path = path;
+  return wltest::drain(*open_trace_reader(o));
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: a wall-clock year whose nanoseconds overflow int64 is a located error (trace_azure)") {
+  // Year 0000 is -62e9 s before 1970: times 1e9 overflowed int64 (UBSan: signed integer overflow
+  // in parse_wall_clock_ns), and so would 9999, and any two rows 300 years apart when subtracted.
+  for (const char* ts : {"0000-01-01 00:00:00", "9999-12-31 23:59:59", "1969-12-31 23:59:59", "2200-01-01 00:00:00"}) {
+    const std::string p = wltest::write_file(
+        "fuzz_year.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,10,5\n") + ts + ",10,5\n");
+    const std::string msg = wltest::error_of([&] { read_trace(TraceFormat::azure, p); });
+    CAPTURE(ts);
+    CHECK(msg.find("fuzz_year.csv:3: timestamp '") != std::string::npos);
+    CHECK(msg.find("year out of range (expected 1970 to 2199)") != std::string::npos);
+  }
+  // The ends of the range read, and the widest gap between two rows is exact.
+  const std::string p = wltest::write_file(
+      "fuzz_year_ok.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n1970-01-01 00:00:00+01:00,10,5\n2199-12-31 23:59:59.9999999,10,5\n");
+  const auto reqs = read_trace(TraceFormat::azure, p);
+  REQUIRE(reqs.size() == 2);
+  const double expect_s = static_cast<double>(days_from_civil(2200, 1, 1) * 86400 + 3600) - 1e-7;
+  CHECK(reqs[1].arrival_s == doctest::Approx(expect_s).epsilon(1e-15));
+}
