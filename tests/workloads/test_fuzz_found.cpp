@@ -41,3 +41,24 @@ TEST_CASE("fuzz: a wall-clock year whose nanoseconds overflow int64 is a located
   const double expect_s = static_cast<double>(days_from_civil(2200, 1, 1) * 86400 + 3600) - 1e-7;
   CHECK(reqs[1].arrival_s == doctest::Approx(expect_s).epsilon(1e-15));
 }
+
+TEST_CASE("fuzz: content segments whose token sum overflows int64 are a located error (trace_jsonl)") {
+  // Two segments of 2^62 tokens: the running sum overflowed int64 (UBSan) before it was compared
+  // with the prompt.
+  const std::string p = wltest::write_file(
+      "fuzz_content.jsonl",
+      "{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 1, \"content\": [{\"id\": 1, \"tokens\": 6}]}\n"
+      "{\"arrival_s\": 1, \"prompt_tokens\": 10, \"output_tokens\": 1, \"content\": [{\"id\": 1, \"tokens\": "
+      "4611686018427387904}, {\"id\": 2, \"tokens\": 4611686018427387904}]}\n");
+  const std::string msg = wltest::error_of([&] { read_trace(TraceFormat::jsonl, p); });
+  CHECK(msg.find("fuzz_content.jsonl:2: content segments hold more tokens than the prompt's 10 (segment 0 has "
+                 "4611686018427387904)") != std::string::npos);
+  // Segments that fill the prompt exactly still read.
+  const std::string ok = wltest::write_file(
+      "fuzz_content_ok.jsonl",
+      "{\"arrival_s\": 0, \"prompt_tokens\": 10, \"output_tokens\": 1, \"content\": [{\"id\": 1, \"tokens\": 6}, "
+      "{\"id\": 2, \"tokens\": 4}]}\n");
+  const auto reqs = read_trace(TraceFormat::jsonl, ok);
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].content.size() == 2);
+}
