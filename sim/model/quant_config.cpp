@@ -268,8 +268,8 @@ void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
   } else if (strategy == "block") {
     const auto& b = w.raw("block_structure");
     if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-      throw InputError(w.where("block_structure"), "expected two positive integers");
+        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0 || b[0].get<int64_t>() > kMaxSize / b[1].get<int64_t>())
+      throw InputError(w.where("block_structure"), "expected two positive integers (a block of at most 2^40 weights)");
     q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
   } else if (strategy == "channel" || strategy == "tensor") {
     q.group_size = 0;  // one scale per output channel or tensor: negligible
@@ -299,8 +299,8 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
       // Block-wise fp8 (DeepSeek-V3): one fp32 scale per [rows x cols] block of weights.
       const auto& b = r.raw("weight_block_size");
       if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-        throw InputError(r.where("weight_block_size"), "expected two positive integers");
+          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0 || b[0].get<int64_t>() > kMaxSize / b[1].get<int64_t>())
+        throw InputError(r.where("weight_block_size"), "expected two positive integers (a block of at most 2^40 weights)");
       q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
       q.scale_bits = 32;
     } else {
