@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/model/quant_config.hpp"
 #include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
@@ -428,6 +429,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   if (m.has_linear_attention()) read_linear_attention(r, m);
   (void)m.first_kv_layer();  // at least one layer keeps KV
   read_moe(r, arch.family, m);
+  check_model_size(m, r.where());  // sizes whose products overflow int64 (sim/model/model_limits.hpp)
   m.quant = read_quantization_config(r, m);
   return m;
 }
