@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/model_limits.hpp"
+#include "sim/model/param_count.hpp"
 #include "test_helpers.hpp"
 
 using namespace kvcap;
@@ -44,4 +46,55 @@ TEST_CASE("fuzz: a scale block whose weight count overflows int64 is a located e
   CHECK(model_from_hf_config(fp8, "config.json").quant.group_size == 16384);
   ct["quantization_config"]["config_groups"]["group_0"]["weights"]["block_structure"] = {1048576, 1048576};
   CHECK(model_from_hf_config(ct, "config.json").quant.group_size == int64_t{1} << 40);
+}
+
+TEST_CASE("fuzz: sizes whose parameter count overflows int64 are a located error (model_memory)") {
+  // hidden_size and vocab_size of 2^40 each were accepted (each is within the per-key bound) and
+  // count_parameters multiplied them (UBSan: signed integer overflow in param_count.cpp).
+  json big = small_llama();
+  big["hidden_size"] = int64_t{1} << 40;
+  big["vocab_size"] = int64_t{1} << 40;
+  const std::string msg = error_of(big);
+  CHECK(test::contains(msg, "config.json: /: the sizes (hidden_size, vocab_size, intermediate_size, heads, experts, "
+                            "layers) allow up to "));
+  CHECK(test::contains(msg, "e+26 parameters, more than 2^50 (1.1e15): not a real model"));
+  json experts = json::parse(R"({"architectures": ["MixtralForCausalLM"], "num_hidden_layers": 100000, "hidden_size": 65536,
+      "num_attention_heads": 64, "vocab_size": 100, "intermediate_size": 65536, "max_position_embeddings": 4096,
+      "num_local_experts": 1024, "num_experts_per_tok": 2})");
+  CHECK(test::contains(error_of(experts), "more than 2^50 (1.1e15): not a real model"));
+  // The same check inside a vision-language wrapper names its text_config.
+  json wrapped = {{"architectures", {"Mistral3ForConditionalGeneration"}}, {"text_config", big}};
+  wrapped["text_config"]["model_type"] = "mistral";
+  wrapped["text_config"].erase("architectures");
+  CHECK(test::contains(error_of(wrapped), "config.json: /text_config: the sizes"));
+  // The bound holds the exact count of every catalog model from above, far below the limit.
+  for (const std::string& name : model_catalog_names()) {
+    const ModelSpec m = load_model(name);
+    CAPTURE(name);
+    CHECK(static_cast<double>(count_parameters(m).total) <= parameter_bound(m));
+    CHECK(parameter_bound(m) < kMaxModelParameters / 64);
+  }
+}
+
+TEST_CASE("fuzz: vision tower sizes whose count overflows int64 are a located error (hf_config)") {
+  // A Pixtral tower of hidden_size 2^40: 4 h^2 overflowed int64 inside the reader (UBSan: signed
+  // integer overflow in vision_encoder.cpp), as merge^4 h^2 did for Qwen3-VL.
+  json vl = {{"architectures", {"Mistral3ForConditionalGeneration"}}, {"text_config", small_llama()}};
+  vl["text_config"]["model_type"] = "mistral";
+  vl["text_config"].erase("architectures");
+  vl["vision_config"] = json::parse(R"({"model_type": "pixtral", "hidden_size": 1099511627776, "intermediate_size": 4,
+                                        "num_hidden_layers": 1, "patch_size": 14})");
+  const std::string msg = error_of(vl);
+  CHECK(test::contains(msg, "config.json: /vision_config: the vision tower's sizes give "));
+  CHECK(test::contains(msg, "e+24 parameters, more than 2^50 (1.1e15): not a real vision encoder"));
+  vl["vision_config"] = json::parse(R"({"model_type": "qwen3_vl", "hidden_size": 1024, "intermediate_size": 4096, "depth": 24,
+                                        "patch_size": 16, "out_hidden_size": 64, "spatial_merge_size": 1099511627776})");
+  CHECK(test::contains(error_of(vl), "/vision_config: the vision tower's sizes give"));
+  // A real-sized tower still counts exactly (Pixtral-12B's shapes: 24 blocks of 1024 x 4096).
+  vl["vision_config"] = json::parse(R"({"model_type": "pixtral", "hidden_size": 1024, "intermediate_size": 4096,
+                                        "num_hidden_layers": 24, "patch_size": 16})");
+  const int64_t h = 1024, inter = 4096, text = 64;
+  const int64_t expect = 24 * (4 * h * h + 3 * h * inter + 2 * h) + 3 * 16 * 16 * h + h +
+                         (h + 2 * 2 * h * h + h * text + text * text);
+  CHECK(model_from_hf_config(vl, "config.json").vision_encoder_params == expect);
 }
