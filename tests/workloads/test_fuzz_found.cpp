@@ -4,7 +4,10 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "wl_test_util.hpp"
 #include "workloads/io/wall_clock.hpp"
 #include "workloads/readers/trace_reader.hpp"
@@ -61,4 +64,33 @@ TEST_CASE("fuzz: content segments whose token sum overflows int64 are a located 
   const auto reqs = read_trace(TraceFormat::jsonl, ok);
   REQUIRE(reqs.size() == 1);
   CHECK(reqs[0].content.size() == 2);
+}
+
+TEST_CASE("fuzz: a class or model name that is not UTF-8 is a located error (trace_csv, trace_burstgpt)") {
+  // The class became a results.json key, which nlohmann refuses to write (type_error 316: exit 3).
+  const std::string csv = wltest::write_file("fuzz_class.csv", "arrival_s,prompt_tokens,output_tokens,class\n0,10,5,\xc3\n");
+  std::string msg = wltest::error_of([&] { read_trace(TraceFormat::csv, csv); });
+  CHECK(msg.find("fuzz_class.csv:2: column 'class': not valid UTF-8 text ('\\xc3')") != std::string::npos);
+  const std::string burst = wltest::write_file(
+      "fuzz_model.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                        "1,Chat\xedGPT,10,5,15,Conversation log\n");
+  msg = wltest::error_of([&] { read_trace(TraceFormat::burstgpt, burst); });
+  CHECK(msg.find("fuzz_model.csv:2: column 'Model': not valid UTF-8 text ('Chat\\xedGPT')") != std::string::npos);
+  // UTF-8 classes read as they are.
+  const std::string ok = wltest::write_file("fuzz_class_ok.csv", "arrival_s,prompt_tokens,output_tokens,class\n0,10,5,caf\xc3\xa9\n");
+  CHECK(read_trace(TraceFormat::csv, ok).at(0).request_class == "caf\xc3\xa9");
+}
+
+TEST_CASE("is_valid_utf8: what nlohmann will write and what it refuses") {
+  for (const char* ok : {"", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+    CAPTURE(escape_text(ok));
+    CHECK(is_valid_utf8(ok));
+    CHECK_NOTHROW((void)nlohmann::json(std::string(ok)).dump());
+  }
+  // A stray continuation byte, an overlong form, a surrogate, past U+10FFFF, a cut-off sequence.
+  for (const char* bad : {"\x80", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "ok\xff"}) {
+    CAPTURE(escape_text(bad));
+    CHECK_FALSE(is_valid_utf8(bad));
+    CHECK_THROWS((void)nlohmann::json(std::string(bad)).dump());
+  }
 }
