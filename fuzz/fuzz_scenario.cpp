@@ -97,6 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       at = next;
     }
     if (!all_strings_stay_in_sandbox(doc)) return;
+    (void)doc.dump();  // results.json and sweep points write the scenario's strings: UTF-8 only
     const ScenarioSettings s = parse_scenario(doc, g_scenario_file);
     WorkloadContext ctx;
     ctx.file = s.file;

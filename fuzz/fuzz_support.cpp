@@ -11,6 +11,7 @@
 
 #include <cxxabi.h>
 
+#include "sim/util/text.hpp"
 #include "workloads/request.hpp"
 
 namespace kvcap::fuzz {
@@ -65,6 +66,8 @@ void check_request_stream(RequestSource& source, int64_t max_requests) {
     if (r.arrival_s < last_arrival)
       broken("arrival_s " + std::to_string(r.arrival_s) + " before the previous " + std::to_string(last_arrival));
     last_arrival = r.arrival_s;
+    // Text goes into results.json, which holds UTF-8 only (nlohmann throws on anything else).
+    if (!is_valid_utf8(r.id) || !is_valid_utf8(r.request_class)) broken("id or class is not valid UTF-8");
     if (r.prompt_tokens < 1) broken("prompt_tokens " + std::to_string(r.prompt_tokens));
     if (r.output_tokens < 1) broken("output_tokens " + std::to_string(r.output_tokens));
     int64_t content = 0;

@@ -55,7 +55,8 @@ namespace kvcap::fuzz {
 /// Pulls at most `max_requests` requests from `source` and checks what every RequestSource
 /// promises its consumer (workloads/request.hpp): arrivals finite, >= 0 and in non-decreasing
 /// order, prompts >= 1 token, outputs >= 1, content segments of >= 1 token that fit in the
-/// prompt. A broken promise is a bug (aborts), like an unexpected exception.
+/// prompt, ids and classes in UTF-8 (they are written to results.json). A broken promise is a bug
+/// (aborts), like an unexpected exception.
 void check_request_stream(RequestSource& source, int64_t max_requests);
 
 }  // namespace kvcap::fuzz
