@@ -278,18 +278,18 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       moe.experts_per_token = req_int(r, "num_experts_per_tok");
       moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
       int64_t step = opt_int(r, "decoder_sparse_step").value_or(1);
-      std::vector<int64_t> dense_layers;
+      std::vector<bool> dense_layers(static_cast<size_t>(m.num_layers));  // a flag per layer: a list searched per layer hung
       if (r.has_value("mlp_only_layers")) {
         const auto& a = r.raw("mlp_only_layers");
         if (!a.is_array()) throw InputError(r.where("mlp_only_layers"), "expected an array of layer indices");
         for (const auto& v : a) {
           if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= m.num_layers)
             throw InputError(r.where("mlp_only_layers"), "expected layer indices in [0, num_hidden_layers)");
-          dense_layers.push_back(v.get<int64_t>());
+          dense_layers[static_cast<size_t>(v.get<int64_t>())] = true;
         }
       }
       for (int64_t i = 0; i < m.num_layers; ++i) {
-        bool dense = std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
+        const bool dense = dense_layers[static_cast<size_t>(i)];
         m.layers[static_cast<size_t>(i)].moe = !dense && (i + 1) % step == 0;
       }
       break;

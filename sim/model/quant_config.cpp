@@ -201,6 +201,7 @@ void read_modelopt(const JsonObjectReader& r, const ModelSpec& m, WeightQuant& q
   // are left in the model dtype, every other class is quantized, the LM head included.
   std::vector<std::pair<std::string, Format>> listed;
   const Format plain{16, 0, 16, 1.0};
+  std::set<ModuleClass> every_layer;  // classes a pattern already covered: 300 patterns x 100,000 layers hung
   for (const auto& e : ignore) {
     const ModuleClass c = classify(e);
     if (c == ModuleClass::other) continue;
@@ -208,6 +209,7 @@ void read_modelopt(const JsonObjectReader& r, const ModelSpec& m, WeightQuant& q
       listed.emplace_back(e, plain);  // the LM head, or one layer's module ("model.layers.3.self_attn*")
       continue;
     }
+    if (!every_layer.insert(c).second) continue;
     for (int64_t layer : class_layers(m, c))  // a pattern over every layer ("*self_attn*")
       listed.emplace_back("layers." + std::to_string(layer) + "." + e, plain);
   }

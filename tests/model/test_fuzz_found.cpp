@@ -3,6 +3,7 @@
 // now be a located InputError.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -97,4 +98,56 @@ TEST_CASE("fuzz: vision tower sizes whose count overflows int64 are a located er
   const int64_t expect = 24 * (4 * h * h + 3 * h * inter + 2 * h) + 3 * 16 * 16 * h + h +
                          (h + 2 * 2 * h * h + h * text + text * text);
   CHECK(model_from_hf_config(vl, "config.json").vision_encoder_params == expect);
+}
+
+namespace {
+
+/// Seconds `f` takes.
+template <class F>
+double seconds_of(F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The most a 100,000-layer config may take to read: a few hundredths of a second in a Release
+// build, well under a second with the sanitizers; the quadratic readers took seconds to minutes.
+constexpr double kBigConfigSeconds = KVCAP_SANITIZED ? 10.0 : 1.0;
+
+}  // namespace
+
+TEST_CASE("fuzz: a long mlp_only_layers list reads in linear time (hf_config timeout)") {
+  // Each layer searched the whole list: 100,000 layers x 12,000 entries (an 80 KB config) took
+  // 45 s under the fuzzer's sanitizers.
+  json moe = small_llama();
+  moe["architectures"] = {"Qwen3MoeForCausalLM"};
+  moe["num_hidden_layers"] = 100000;
+  moe.update(json::parse(R"({"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32})"));
+  json dense = json::array();
+  for (int64_t i = 0; i < 100000; i += 2) dense.push_back(i);
+  moe["mlp_only_layers"] = dense;
+  ModelSpec m;
+  CHECK(seconds_of([&] { m = model_from_hf_config(moe, "config.json"); }) < kBigConfigSeconds);
+  CHECK_FALSE(m.layers[0].moe);
+  CHECK(m.layers[1].moe);
+  CHECK_FALSE(m.layers[99998].moe);
+  CHECK(m.layers[99999].moe);
+}
+
+TEST_CASE("fuzz: repeated ModelOpt ignore patterns are expanded once per module class (hf_config timeout)") {
+  // Every "*self_attn*" was expanded over every layer: 300 copies x 100,000 layers (a 5 KB
+  // config) made 30 million module names and did not finish in 50 s under the sanitizers.
+  json cfg = small_llama();
+  cfg["num_hidden_layers"] = 100000;
+  json ignore = json::array();
+  for (int i = 0; i < 300; ++i) ignore.push_back(i % 2 ? "*self_attn*" : "*q_proj*");
+  cfg["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "FP8"}, {"ignore", ignore}};
+  ModelSpec m;
+  CHECK(seconds_of([&] { m = model_from_hf_config(cfg, "config.json"); }) < kBigConfigSeconds);
+  // The same reading as one pattern: attention stays in the model dtype, the MLPs are FP8.
+  REQUIRE(m.quant.attention);
+  CHECK(m.quant.attention->coverage == 0.0);
+  REQUIRE(m.quant.dense_mlp);
+  CHECK(m.quant.dense_mlp->bits == 8);
+  CHECK(m.quant.dense_mlp->coverage == 1.0);
 }
