@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/model/quant_config.hpp"
 #include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
@@ -296,18 +297,18 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       moe.experts_per_token = req_int(r, "num_experts_per_tok");
       moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
       int64_t step = opt_int(r, "decoder_sparse_step").value_or(1);
-      std::vector<int64_t> dense_layers;
+      std::vector<bool> dense_layers(static_cast<size_t>(m.num_layers));  // a flag per layer: a list searched per layer hung
       if (r.has_value("mlp_only_layers")) {
         const auto& a = r.raw("mlp_only_layers");
         if (!a.is_array()) throw InputError(r.where("mlp_only_layers"), "expected an array of layer indices");
         for (const auto& v : a) {
           if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= m.num_layers)
             throw InputError(r.where("mlp_only_layers"), "expected layer indices in [0, num_hidden_layers)");
-          dense_layers.push_back(v.get<int64_t>());
+          dense_layers[static_cast<size_t>(v.get<int64_t>())] = true;
         }
       }
       for (int64_t i = 0; i < m.num_layers; ++i) {
-        bool dense = std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
+        const bool dense = dense_layers[static_cast<size_t>(i)];
         m.layers[static_cast<size_t>(i)].moe = !dense && (i + 1) % step == 0;
       }
       break;
@@ -459,6 +460,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   if (m.has_linear_attention()) read_linear_attention(r, m);
   (void)m.first_kv_layer();  // at least one layer keeps KV
   read_moe(r, arch.family, m);
+  check_model_size(m, r.where());  // sizes whose products overflow int64 (sim/model/model_limits.hpp)
   m.quant = read_quantization_config(r, m);
   return m;
 }
@@ -479,9 +481,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   JsonObjectReader root(config, origin, "");
   const WrapperEntry* wrapper = find_wrapper(root);
   if (!wrapper) {
-    ModelSpec m = read_text_model(root, origin);
-    check_model_size(m);
-    return m;
+    return read_text_model(root, origin);  // its sizes checked there
   }
 
   // A vision-language checkpoint: vLLM serves the language model in text_config (plus the vision
@@ -517,7 +517,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
-  check_model_size(m);
+  check_model_size(m, origin);  // again with the vision tower's parameters
   return m;
 }
 

@@ -157,9 +157,4 @@ struct ModelSpec {
   const LayerSpec& first_kv_layer() const;
 };
 
-/// Refuse a model whose sizes, each within the config reader's bounds, multiply past what kvcap's
-/// 64-bit counts of parameters and bytes hold: more than 2^50 parameters (a thousand times the
-/// largest real model) or 2^40 KV bytes per token. InputError naming the model and the figure.
-void check_model_size(const ModelSpec& m);
-
 }  // namespace kvcap

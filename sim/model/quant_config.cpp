@@ -201,6 +201,7 @@ void read_modelopt(const JsonObjectReader& r, const ModelSpec& m, WeightQuant& q
   // are left in the model dtype, every other class is quantized, the LM head included.
   std::vector<std::pair<std::string, Format>> listed;
   const Format plain{16, 0, 16, 1.0};
+  std::set<ModuleClass> every_layer;  // classes a pattern already covered: 300 patterns x 100,000 layers hung
   for (const auto& e : ignore) {
     const ModuleClass c = classify(e);
     if (c == ModuleClass::other) continue;
@@ -208,6 +209,7 @@ void read_modelopt(const JsonObjectReader& r, const ModelSpec& m, WeightQuant& q
       listed.emplace_back(e, plain);  // the LM head, or one layer's module ("model.layers.3.self_attn*")
       continue;
     }
+    if (!every_layer.insert(c).second) continue;
     for (int64_t layer : class_layers(m, c))  // a pattern over every layer ("*self_attn*")
       listed.emplace_back("layers." + std::to_string(layer) + "." + e, plain);
   }
@@ -268,8 +270,8 @@ void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
   } else if (strategy == "block") {
     const auto& b = w.raw("block_structure");
     if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-      throw InputError(w.where("block_structure"), "expected two positive integers");
+        b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0 || b[0].get<int64_t>() > kMaxSize / b[1].get<int64_t>())
+      throw InputError(w.where("block_structure"), "expected two positive integers (a block of at most 2^40 weights)");
     q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
   } else if (strategy == "channel" || strategy == "tensor") {
     q.group_size = 0;  // one scale per output channel or tensor: negligible
@@ -299,8 +301,8 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
       // Block-wise fp8 (DeepSeek-V3): one fp32 scale per [rows x cols] block of weights.
       const auto& b = r.raw("weight_block_size");
       if (!b.is_array() || b.size() != 2 || !b[0].is_number_integer() || !b[1].is_number_integer() ||
-          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0)
-        throw InputError(r.where("weight_block_size"), "expected two positive integers");
+          b[0].get<int64_t>() <= 0 || b[1].get<int64_t>() <= 0 || b[0].get<int64_t>() > kMaxSize / b[1].get<int64_t>())
+        throw InputError(r.where("weight_block_size"), "expected two positive integers (a block of at most 2^40 weights)");
       q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
       q.scale_bits = 32;
     } else {

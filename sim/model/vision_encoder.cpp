@@ -4,6 +4,9 @@
 // the counts are meant to be exact where the layout is known.
 #include "sim/model/vision_encoder.hpp"
 
+#include <cstdio>
+#include <string>
+
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -11,25 +14,33 @@ namespace kvcap {
 namespace {
 
 constexpr int64_t kMaxVisionDim = int64_t{1} << 24;  // as the text model's bound (hf_config.cpp)
+// Each size is bounded, but the counts are polynomials of them (4 h^2, merge^4 h^2): with sizes
+// near the bound they overflowed int64. So they are computed in double and refused above 2^50
+// (1.1e15, a million times any real vision tower). Below that every product is exact in double
+// (all factors are >= 1, so no partial product exceeds the total, and the total is < 2^53).
+constexpr double kMaxVisionParams = 1125899906842624.0;  // 2^50
+using Count = double;
 
-int64_t need_size(const JsonObjectReader& r, const std::string& key) { return r.get_int(key, 1, kMaxVisionDim); }
+Count need_size(const JsonObjectReader& r, const std::string& key) {
+  return static_cast<Count>(r.get_int(key, 1, kMaxVisionDim));
+}
 
-int64_t size_or(const JsonObjectReader& r, const std::string& key, int64_t fallback) {
-  return r.has(key) && !r.raw(key).is_null() ? r.get_int(key, 1, kMaxVisionDim) : fallback;
+Count size_or(const JsonObjectReader& r, const std::string& key, int64_t fallback) {
+  return static_cast<Count>(r.has(key) && !r.raw(key).is_null() ? r.get_int(key, 1, kMaxVisionDim) : fallback);
 }
 
 /// Pixtral (Mistral Small 3.x): RMSNorm blocks with bias-free q/k/v/o and a gated SiLU MLP
 /// (w1, w2, w3), a bias-free patch convolution and ln_pre; Mistral3's projector: an RMSNorm, the
 /// patch merger (spatial_merge_size^2 x h -> h) and two linears into the text width.
-int64_t pixtral(const JsonObjectReader& v, const JsonObjectReader& root, int64_t text_hidden) {
-  const int64_t h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
-  const int64_t patch = need_size(v, "patch_size"), channels = size_or(v, "num_channels", 3);
-  const int64_t block = 4 * h * h + 3 * h * inter + 2 * h;
-  const int64_t merge = size_or(root, "spatial_merge_size", 2);
+Count pixtral(const JsonObjectReader& v, const JsonObjectReader& root, Count text_hidden) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const Count patch = need_size(v, "patch_size"), channels = size_or(v, "num_channels", 3);
+  const Count block = 4 * h * h + 3 * h * inter + 2 * h;
+  const Count merge = size_or(root, "spatial_merge_size", 2);
   const bool bias = root.has("multimodal_projector_bias") && !root.raw("multimodal_projector_bias").is_null()
                         ? root.get_bool("multimodal_projector_bias")
                         : false;
-  const int64_t projector = h + merge * merge * h * h + h * text_hidden + text_hidden * text_hidden +
+  const Count projector = h + merge * merge * h * h + h * text_hidden + text_hidden * text_hidden +
                             (bias ? 2 * text_hidden : 0);
   return layers * block + channels * patch * patch * h + h + projector;
 }
@@ -39,17 +50,17 @@ int64_t pixtral(const JsonObjectReader& v, const JsonObjectReader& root, int64_t
 /// over (image_size / patch)^2 + 1 tokens, pre/post LayerNorms; the pixel-shuffle adapter's MLP
 /// (projector_input_dim / ratio^2 -> projector_input_dim -> projector_output_dim, no biases) and
 /// the projector into the text width (bias-free).
-int64_t llama4(const JsonObjectReader& v, int64_t text_hidden) {
-  const int64_t h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
-  const int64_t patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
-  const int64_t block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
-  const int64_t side = image / patch;
-  const int64_t embed = channels * patch * patch * h + h + (side * side + 1) * h + 4 * h;
+Count llama4(const JsonObjectReader& v, Count text_hidden) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const Count patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
+  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count side = static_cast<Count>(static_cast<int64_t>(image) / static_cast<int64_t>(patch));  // whole patches
+  const Count embed = channels * patch * patch * h + h + (side * side + 1) * h + 4 * h;
   // The pixel shuffle turns h-wide patches into h / ratio^2-wide ones, which transformers' adapter
   // MLP takes at intermediate_size (1408 / 0.5^2 = 5632 in Llama 4).
-  const int64_t in_dim = need_size(v, "projector_input_dim"), out_dim = need_size(v, "projector_output_dim");
-  const int64_t adapter = inter * in_dim + out_dim * out_dim;
-  const int64_t projector = need_size(v, "vision_output_dim") * text_hidden;
+  const Count in_dim = need_size(v, "projector_input_dim"), out_dim = need_size(v, "projector_output_dim");
+  const Count adapter = inter * in_dim + out_dim * out_dim;
+  const Count projector = need_size(v, "vision_output_dim") * text_hidden;
   return layers * block + embed + adapter + projector;
 }
 
@@ -57,19 +68,19 @@ int64_t llama4(const JsonObjectReader& v, int64_t text_hidden) {
 /// (linear_fc1/fc2 with biases); a 3-D patch convolution with bias over temporal_patch_size x
 /// patch^2 pixels, learned positions; the merger (LayerNorm, then merge^2 x h -> merge^2 x h ->
 /// out_hidden_size, with biases), repeated once per deepstack layer.
-int64_t qwen3_vl(const JsonObjectReader& v) {
-  const int64_t h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), depth = need_size(v, "depth");
-  const int64_t patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
-  const int64_t channels = size_or(v, "in_channels", 3), merge = size_or(v, "spatial_merge_size", 2);
-  const int64_t out = need_size(v, "out_hidden_size");
-  const int64_t block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
-  const int64_t embed = channels * temporal * patch * patch * h + h + size_or(v, "num_position_embeddings", 0) * h;
-  const int64_t m = merge * merge * h;
-  const int64_t merger_main = 2 * h + m * m + m + m * out + out;        // norm over h
-  const int64_t merger_deepstack = 2 * m + m * m + m + m * out + out;   // norm after the shuffle
-  int64_t deepstack = 0;
+Count qwen3_vl(const JsonObjectReader& v) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), depth = need_size(v, "depth");
+  const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
+  const Count channels = size_or(v, "in_channels", 3), merge = size_or(v, "spatial_merge_size", 2);
+  const Count out = need_size(v, "out_hidden_size");
+  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count embed = channels * temporal * patch * patch * h + h + size_or(v, "num_position_embeddings", 0) * h;
+  const Count m = merge * merge * h;
+  const Count merger_main = 2 * h + m * m + m + m * out + out;        // norm over h
+  const Count merger_deepstack = 2 * m + m * m + m + m * out + out;   // norm after the shuffle
+  Count deepstack = 0;
   if (v.has("deepstack_visual_indexes") && v.raw("deepstack_visual_indexes").is_array())
-    deepstack = static_cast<int64_t>(v.raw("deepstack_visual_indexes").size());
+    deepstack = static_cast<Count>(v.raw("deepstack_visual_indexes").size());
   return depth * block + embed + merger_main + deepstack * merger_deepstack;
 }
 
@@ -78,12 +89,12 @@ int64_t qwen3_vl(const JsonObjectReader& v) {
 /// (image_size / patch)^2 patches and a post LayerNorm; Gemma 3's projector: an RMSNorm over the
 /// vision width (mm_soft_emb_norm) and a bias-free hidden -> text-width matrix
 /// (mm_input_projection_weight).
-int64_t siglip(const JsonObjectReader& v, int64_t text_hidden) {
-  const int64_t h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
-  const int64_t patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
-  const int64_t block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
-  const int64_t side = image / patch;
-  const int64_t embed = channels * patch * patch * h + h + side * side * h + 2 * h;
+Count siglip(const JsonObjectReader& v, Count text_hidden) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const Count patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
+  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count side = static_cast<Count>(static_cast<int64_t>(image) / static_cast<int64_t>(patch));  // whole patches
+  const Count embed = channels * patch * patch * h + h + side * side * h + 2 * h;
   return layers * block + embed + h + h * text_hidden;
 }
 
@@ -94,26 +105,38 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
   if (!root.has("vision_config") || root.raw("vision_config").is_null()) return c;
   const JsonObjectReader v = root.object("vision_config");
   c.type = v.has("model_type") ? v.get_string("model_type") : "";
+  // The count, refused when beyond any real tower (before the shapes below are multiplied in int64).
+  const auto checked = [&](Count params) {
+    if (!(params <= kMaxVisionParams)) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g", params);
+      throw InputError(v.where(), std::string("the vision tower's sizes give ") + text +
+                                      " parameters, more than 2^50 (1.1e15): not a real vision encoder");
+    }
+    return static_cast<int64_t>(params);
+  };
   if (c.type == "pixtral") {
-    c.params = pixtral(v, root, text_hidden);
+    c.params = checked(pixtral(v, root, static_cast<Count>(text_hidden)));
   } else if (c.type == "siglip_vision_model") {
-    c.params = siglip(v, text_hidden);
+    c.params = checked(siglip(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "llama4_vision_model") {
-    c.params = llama4(v, text_hidden);
+    c.params = checked(llama4(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||
              c.type == "qwen3_5_moe_vision") {
     // Qwen3.5 / 3.6 reuse Qwen3-VL's vision transformer (their configs name no deepstack layers).
-    c.params = qwen3_vl(v);
+    c.params = checked(qwen3_vl(v));
     // Their processors cap an image at 16,777,216 pixels (preprocessor_config "longest_edge"),
     // i.e. 16,384 tokens after the 2 x 2 merge of 16-pixel patches; vLLM logs "Encoder cache will
     // be initialized with a budget of 16384 tokens, and profiled with 1 image items of the maximum
     // feature size" for them. The processor config is not in config.json: that default is taken.
-    const int64_t merge = size_or(v, "spatial_merge_size", 2), patch = need_size(v, "patch_size");
+    // Whole numbers below 2^50 now: merge^2 h, and channels x temporal x patch^2 x h, are in the count.
+    const Count merge = size_or(v, "spatial_merge_size", 2), patch = need_size(v, "patch_size");
     c.profile.image_tokens = 16384;
-    c.profile.patches = c.profile.image_tokens * merge * merge;
-    c.profile.patch_elements = size_or(v, "in_channels", 3) * size_or(v, "temporal_patch_size", 2) * patch * patch;
-    c.profile.hidden = need_size(v, "hidden_size");
-    c.profile.intermediate = need_size(v, "intermediate_size");
+    c.profile.patches = c.profile.image_tokens * static_cast<int64_t>(merge * merge);
+    c.profile.patch_elements =
+        static_cast<int64_t>(size_or(v, "in_channels", 3) * size_or(v, "temporal_patch_size", 2) * patch * patch);
+    c.profile.hidden = static_cast<int64_t>(need_size(v, "hidden_size"));
+    c.profile.intermediate = static_cast<int64_t>(need_size(v, "intermediate_size"));
   } else {
     return c;
   }

@@ -89,6 +89,8 @@ const char* free_order_name(FreeOrder o) { return o == FreeOrder::prepend_fresh 
 const char* policy_name(SchedulingPolicy p) { return p == SchedulingPolicy::priority ? "priority" : "fcfs"; }
 
 void apply_override(nlohmann::json& doc, const std::string& assignment) {
+  if (!is_valid_utf8(assignment))
+    throw InputError("--set " + escape_text(assignment), "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
   const std::string where = "--set " + assignment;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(where, "expected PATH=VALUE (e.g. engine.block_size=32)");

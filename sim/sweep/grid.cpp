@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "sim/util/json_parse.hpp"
 
 namespace kvcap {
@@ -22,6 +23,8 @@ nlohmann::json value_from_text(const std::string& text, const std::string& flag)
 }  // namespace
 
 GridAxis parse_grid_axis(const std::string& text) {
+  if (!is_valid_utf8(text))
+    throw InputError("--grid " + escape_text(text), "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
   GridAxis axis;
   axis.flag = "--grid " + text;
   const auto eq = text.find('=');

@@ -137,4 +137,17 @@ std::string excerpt(std::string_view s, size_t max_chars) {
 
 std::string quote_input(std::string_view s, size_t max_chars) { return "'" + excerpt(s, max_chars) + "'"; }
 
+bool is_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 }  // namespace kvcap

@@ -46,4 +46,9 @@ std::string excerpt(std::string_view s, size_t max_chars = kExcerptChars);
 /// excerpt(s) in single quotes: "'value'".
 std::string quote_input(std::string_view s, size_t max_chars = kExcerptChars);
 
+/// Whether `s` is valid UTF-8 (no stray continuation bytes, overlong forms, surrogates or cut-off
+/// sequences). Text that ends up in a JSON output must be: nlohmann refuses to write anything else
+/// (type_error 316), so input text is checked where it enters, as an input error.
+bool is_valid_utf8(std::string_view s);
+
 }  // namespace kvcap

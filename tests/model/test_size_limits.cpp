@@ -7,6 +7,7 @@
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/model/model_catalog.hpp"
+#include "sim/model/model_limits.hpp"
 #include "test_helpers.hpp"
 
 using namespace kvcap;
@@ -31,7 +32,7 @@ TEST_CASE("a config's sizes are bounded one by one, and their products as a whol
   CHECK(test::contains(e, "wide.json"));
   CHECK(test::contains(e, "2^50"));
   // Real models are far inside: the largest catalog model passes.
-  CHECK_NOTHROW(check_model_size(load_model("llama-3.1-405b")));
+  CHECK_NOTHROW(check_model_size(load_model("llama-3.1-405b"), "llama-3.1-405b"));
 }
 
 TEST_CASE("engine settings beyond any server are refused naming the flag, before they multiply") {

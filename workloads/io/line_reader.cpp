@@ -11,7 +11,11 @@
 namespace kvcap {
 
 namespace {
-constexpr size_t kChunkBytes = size_t{1} << 20;
+// Bytes read at a time (the buffer grows past it only for a longer line). 64 KiB reads a 95 MB
+// trace as fast as 1 MiB did (2.0 s plain, 2.5 s gzip, either size), and a reader opened many
+// times (every pass of a looped trace, every fuzz input) no longer zero-fills a megabyte each
+// time: the trace fuzzers ran 13x more inputs per second.
+constexpr size_t kChunkBytes = size_t{1} << 16;
 // A single line longer than this is not a trace row; refusing it keeps memory bounded.
 constexpr size_t kMaxLineBytes = size_t{64} << 20;
 }  // namespace

@@ -45,7 +45,7 @@ bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 int64_t parse_wall_clock_ns(std::string_view text, const std::string& where) {
   std::string_view s = trim_spaces(text);
-  auto bad = [&](const char* why) -> InputError {
+  auto bad = [&](const std::string& why) -> InputError {
     return InputError(where, "timestamp " + quote_input(text) + ": " + why +
                                  " (expected YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM])");
   };
@@ -59,6 +59,12 @@ int64_t parse_wall_clock_ns(std::string_view text, const std::string& where) {
   if (!read_digits(s, i, 2, h) || !expect(s, i, ':') || !read_digits(s, i, 2, mi) ||
       !expect(s, i, ':') || !read_digits(s, i, 2, sec))
     throw bad("malformed time");
+  // Nanoseconds since 1970 in an int64 reach 2262, and the readers subtract the first row's
+  // time from every row's: 230 years keep both, and any difference of two, far inside the range
+  // (year 0000 or 9999 would overflow). LLM traces start in the 2020s.
+  if (y < kMinWallClockYear || y > kMaxWallClockYear)
+    throw bad("year out of range (expected " + std::to_string(kMinWallClockYear) + " to " +
+              std::to_string(kMaxWallClockYear) + ")");
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   if (mo < 1 || mo > 12) throw bad("month out of range");
   int max_day = kDays[mo - 1] + (mo == 2 && is_leap(y) ? 1 : 0);

@@ -9,9 +9,14 @@
 
 namespace kvcap {
 
+/// Years parse_wall_clock_ns accepts: the nanoseconds of any two such instants and their
+/// difference fit in an int64.
+inline constexpr int64_t kMinWallClockYear = 1970;
+inline constexpr int64_t kMaxWallClockYear = 2199;
+
 /// Nanoseconds since 1970-01-01T00:00:00 UTC. Accepts "YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}]" followed
-/// optionally by "Z" or a UTC offset "+HH:MM"/"-HH:MM" (subtracted to get UTC).
-/// InputError naming `where` otherwise.
+/// optionally by "Z" or a UTC offset "+HH:MM"/"-HH:MM" (subtracted to get UTC), years
+/// kMinWallClockYear to kMaxWallClockYear. InputError naming `where` otherwise.
 int64_t parse_wall_clock_ns(std::string_view text, const std::string& where);
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (civil calendar arithmetic).

@@ -72,7 +72,7 @@ class BurstGptReader final : public CsvTraceReader {
     if (out.output_tokens == 0) return RowOutcome::failed;
     if (out.prompt_tokens == 0)
       throw InputError(lines().where(), "column 'Request tokens': a request needs >= 1 prompt token");
-    out.request_class = std::string(trim_spaces(field(model_)));
+    out.request_class = std::string(text_at(model_, trim_spaces(field(model_))));
     return RowOutcome::request;
   }
   std::vector<std::string> models_, log_types_;
@@ -129,7 +129,7 @@ class MappedCsvReader final : public CsvTraceReader {
     }
     out.prompt_tokens = tokens_at(pre_, 1);
     out.output_tokens = tokens_at(out_, 1);
-    if (cls_ >= 0) out.request_class = field(static_cast<size_t>(cls_));
+    if (cls_ >= 0) out.request_class = text_at(static_cast<size_t>(cls_), field(static_cast<size_t>(cls_)));
     if (prio_ >= 0 && !trim_spaces(field(static_cast<size_t>(prio_))).empty())
       out.priority = static_cast<int>(int_at(static_cast<size_t>(prio_)));
     if (sess_ >= 0 && !trim_spaces(field(static_cast<size_t>(sess_))).empty())

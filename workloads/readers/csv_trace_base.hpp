@@ -32,6 +32,14 @@ class CsvTraceReader : public TraceReader {
                                             " as in the header");
   }
   const std::string& field(size_t i) const { return fields_[i]; }
+  /// A text field that becomes part of the outputs (a request class): it must be UTF-8, the only
+  /// text JSON holds (results.json could not be written otherwise).
+  std::string_view text_at(size_t i, std::string_view text) const {
+    if (!is_valid_utf8(text))
+      throw InputError(lines().where(), "column " + quote_input(header_[i]) + ": not valid UTF-8 text (" +
+                                            quote_input(text) + ")");
+    return text;
+  }
   int64_t int_at(size_t i) const { return parse_int_field(fields_[i], lines().where(), header_[i]); }
   double double_at(size_t i) const {
     return parse_double_field(fields_[i], lines().where(), header_[i]);

@@ -138,13 +138,16 @@ class MappedJsonlReader final : public JsonRowReader {
             s["tokens"].get<int64_t>() < 1)
           throw InputError(lines().where(),
                            "key " + quote_input(map_.content) + ": expected objects {\"id\": unsigned, \"tokens\": >= 1}");
-        out.content.push_back(ContentSegment{s["id"].get<uint64_t>(), s["tokens"].get<int64_t>()});
-        total += out.content.back().tokens;
+        const int64_t tokens = s["tokens"].get<int64_t>();
+        // Compared before adding: segments of 2^62 tokens each would overflow the sum.
+        if (tokens > out.prompt_tokens - total)
+          throw InputError(lines().where(), "content segments hold more tokens than the prompt's " +
+                                                std::to_string(out.prompt_tokens) + " (segment " +
+                                                std::to_string(out.content.size()) + " has " +
+                                                std::to_string(tokens) + ")");
+        out.content.push_back(ContentSegment{s["id"].get<uint64_t>(), tokens});
+        total += tokens;
       }
-      if (total > out.prompt_tokens)
-        throw InputError(lines().where(), "content segments hold " + std::to_string(total) +
-                                              " tokens, more than the prompt's " +
-                                              std::to_string(out.prompt_tokens));
     } else if (has(map_.hash_ids)) {
       hash_ids_to_content(map_.hash_ids, map_.block_tokens, out);
     }
