@@ -235,7 +235,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
 
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
-  b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant);
+  b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
   if (cfg.max_model_len > model.max_position_embeddings)
     throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
@@ -320,7 +320,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       stage_params.total -= routed - held;
     }
     st.weight_bytes_per_gpu =
-        weight_bytes(stage_params, model_dtype, quant) +
+        weight_bytes(stage_params, model_dtype, quant, model.moe_router_fp32) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(

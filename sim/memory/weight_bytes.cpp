@@ -64,7 +64,7 @@ int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
 
 }  // namespace
 
-int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& q) {
+int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& q, bool router_fp32) {
   const int64_t elem = dtype_bits(model_dtype) / 8;
   // Quantized checkpoints leave the vision tower in the model dtype (it is on their ignore lists).
   const int64_t always_plain =
@@ -81,7 +81,8 @@ int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& 
     return uniform ? quantized_bytes(params, q) : params * elem;
   };
   const bool non_experts = quantized && !q.experts_only;
-  return always_plain * elem + module_class(p.lm_head, q.lm_head, false) +
+  const int64_t router_extra = router_fp32 ? p.moe_router * (4 - elem) : 0;  // float32 routers
+  return always_plain * elem + router_extra + module_class(p.lm_head, q.lm_head, false) +
          module_class(p.attention, q.attention, non_experts) +
          module_class(p.linear_attention, q.linear_attention, non_experts) +
          module_class(p.dense_mlp, q.dense_mlp, non_experts) +

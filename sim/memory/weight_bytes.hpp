@@ -19,10 +19,11 @@ namespace kvcap {
 WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model);
 
 /// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
-/// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (and,
+/// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (float32
+/// with `router_fp32`, which says the MoE routers are float32 whatever the model dtype) (and,
 /// for experts_only, attention and dense MLPs) in the model dtype. Module classes a
 /// mixed-precision checkpoint describes (quant.attention, ...) take their own format.
-int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQuant& quant);
+int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQuant& quant, bool router_fp32 = false);
 
 /// Extra bytes one rank holds when vLLM replicates Qwen3.5's in_proj_ba over the ranks
 /// (quant.replicate_in_proj_ba: GPTQ/AWQ/AutoRound checkpoints), in the model dtype; 0 otherwise.

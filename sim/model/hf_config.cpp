@@ -29,7 +29,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4 };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4, minimax_m2 };
 
 struct ArchEntry {
   const char* architecture;
@@ -52,6 +52,10 @@ constexpr ArchEntry kArchitectures[] = {
     {"Phi3ForCausalLM", "phi3", Family::phi3},
     {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
     {"Llama4ForCausalLM", "llama4_text", Family::llama4},
+    // MiniMax-M2 / M2.1 / M2.5 (vllm/model_executor/models/minimax_m2.py): full GQA attention in
+    // every layer, with RMSNorms over the whole q and k projections, and sigmoid-routed experts in
+    // every layer.
+    {"MiniMaxM2ForCausalLM", "minimax_m2", Family::minimax_m2},
     // Hybrid Gated DeltaNet + gated full attention (vllm/model_executor/models/qwen3_next.py,
     // qwen3_5.py): the Qwen3.5 / 3.6 text models are Qwen3-Next's layers under new names.
     {"Qwen3NextForCausalLM", "qwen3_next", Family::qwen3_next},
@@ -262,6 +266,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::llama4:
     case Family::qwen3_next:
     case Family::gemma3:
+    case Family::minimax_m2:
       break;
   }
 }
@@ -325,6 +330,20 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.intermediate_size = opt_int(r, "intermediate_size_mlp").value_or(m.intermediate_size);
       const int64_t step = opt_int(r, "interleave_moe_layer_step").value_or(1);
       for (int64_t i = 0; i < m.num_layers; ++i) m.layers[static_cast<size_t>(i)].moe = (i + 1) % step == 0;
+      break;
+    }
+    case Family::minimax_m2: {
+      // MiniMaxM2MoE: num_local_experts of intermediate_size in every layer, no shared expert
+      // (shared_intermediate_size 0 in the released configs); the router and, with
+      // use_routing_bias, its e_score_correction_bias are float32 (params_dtype=torch.float32).
+      if (opt_int(r, "shared_intermediate_size", 0).value_or(0) != 0)
+        throw InputError(r.where("shared_intermediate_size"), "a shared expert is not supported for minimax_m2 (vLLM's MiniMaxM2MoE has none)");
+      moe.num_experts = req_int(r, "num_local_experts");
+      moe.experts_per_token = req_int(r, "num_experts_per_tok");
+      moe.expert_intermediate_size = m.intermediate_size;
+      for (auto& l : m.layers) l.moe = true;
+      m.moe_gate_correction_bias = opt_bool(r, "use_routing_bias", false);
+      m.moe_router_fp32 = true;
       break;
     }
     case Family::deepseek: {
@@ -453,6 +472,26 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
     case Family::deepseek:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
       break;
+    case Family::minimax_m2: {
+      m.qkv_bias = opt_bool(r, "attention_bias", false);  // QKVParallelLinear(bias=attention_bias); o_proj has none
+      // vLLM builds q_norm and k_norm (MiniMaxText01RMSNormTP over heads x head_dim, split over
+      // TP) whatever use_qk_norm says; qk_norm_type "per_layer" is the only kind it implements.
+      if (r.has_value("qk_norm_type") && r.get_string("qk_norm_type") != "per_layer")
+        throw InputError(r.where("qk_norm_type"), "expected \"per_layer\" (the only q/k norm vLLM's minimax_m2 builds)");
+      m.qk_norm_full_width = true;
+      // attn_type_list: 1 = full attention. MiniMax-Text-01's lightning (linear) layers (0) are
+      // another architecture.
+      if (r.has_value("attn_type_list")) {
+        const auto& a = r.raw("attn_type_list");
+        if (!a.is_array()) throw InputError(r.where("attn_type_list"), "expected an array of 0/1 per layer");
+        for (const auto& v : a)
+          if (!v.is_number_integer() || v.get<int64_t>() != 1)
+            throw InputError(r.where("attn_type_list"), "kvcap reads MiniMax-M2 configs with full attention (1) in every layer");
+      }
+      // The MTP modules (use_mtp, num_mtp_modules) are skipped when vLLM loads the main model
+      // (load_weights: get_spec_layer_idx_from_weight_name); they are not counted.
+      break;
+    }
     default:
       break;
   }

@@ -129,12 +129,14 @@ struct ModelSpec {
   bool o_bias = false;           ///< output projection bias (GPT-OSS, Llama attention_bias)
   bool mlp_bias = false;         ///< dense MLP biases (Llama mlp_bias)
   bool qk_norm = false;          ///< per-head RMSNorm on q and k (Qwen3)
+  bool qk_norm_full_width = false;  ///< RMSNorms over the whole q and k projections, split over TP (MiniMax-M2)
   bool attn_output_gate = false; ///< q_proj also emits a per-head output gate (Qwen3-Next): twice the query width
   int norms_per_layer = 2;       ///< RMSNorms per decoder layer (Gemma-2 has 4)
   bool attention_sinks = false;  ///< one learned sink logit per head and layer (GPT-OSS)
   bool moe_router_bias = false;  ///< router has a bias (GPT-OSS)
   bool moe_expert_bias = false;  ///< expert projections have biases (GPT-OSS)
   bool moe_gate_correction_bias = false;  ///< DeepSeek-V3 noaux_tc e_score_correction_bias
+  bool moe_router_fp32 = false;  ///< router (and its correction bias) kept in float32 whatever the model dtype (MiniMax-M2)
   int64_t num_mtp_layers = 0;    ///< multi-token-prediction layers (DeepSeek-V3); not served, not counted
   /// Vision-language checkpoints (a *ForConditionalGeneration with text_config): the text model is
   /// what the fields above describe; the vision encoder and projector vLLM also loads are counted

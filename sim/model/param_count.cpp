@@ -46,6 +46,7 @@ AttentionParams attention_params(const ModelSpec& m, int64_t tp, bool mla) {
   if (m.qkv_bias) a.biases += heads * m.head_dim + kv * m.head_dim + kv * m.v_head_dim;
   if (m.o_bias) a.biases += H;
   if (m.qk_norm) a.small += 2 * m.head_dim;
+  if (m.qk_norm_full_width) a.small += heads * m.head_dim + kv * m.head_dim;
   if (m.attention_sinks) a.small += heads;
   return a;
 }
