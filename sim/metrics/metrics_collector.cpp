@@ -21,10 +21,17 @@ int32_t MetricsCollector::class_index(const std::string& request_class) {
   return static_cast<int32_t>(classes_.size() - 1);
 }
 
+SharedName MetricsCollector::intern(std::string_view text) {
+  if (text.empty()) return {};
+  for (const std::string& n : names_)
+    if (n == text) return n.c_str();
+  return names_.emplace_back(text).c_str();
+}
+
 RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, RequestOutcome o) {
   RequestRecord& r = records_.emplace_back();
   r.id = s.req.id;
-  r.request_class = s.req.request_class;
+  r.request_class = intern(s.req.request_class);
   r.priority = s.req.priority;
   r.replica = replica;
   r.outcome = o;
@@ -42,10 +49,10 @@ RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, 
 void MetricsCollector::on_reject(const Request& req, double now_s, std::string_view reason) {
   RequestRecord& r = records_.emplace_back();
   r.id = req.id;
-  r.request_class = req.request_class;
+  r.request_class = intern(req.request_class);
   r.priority = req.priority;
   r.outcome = RequestOutcome::rejected;
-  r.reason = reason;
+  r.reason = intern(reason);
   r.arrival_s = req.arrival_s;
   r.prompt_tokens = req.prompt_tokens;
   r.finish_s = now_s;
@@ -68,7 +75,7 @@ void MetricsCollector::on_finish(const SeqState& s, double now_s, int32_t replic
 void MetricsCollector::on_lost(const SeqState& s, double now_s, int32_t replica, std::string_view reason) {
   RequestRecord& r = new_record(s, replica, RequestOutcome::lost);
   r.finish_s = now_s;
-  r.reason = reason;
+  r.reason = intern(reason);
   if (end_listener_) end_listener_->on_request_end(s.req, now_s);
 }
 
@@ -79,10 +86,10 @@ void MetricsCollector::on_in_flight(const SeqState& s, int32_t replica) {
 void MetricsCollector::on_in_flight_front_end(const Request& req) {
   RequestRecord& r = records_.emplace_back();
   r.id = req.id;
-  r.request_class = req.request_class;
+  r.request_class = intern(req.request_class);
   r.priority = req.priority;
   r.outcome = RequestOutcome::in_flight;
-  r.reason = "front_end";
+  r.reason = "front_end";  // a literal: static storage
   r.arrival_s = req.arrival_s;
   r.prompt_tokens = req.prompt_tokens;
 }

@@ -6,6 +6,8 @@
 //   queue = first scheduled - arrival (vLLM's request_queue_time).
 // Engine counters (preemptions, recomputed tokens, prefix-cache queries/hits) are also kept here.
 #include <cstdint>
+#include <cstring>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,22 +20,43 @@ namespace kvcap {
 enum class RequestOutcome : uint8_t { finished, rejected, lost, in_flight };
 const char* outcome_name(RequestOutcome o);
 
-/// One row of requests.csv.
+/// A short name many records share (a traffic class, a rejection reason): a pointer to text
+/// that outlives the records (MetricsCollector's name table, or a literal), compared by content.
+/// 8 bytes instead of a 32-byte std::string in every one of a run's records.
+class SharedName {
+ public:
+  SharedName() = default;
+  SharedName(const char* text) : text_(text) {}  // NOLINT: literals and interned names convert implicitly
+  const char* c_str() const { return text_; }
+  std::string_view view() const { return text_; }
+  operator std::string_view() const { return text_; }  // NOLINT
+  bool empty() const { return *text_ == 0; }
+  friend bool operator==(SharedName a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(SharedName a, SharedName b) { return std::strcmp(a.text_, b.text_) == 0; }
+  friend bool operator==(SharedName a, const char* b) { return std::strcmp(a.text_, b) == 0; }
+
+ private:
+  const char* text_ = "";
+};
+
+/// One row of requests.csv. Kept for every request of a run (the largest per-request cost of a
+/// long run), so laid out without padding: 128 bytes.
 struct RequestRecord {
   std::string id;
-  std::string request_class;
-  int priority = 0;
-  int32_t replica = -1;
-  RequestOutcome outcome = RequestOutcome::in_flight;
-  std::string reason;  ///< why rejected or lost ("" otherwise)
+  SharedName request_class;
+  SharedName reason;  ///< why rejected or lost ("" otherwise)
   double arrival_s = 0;
+  double first_scheduled_s = -1, first_token_s = -1, finish_s = -1;
+  double max_itl_s = 0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;  ///< generated so far
   int64_t cached_tokens = 0;  ///< prefix-cache hit at first admission
-  int preemptions = 0;
-  double first_scheduled_s = -1, first_token_s = -1, finish_s = -1;
-  double max_itl_s = 0;
+  int32_t priority = 0;
+  int32_t replica = -1;
+  int32_t preemptions = 0;
+  RequestOutcome outcome = RequestOutcome::in_flight;
 };
+static_assert(sizeof(RequestRecord) <= 128, "a run keeps one RequestRecord per request");
 
 struct SloConfig {
   double ttft_s = 0;  ///< per-request TTFT bound (0 = none)
@@ -52,6 +75,13 @@ class RequestEndListener {
 
 class MetricsCollector {
  public:
+  MetricsCollector() = default;
+  // Records point into names_: a copy would point into the original's table.
+  MetricsCollector(const MetricsCollector&) = delete;
+  MetricsCollector& operator=(const MetricsCollector&) = delete;
+  MetricsCollector(MetricsCollector&&) = default;  // a deque's elements keep their addresses when it moves
+  MetricsCollector& operator=(MetricsCollector&&) = default;
+
   /// Null = nobody listens. Every path that ends a request goes through on_reject / on_finish /
   /// on_lost, so one hook here sees them all.
   void set_end_listener(RequestEndListener* l) { end_listener_ = l; }
@@ -99,9 +129,12 @@ class MetricsCollector {
 
  private:
   RequestRecord& new_record(const SeqState& s, int32_t replica, RequestOutcome o);
+  /// The table's copy of `text` (added on first sight; classes and reasons are few).
+  SharedName intern(std::string_view text);
 
   std::vector<std::string> classes_;
   std::vector<RequestRecord> records_;
+  std::deque<std::string> names_;  ///< class and reason texts the records point to (stable addresses)
   std::vector<RunLengthSamples> itl_{1};
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;

@@ -52,9 +52,9 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
                     const SloConfig& slo, bool include_rejections) {
   int64_t finished = 0, rejected = 0, lost = 0, in_flight = 0, good = 0;
   int64_t in_tokens = 0, out_tokens = 0;
-  std::vector<double> v_ttft, v_tpot, v_e2e, v_queue;
+  const auto selected = [cls](const RequestRecord& r) { return !cls || r.request_class == *cls; };
   for (const RequestRecord& r : m.records()) {
-    if (cls && r.request_class != *cls) continue;
+    if (!selected(r)) continue;
     switch (r.outcome) {
       case RequestOutcome::finished: ++finished; break;
       case RequestOutcome::rejected: ++rejected; break;
@@ -64,12 +64,24 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
     if (r.outcome != RequestOutcome::finished) continue;
     in_tokens += r.prompt_tokens;
     out_tokens += r.output_tokens;
-    v_ttft.push_back(ttft(r));
-    v_e2e.push_back(e2e(r));
-    v_queue.push_back(r.first_scheduled_s - r.arrival_s);
-    if (has_tpot(r)) v_tpot.push_back(tpot(r));
     if (meets_slo(r, slo)) ++good;
   }
+  // One latency at a time through one buffer: a long run's records dominate its memory, and four
+  // buffers of a double per request were as large again as a third of them.
+  std::vector<double> values;
+  values.reserve(static_cast<size_t>(finished));
+  const auto latency_summary = [&](auto&& value_of, bool (*keep)(const RequestRecord&)) {
+    values.clear();
+    for (const RequestRecord& r : m.records())
+      if (selected(r) && r.outcome == RequestOutcome::finished && keep(r)) values.push_back(value_of(r));
+    return summary_json(summarize(values));
+  };
+  const auto any = [](const RequestRecord&) { return true; };
+  const ojson s_ttft = latency_summary([](const RequestRecord& r) { return ttft(r); }, any);
+  const ojson s_tpot = latency_summary([](const RequestRecord& r) { return tpot(r); }, has_tpot);
+  const ojson s_e2e = latency_summary([](const RequestRecord& r) { return e2e(r); }, any);
+  const ojson s_queue = latency_summary([](const RequestRecord& r) { return r.first_scheduled_s - r.arrival_s; }, any);
+  std::vector<double>().swap(values);
   const double d = duration > 0 ? duration : 0;
   auto rate = [d](double x) { return d > 0 ? x / d : 0.0; };
   ojson requests{{"arrived", finished + rejected + lost + in_flight},
@@ -85,11 +97,11 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
   }
   ojson out;
   out["requests"] = requests;
-  out["latency_s"] = ojson{{"ttft", summary_json(summarize(v_ttft))},
-                           {"tpot", summary_json(summarize(v_tpot))},
+  out["latency_s"] = ojson{{"ttft", s_ttft},
+                           {"tpot", s_tpot},
                            {"itl", summary_json(itl.summarize())},
-                           {"e2e", summary_json(summarize(v_e2e))},
-                           {"queue", summary_json(summarize(v_queue))}};
+                           {"e2e", s_e2e},
+                           {"queue", s_queue}};
   out["throughput"] = ojson{{"requests_per_s", rounded_json_number(rate(static_cast<double>(finished)))},
                             {"input_tokens_per_s", rounded_json_number(rate(static_cast<double>(in_tokens)))},
                             {"output_tokens_per_s", rounded_json_number(rate(static_cast<double>(out_tokens)))}};

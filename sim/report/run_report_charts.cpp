@@ -262,10 +262,10 @@ void write_cdf_chart(std::ostream& os, const std::string& title, const std::stri
   std::map<std::string, int64_t> arrived_by_class;
   std::vector<double> all;
   for (const RequestRecord& r : records) {
-    ++arrived_by_class[r.request_class];
+    ++arrived_by_class[std::string(r.request_class.view())];
     if (r.outcome != RequestOutcome::finished) continue;
     all.push_back(latency(r));
-    by_class[r.request_class].push_back(latency(r));
+    by_class[std::string(r.request_class.view())].push_back(latency(r));
   }
   std::sort(all.begin(), all.end());
   double top = all.empty() ? 0 : all.back();

@@ -13,8 +13,8 @@ std::string ascii_lower(std::string s) {
   return s;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';

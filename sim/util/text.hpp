@@ -12,7 +12,7 @@ std::string ascii_lower(std::string s);
 
 /// One CSV field as RFC 4180 writes it: quoted (with quotes doubled) only when it holds a
 /// comma, a quote or a line break.
-std::string csv_field(const std::string& s);
+std::string csv_field(std::string_view s);
 
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".
 std::string gib_text(int64_t bytes);
