@@ -37,16 +37,15 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
   spec_.state_groups = cfg.state_groups;
   spec_.state_pages_per_request = cfg.state_groups > 0 ? cfg.state_pages_per_request : 0;
   hit_blocks_.resize(static_cast<size_t>(groups()));
+  one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0;
 }
 
-void PagedKvAllocator::ensure_slot(int32_t slot) {
+void PagedKvAllocator::grow_slots(int32_t slot) {
   const auto need = static_cast<size_t>(slot) + 1;
-  if (slot_tokens_.size() < need) {
-    tables_.resize(need * static_cast<size_t>(groups()));
-    skipped_.resize(need, 0);
-    slot_tokens_.resize(need, 0);
-    cached_blocks_.resize(need, 0);
-  }
+  tables_.resize(need * static_cast<size_t>(groups()));
+  skipped_.resize(need, 0);
+  slot_tokens_.resize(need, 0);
+  cached_blocks_.resize(need, 0);
 }
 
 std::span<const int32_t> PagedKvAllocator::blocks_of(int32_t slot, int64_t group) const {
@@ -133,7 +132,33 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   skipped = first_kept;
 }
 
+bool PagedKvAllocator::allocate_one_group(SeqState& seq, int64_t num_new_tokens) {
+  // allocate() for one full-attention group and no prefix hit: the same steps without the group
+  // loops, hit bookkeeping and calls that would do nothing (a decode step's common case).
+  ensure_slot(seq.slot);
+  const auto slot_index = static_cast<size_t>(seq.slot);
+  const int64_t need_tokens = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
+  const int64_t total_blocks = ceil_div(need_tokens, cfg_.block_size);
+  auto& t = tables_[slot_index];
+  const int64_t new_blocks = std::max<int64_t>(0, total_blocks - static_cast<int64_t>(t.size()));
+  if (new_blocks > pool_.num_free()) return false;
+  if (new_blocks > 0) pool_.pop_free(new_blocks, t);
+  auto& tokens = slot_tokens_[slot_index];
+  total_slot_tokens_ += need_tokens - tokens;
+  tokens = need_tokens;
+  if (cfg_.enable_prefix_caching) {
+    if (static_cast<int64_t>(seq.block_hashes.size()) < seq.num_tokens() / cfg_.block_size)
+      extend_block_hashes(seq, cfg_.block_size);
+    const int64_t full = std::min(seq.num_computed_tokens + num_new_tokens, seq.num_tokens()) / cfg_.block_size;
+    auto& cached = cached_blocks_[slot_index];
+    for (; cached < full; ++cached)
+      pool_.cache(t[static_cast<size_t>(cached)], group_key(seq.block_hashes[static_cast<size_t>(cached)], 0));
+  }
+  return true;
+}
+
 bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_new_tokens) {
+  if (one_full_group_ && hit_tokens == 0) return allocate_one_group(seq, num_new_tokens);
   ensure_slot(seq.slot);
   const auto slot_index = static_cast<size_t>(seq.slot);
   const int64_t hit_blocks = hit_tokens / cfg_.block_size;
@@ -209,6 +234,11 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
 int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const {
   const int64_t need = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
   const int64_t total_blocks = ceil_div(need, cfg_.block_size);
+  if (one_full_group_) {
+    const auto slot = static_cast<size_t>(seq.slot);
+    const auto held = slot < slot_tokens_.size() ? static_cast<int64_t>(tables_[slot].size()) : 0;
+    return std::max<int64_t>(0, total_blocks - held);
+  }
   int64_t n = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const auto held = static_cast<int64_t>(blocks_of(seq.slot, g).size());

@@ -64,7 +64,11 @@ class PagedKvAllocator final : public KvAllocator {
   int64_t skipped_blocks(int32_t slot) const;
 
  private:
-  void ensure_slot(int32_t slot);
+  void ensure_slot(int32_t slot) {
+    if (slot_tokens_.size() <= static_cast<size_t>(slot)) grow_slots(slot);
+  }
+  void grow_slots(int32_t slot);
+  bool allocate_one_group(SeqState& seq, int64_t num_new_tokens);
   int64_t groups() const { return spec_.groups(); }
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
   bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }
@@ -94,6 +98,7 @@ class PagedKvAllocator final : public KvAllocator {
   std::vector<int32_t> scratch_;
   int64_t total_slot_tokens_ = 0;
   int64_t shared_extra_tokens_ = 0;  ///< Σ (ref_cnt - 1) × block_size over shared blocks
+  bool one_full_group_ = false;      ///< one full-attention group only: allocate()'s fast path
 };
 
 }  // namespace kvcap
