@@ -94,11 +94,6 @@ void MetricsCollector::on_in_flight_front_end(const Request& req) {
   r.prompt_tokens = req.prompt_tokens;
 }
 
-void MetricsCollector::on_itl(int32_t class_index, double gap_s) {
-  itl_[0].add(gap_s);
-  if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
-}
-
 void MetricsCollector::on_admission(int64_t query_tokens, int64_t hit_tokens, int64_t recomputed_tokens) {
   prefix_queries_ += query_tokens;
   prefix_hits_ += hit_tokens;

@@ -97,7 +97,10 @@ class MetricsCollector {
   void on_in_flight(const SeqState& s, int32_t replica);  ///< at the horizon
   /// At the horizon, a request sent by the client that has not reached the engine yet.
   void on_in_flight_front_end(const Request& req);
-  void on_itl(int32_t class_index, double gap_s);
+  void on_itl(int32_t class_index, double gap_s) {  // inline: once per generated token
+    itl_[0].add(gap_s);
+    if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+  }
   void on_preemption() { ++preemptions_; }
   void on_priority_preemptions(int64_t n) { priority_preemptions_ += n; }
   /// Of preemptions(): those made for a waiting higher-priority request.

@@ -103,7 +103,7 @@ RunLengthSamples::RunLengthSamples(size_t buffer_runs)
     : buffer_runs_(std::max<size_t>(buffer_runs, 2)),
       log_gamma_(std::log((1 + kSketchRelativeError) / (1 - kSketchRelativeError))) {}
 
-void RunLengthSamples::add(double value, int64_t count) {
+void RunLengthSamples::add_new_run(double value, int64_t count) {
   if (count <= 0) return;
   KVCAP_CHECK(std::isfinite(value), "a latency sample that is not a finite number");
   if (total_ == 0) {

@@ -39,7 +39,16 @@ class RunLengthSamples {
   static constexpr double kSketchRelativeError = 1.0 / 2048;
 
   explicit RunLengthSamples(size_t buffer_runs = kDefaultBufferRuns);
-  void add(double value, int64_t count = 1);
+  void add(double value, int64_t count = 1) {
+    // A decode step gives every request the same gap: extending the last run is the common case
+    // (inline; a repeat of a seen value changes neither min nor max).
+    if (count > 0 && !runs_.empty() && runs_.back().first == value) {
+      runs_.back().second += count;
+      total_ += count;
+      return;
+    }
+    add_new_run(value, count);
+  }
   int64_t count() const { return total_; }
   /// Distinct values kept exactly before the sketch takes over.
   size_t max_distinct() const { return 2 * buffer_runs_; }
@@ -51,6 +60,7 @@ class RunLengthSamples {
   Summary summarize() const;
 
  private:
+  void add_new_run(double value, int64_t count);
   using Run = std::pair<double, int64_t>;
   /// Counts of |value| buckets, positive and negative, each from its offset's index.
   struct LogBuckets {
