@@ -57,46 +57,63 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now) {
   return m;
 }
 
-std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only) {
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec) {
   std::vector<CheckOutcome> out;
-  bool matched = false;
-  for (const BaselineCheck& c : baseline.checks) {
-    if (!only.empty() && c.name != only) continue;
-    matched = true;
-    const std::string where = baseline.file + ": " + c.pointer + " (check \"" + c.name + "\")";
-    CheckOutcome co;
-    co.check = &c;
+  std::vector<const BaselineCheck*> chosen;
+  for (const BaselineCheck& c : baseline.checks)
+    if (only.empty() || c.name == only) chosen.push_back(&c);
+  const bool matched = !chosen.empty();
+  // Checks are independent: their runs go concurrently on the pool; each is judged in baseline
+  // order, so the table and the first error reported are those of a loop over them.
+  struct Ran {
     nlohmann::ordered_json results;
-    nlohmann::json doc;
-    try {
-      doc = read_json_file(c.scenario_file);
-      for (const auto& s : c.sets) apply_override(doc, s);
-      results = run_point(doc, c.scenario_file);
-      if (c.capacity) co.capacity = search_capacity(doc, c.scenario_file, *c.capacity);
-    } catch (const InputError& e) {
-      throw InputError(where, e.what());
-    }
-    for (const Expectation& e : c.expect) {
-      std::optional<double> now;
-      std::string note;
-      if (e.metric == kCapacityRequestsPerS || e.metric == kCapacityLoadScale) {
-        if (co.capacity->found)
-          now = e.metric == kCapacityRequestsPerS ? co.capacity->requests_per_s : co.capacity->load_scale;
-        else
-          now = 0.0;  // not even the lowest load met the goal: no capacity
-        if (!co.capacity->found) note = "no load met the SLO goal";
-        if (co.capacity->capped) note = "capped: the highest load searched still met the goal";
-      } else {
-        const MetricLookup m = lookup_metric(results, e.metric);
-        if (!m.found) throw InputError(baseline.file + ": " + e.pointer, m.problem);
-        now = m.value;
-      }
-      MetricOutcome mo = judge(e, now);
-      if (!note.empty()) mo.detail = mo.detail.empty() ? note : mo.detail + "; " + note;
-      co.metrics.push_back(std::move(mo));
-    }
-    out.push_back(std::move(co));
-  }
+    std::optional<CapacityFigures> capacity;
+  };
+  const Execution each = exec.share(chosen.size());
+  if (exec.progress) exec.progress->total.store(static_cast<int64_t>(chosen.size()));
+  run_in_order<Ran>(
+      exec, chosen.size(),
+      [&](size_t i) {
+        const BaselineCheck& c = *chosen[i];
+        Ran r;
+        try {
+          nlohmann::json doc = read_json_file(c.scenario_file);
+          for (const auto& s : c.sets) apply_override(doc, s);
+          r.results = run_point(doc, c.scenario_file, each.progress);
+          if (c.capacity) r.capacity = search_capacity(doc, c.scenario_file, *c.capacity, each);
+        } catch (const InputError& e) {
+          throw InputError(baseline.file + ": " + c.pointer + " (check \"" + c.name + "\")", e.what());
+        }
+        if (exec.progress) exec.progress->add_done();
+        return r;
+      },
+      [&](size_t i, Ran&& ran) {
+        const BaselineCheck& c = *chosen[i];
+        CheckOutcome co;
+        co.check = &c;
+        co.capacity = std::move(ran.capacity);
+        const nlohmann::ordered_json& results = ran.results;
+        for (const Expectation& e : c.expect) {
+          std::optional<double> now;
+          std::string note;
+          if (e.metric == kCapacityRequestsPerS || e.metric == kCapacityLoadScale) {
+            if (co.capacity->found)
+              now = e.metric == kCapacityRequestsPerS ? co.capacity->requests_per_s : co.capacity->load_scale;
+            else
+              now = 0.0;  // not even the lowest load met the goal: no capacity
+            if (!co.capacity->found) note = "no load met the SLO goal";
+            if (co.capacity->capped) note = "capped: the highest load searched still met the goal";
+          } else {
+            const MetricLookup m = lookup_metric(results, e.metric);
+            if (!m.found) throw InputError(baseline.file + ": " + e.pointer, m.problem);
+            now = m.value;
+          }
+          MetricOutcome mo = judge(e, now);
+          if (!note.empty()) mo.detail = mo.detail.empty() ? note : mo.detail + "; " + note;
+          co.metrics.push_back(std::move(mo));
+        }
+        out.push_back(std::move(co));
+      });
   if (!only.empty() && !matched) {
     std::string names;
     for (const auto& c : baseline.checks) names += (names.empty() ? "" : ", ") + excerpt(c.name);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/check/baseline.hpp"
+#include "sim/util/task_pool.hpp"
 
 namespace kvcap {
 
@@ -34,6 +35,8 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now);
 /// Runs the checks (only `only` when not empty; InputError naming --only when no check has that
 /// name). InputError naming the check and the metric for a path results.json does not have, and
 /// for a scenario that cannot run.
-std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only);
+/// The checks run concurrently on exec.pool; outcomes and the error reported are those of the
+/// sequential loop (sim/util/task_pool.hpp: run_in_order).
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec = {});
 
 }  // namespace kvcap

@@ -8,6 +8,7 @@
 #include "sim/check/check_report.hpp"
 #include "sim/check/check_run.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/parallel_flags.hpp"
 
 namespace kvcap::cli {
 
@@ -18,11 +19,14 @@ struct CheckCliOptions {
   std::string only;
   bool json = false;
   std::string write_baseline;
+  ParallelFlags parallel;
 };
 
 int run_check_command(const CheckCliOptions& o) {
   const Baseline baseline = load_baseline(o.baseline);
-  const auto outcomes = run_checks(baseline, o.only);
+  CommandRunner runner(o.parallel, "check", "checks");
+  const auto outcomes = run_checks(baseline, o.only, runner.exec());
+  runner.finish();
   if (o.json)
     std::cout << check_json(baseline, outcomes).dump(2) << "\n";
   else
@@ -53,6 +57,8 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--write-baseline", opts->write_baseline,
                   "also write the baseline with every recorded value replaced by the figure measured now "
                   "(for deliberate updates; the exit code still compares with the file as read)");
+  add_jobs_flag(cmd, opts->parallel);
+  add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_check_command(*opts); }; });
 }
 

@@ -1,11 +1,13 @@
 // kvcap run SCENARIO [--set a.b=v ...] [--out DIR] [--json] [--events FILE] [--seed N]
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/parallel_flags.hpp"
 #include "sim/engine/event_log.hpp"
 #include "sim/metrics/results.hpp"
 #include "sim/scenario/build_run.hpp"
@@ -25,6 +27,7 @@ struct RunOptions {
   bool json = false;
   std::string events_file;
   int64_t seed = -1;
+  ParallelFlags parallel;
 };
 
 int run_run(const RunOptions& o) {
@@ -56,7 +59,11 @@ int run_run(const RunOptions& o) {
     log = std::make_unique<EventLogWriter>(events->stream());
     for (Replica* r : run->sim->replicas()) r->set_observer(log.get());
   }
+  ProgressReporter progress("run", "", progress_options(o.parallel.progress, o.parallel.quiet));
+  if (const double h = run->sim->options().horizon_s; std::isfinite(h)) progress.counters().horizon_s.store(h);
+  run->sim->set_progress(progress.counters_if_enabled());
   run->sim->run();
+  progress.finish();
   if (events) events->commit();
   const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo);
   if (out) {
@@ -84,6 +91,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table");
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
+  add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_run(*opts); }; });
 }
 

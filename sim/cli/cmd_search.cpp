@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/parallel_flags.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/report/search_report_html.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -40,6 +41,7 @@ struct SearchOptions {
   std::string tps;   ///< comma-separated
   int64_t max_replicas = 64;
   std::vector<std::string> prices;  ///< GPU=USD
+  ParallelFlags parallel;
 };
 
 std::vector<std::string> split_commas(const std::string& s, const std::string& flag) {
@@ -120,7 +122,11 @@ int run_search(const SearchOptions& o) {
     lo.max_scale = o.max_scale;
     lo.rel_precision = o.precision;
     lo.max_probes = o.max_probes;
+    CommandRunner runner(o.parallel, "search", "probes");
+    lo.exec = runner.exec();
+    lo.exec.count_probes = true;
     const LoadSearchResult r = search_max_load(doc, o.scenario, lo);
+    runner.finish();
     const auto out = load_search_json(r, lo, in);
     if (folder) {
       std::ostringstream csv;
@@ -172,7 +178,11 @@ int run_search(const SearchOptions& o) {
   std::vector<SizingCandidate> candidates;
   for (const auto& g : gpus)
     for (int64_t tp : tps) candidates.push_back({g, tp});
+  CommandRunner runner(o.parallel, "search", "probes");
+  so.exec = runner.exec();
+  so.exec.count_probes = true;
   const auto rows = search_min_replicas(doc, o.scenario, candidates, so);
+  runner.finish();
   const auto out = sizing_json(rows, so, in);
   if (folder) {
     std::ostringstream csv;
@@ -209,6 +219,8 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--tp", o->tps, "sizing: tensor-parallel sizes, comma-separated (default: the scenario's)");
   cmd->add_option("--max-replicas", o->max_replicas, "sizing: most replicas to try (64)");
   cmd->add_option("--price-per-gpu-hour", o->prices, "sizing: GPU=USD price override, e.g. h200=3.5 (repeatable)");
+  add_jobs_flag(cmd, o->parallel);
+  add_progress_flags(cmd, o->parallel);
   cmd->callback([o, &action] { action = [o] { return run_search(*o); }; });
 }
 

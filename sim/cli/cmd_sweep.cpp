@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/parallel_flags.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sim/sweep/sweep_report.hpp"
 
@@ -23,6 +24,7 @@ struct SweepCliOptions {
   std::string headline;
   bool json = false;
   std::string out_dir;
+  ParallelFlags parallel;
 };
 
 int run_sweep_command(const SweepCliOptions& o) {
@@ -37,7 +39,10 @@ int run_sweep_command(const SweepCliOptions& o) {
   // Opened before the grid runs: a folder kvcap may not replace is refused before any point runs.
   std::unique_ptr<OutputFolder> out;
   if (!o.out_dir.empty()) out = std::make_unique<OutputFolder>(o.out_dir, sweep_output_names(so.axes));
+  CommandRunner runner(o.parallel, "sweep", "points");
+  so.exec = runner.exec();
   const SweepResult result = run_sweep(so);
+  runner.finish();
   if (out) {
     write_sweep_outputs(*out, result);
     out->commit();
@@ -75,6 +80,8 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", opts->out_dir,
                   "folder for sweep.csv, sweep.json and each point's results.json (written whole, replacing a "
                   "previous kvcap set)");
+  add_jobs_flag(cmd, opts->parallel);
+  add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_sweep_command(*opts); }; });
 }
 

@@ -168,6 +168,13 @@ void Simulation::take_sample(double now_s) {
   }
 }
 
+void Simulation::report_progress(double now_s) {
+  const auto ended = static_cast<int64_t>(metrics_.records().size());
+  progress_->requests.fetch_add(ended - progress_requests_, std::memory_order_relaxed);
+  progress_requests_ = ended;
+  progress_->sim_time_s.store(now_s, std::memory_order_relaxed);
+}
+
 void Simulation::check_invariants(double now_s) const {
   int64_t in_flight = 0;
   const bool full_audit = events_processed_ % audit_stride_ == 0;
@@ -237,6 +244,7 @@ void Simulation::run() {
     if (!has_pending_ && completions_since_pull_) pull_next_arrival(e.time_s);
     if (e.kind != EventKind::sample) last_event_s_ = std::max(last_event_s_, e.time_s);
     if (opt_.check_invariants) check_invariants(e.time_s);
+    if (progress_ && events_processed_ % kProgressEvents == 0) report_progress(e.time_s);
   }
   end_time_s_ = stopped_at_horizon ? opt_.horizon_s : last_event_s_;
   for (Replica* r : replica_ptrs_) {
@@ -244,6 +252,7 @@ void Simulation::run() {
     r->report_in_flight();
   }
   for (const InFrontEnd& f : front_end_) metrics_.on_in_flight_front_end(f.req);
+  if (progress_) report_progress(end_time_s_);
 }
 
 }  // namespace kvcap

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/util/task_pool.hpp"
+
 namespace kvcap {
 
 /// What "meets the SLO" means for one run.
@@ -68,6 +70,10 @@ struct LoadSearchOptions {
   double max_scale = 1024;
   double rel_precision = 0.02;  ///< stop when first failing / last passing scale - 1 < this
   int max_probes = 40;
+  /// Where the probes run. With search_width > 1 the search evaluates the probes it may need
+  /// next several at a time (both outcomes of the next steps) and keeps only those the
+  /// one-at-a-time search runs: the probes and the answer are the same for every width.
+  Execution exec;
 };
 
 struct LoadSearchResult {
@@ -89,7 +95,7 @@ void require_slo(const nlohmann::json& scenario, const std::string& file);
 /// judges the run against the goal. InputError when the changed document cannot be parsed or
 /// built (build_run's message).
 Probe run_probe(const nlohmann::json& scenario, const std::string& file, double load_scale, int64_t replicas,
-                const SloGoal& goal);
+                const SloGoal& goal, ProgressCounters* progress = nullptr);
 
 /// `scenario`: the scenario document after the user's overrides; `file`: its path (messages and
 /// relative paths resolve against it). InputError for a document that cannot run.
@@ -113,6 +119,9 @@ struct SizingOptions {
   /// Price overrides in USD per GPU-hour, keyed by the candidate's `gpu` string as given;
   /// other GPUs use their catalog (or GPU file) price, 0 meaning unknown.
   std::map<std::string, double> price_per_gpu_hour_usd;
+  /// Candidates are sized concurrently on exec.pool, each with its share of it for its own
+  /// probes (as LoadSearchOptions::exec); rows and probes are those of the sequential search.
+  Execution exec;
 };
 
 struct SizingRow {

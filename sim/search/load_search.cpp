@@ -3,10 +3,14 @@
 // until hi/lo - 1 < rel_precision or the probe budget is spent.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/limit_diagnosis.hpp"
+#include "sim/search/speculative_probes.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -51,6 +55,69 @@ void settle_capacity(LoadSearchResult& r) {
   r.limit = failing >= 0 ? diagnose_limit(r.probes[static_cast<size_t>(failing)], failing) : LimitDiagnosis{};
 }
 
+namespace {
+
+/// The load search as a plan (speculative_probes.hpp): the scale it probes after these
+/// outcomes, or nullopt when it stops. Bracket by doubling or halving from start_scale, then
+/// bisect geometrically.
+std::optional<double> next_load(const LoadSearchOptions& options, const std::vector<bool>& outcomes) {
+  size_t k = 0;  // probes replayed so far
+  std::optional<double> wanted;
+  // The outcome of probing `scale` when it is known; else records scale as the next probe.
+  auto probe = [&](double scale) -> std::optional<bool> {
+    if (k == outcomes.size()) {
+      wanted = scale;
+      return std::nullopt;
+    }
+    return outcomes[k++];
+  };
+  auto budget_left = [&] { return static_cast<int>(k) < options.max_probes; };
+
+  double scale = std::clamp(options.start_scale, options.min_scale, options.max_scale);
+  double lo = 0, hi = std::numeric_limits<double>::infinity();  // highest passing, lowest failing
+  const std::optional<bool> first = probe(scale);
+  if (!first) return wanted;
+  if (*first) {
+    lo = scale;
+    while (scale < options.max_scale && budget_left()) {
+      scale = std::min(scale * 2, options.max_scale);
+      const std::optional<bool> pass = probe(scale);
+      if (!pass) return wanted;
+      if (!*pass) {
+        hi = scale;
+        break;
+      }
+      lo = scale;
+    }
+  } else {
+    hi = scale;
+    while (scale > options.min_scale && budget_left()) {
+      scale = std::max(scale / 2, options.min_scale);
+      const std::optional<bool> pass = probe(scale);
+      if (!pass) return wanted;
+      if (*pass) {
+        lo = scale;
+        break;
+      }
+      hi = scale;
+    }
+  }
+  if (lo > 0 && std::isfinite(hi)) {
+    while (hi / lo - 1 >= options.rel_precision && budget_left()) {
+      const double mid = std::sqrt(lo * hi);
+      const std::optional<bool> pass = probe(mid);
+      if (!pass) return wanted;
+      if (*pass)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 LoadSearchResult search_max_load(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options) {
   validate(options);
@@ -61,44 +128,10 @@ LoadSearchResult search_max_load(const nlohmann::json& scenario, const std::stri
     replicas = scenario["deployment"]["replicas"].get<int64_t>();
 
   LoadSearchResult r;
-  auto probe = [&](double scale) {
-    r.probes.push_back(run_probe(scenario, file, scale, replicas, options.goal));
-    return r.probes.back().pass;
-  };
-  auto budget_left = [&] { return static_cast<int>(r.probes.size()) < options.max_probes; };
-
-  double scale = std::clamp(options.start_scale, options.min_scale, options.max_scale);
-  double lo = 0, hi = std::numeric_limits<double>::infinity();  // highest passing, lowest failing
-  if (probe(scale)) {
-    lo = scale;
-    while (scale < options.max_scale && budget_left()) {
-      scale = std::min(scale * 2, options.max_scale);
-      if (!probe(scale)) {
-        hi = scale;
-        break;
-      }
-      lo = scale;
-    }
-  } else {
-    hi = scale;
-    while (scale > options.min_scale && budget_left()) {
-      scale = std::max(scale / 2, options.min_scale);
-      if (probe(scale)) {
-        lo = scale;
-        break;
-      }
-      hi = scale;
-    }
-  }
-  if (lo > 0 && std::isfinite(hi)) {
-    while (hi / lo - 1 >= options.rel_precision && budget_left()) {
-      const double mid = std::sqrt(lo * hi);
-      if (probe(mid))
-        lo = mid;
-      else
-        hi = mid;
-    }
-  }
+  search_detail::walk_plan<double>(
+      options.exec, [&](const std::vector<bool>& outcomes) { return next_load(options, outcomes); },
+      [&](double scale) { return run_probe(scenario, file, scale, replicas, options.goal, options.exec.progress); },
+      r.probes);
   settle_capacity(r);
   r.capped = r.found && !std::isfinite(r.first_failing_scale) && r.capacity_load_scale >= options.max_scale;
   return r;

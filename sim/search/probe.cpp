@@ -21,13 +21,14 @@ void require_slo(const nlohmann::json& scenario, const std::string& file) {
 }
 
 Probe run_probe(const nlohmann::json& scenario, const std::string& file, double load_scale, int64_t replicas,
-                const SloGoal& goal) {
+                const SloGoal& goal, ProgressCounters* progress) {
   nlohmann::json doc = scenario;
   doc["load_scale"] = load_scale;
   if (!doc.contains("deployment") || !doc["deployment"].is_object()) doc["deployment"] = nlohmann::json::object();
   doc["deployment"]["replicas"] = replicas;
   const ScenarioSettings settings = parse_scenario(doc, file);
   auto run = build_run(settings);
+  run->sim->set_progress(progress);
   run->sim->run();
 
   Probe p;

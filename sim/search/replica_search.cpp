@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
+#include "sim/search/speculative_probes.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -40,46 +43,70 @@ double price_of(const SizingCandidate& c, const std::string& base_dir, const Siz
   }
 }
 
-void size_one(const nlohmann::json& scenario, const std::string& file, double load_scale, const SizingOptions& o,
-              SizingRow& row) {
-  nlohmann::json doc = scenario;
-  doc["gpu"] = row.candidate.gpu;
-  if (!doc.contains("engine") || !doc["engine"].is_object()) doc["engine"] = nlohmann::json::object();
-  doc["engine"]["tensor_parallel_size"] = row.candidate.tensor_parallel_size;
-
-  auto probe = [&](int64_t n) {
-    row.probes.push_back(run_probe(doc, file, load_scale, n, o.goal));
-    return row.probes.back().pass;
+/// The sizing search of one shape as a plan (speculative_probes.hpp): the replica count it
+/// probes after these outcomes, or nullopt when it stops. 1, 2, 4, ... until one passes (or
+/// max_replicas fails), then bisection on integers.
+std::optional<int64_t> next_replicas(const SizingOptions& o, const std::vector<bool>& outcomes) {
+  size_t k = 0;
+  std::optional<int64_t> wanted;
+  auto probe = [&](int64_t n) -> std::optional<bool> {
+    if (k == outcomes.size()) {
+      wanted = n;
+      return std::nullopt;
+    }
+    return outcomes[k++];
   };
-  // The fit check is the first probe: build_run refuses a shape the model does not fit.
-  bool first = false;
-  try {
-    first = probe(1);
-  } catch (const InputError& e) {
-    row.fits = false;
-    row.why_not = e.what();
-    return;
-  }
+  const std::optional<bool> first = probe(1);
+  if (!first) return wanted;
   int64_t fail = 0, pass = 0;  // highest failing, lowest passing replica counts (0 = none yet)
-  if (first)
+  if (*first)
     pass = 1;
   else
     fail = 1;
   while (!pass && fail < o.max_replicas) {
     const int64_t n = std::min(fail * 2, o.max_replicas);
-    if (probe(n))
+    const std::optional<bool> ok = probe(n);
+    if (!ok) return wanted;
+    if (*ok)
       pass = n;
     else
       fail = n;
   }
-  if (!pass) return;
+  if (!pass) return std::nullopt;
   while (pass - fail > 1) {
     const int64_t mid = fail + (pass - fail) / 2;
-    if (probe(mid))
+    const std::optional<bool> ok = probe(mid);
+    if (!ok) return wanted;
+    if (*ok)
       pass = mid;
     else
       fail = mid;
   }
+  return std::nullopt;
+}
+
+void size_one(const nlohmann::json& scenario, const std::string& file, double load_scale, const SizingOptions& o,
+              const Execution& exec, SizingRow& row) {
+  nlohmann::json doc = scenario;
+  doc["gpu"] = row.candidate.gpu;
+  if (!doc.contains("engine") || !doc["engine"].is_object()) doc["engine"] = nlohmann::json::object();
+  doc["engine"]["tensor_parallel_size"] = row.candidate.tensor_parallel_size;
+
+  // The fit check is the first probe: build_run refuses a shape the model does not fit.
+  try {
+    search_detail::walk_plan<int64_t>(
+        exec, [&](const std::vector<bool>& outcomes) { return next_replicas(o, outcomes); },
+        [&](int64_t n) { return run_probe(doc, file, load_scale, n, o.goal, exec.progress); }, row.probes);
+  } catch (const InputError& e) {
+    if (!row.probes.empty()) throw;
+    row.fits = false;
+    row.why_not = e.what();
+    return;
+  }
+  int64_t pass = 0;  // the lowest passing count
+  for (const Probe& p : row.probes)
+    if (p.pass && (pass == 0 || p.replicas < pass)) pass = p.replicas;
+  if (!pass) return;
   row.found = true;
   row.replicas = pass;
   row.gpus = pass * row.candidate.tensor_parallel_size;
@@ -104,15 +131,22 @@ std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const
   const ScenarioSettings base = parse_scenario(scenario, file);
 
   std::vector<SizingRow> rows;
-  for (const SizingCandidate& c : candidates) {
-    if (c.tensor_parallel_size < 1)
-      throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
-    SizingRow row;
-    row.candidate = c;
-    row.price_per_gpu_hour_usd = price_of(c, base.base_dir, options, row.price_overridden);
-    size_one(scenario, file, base.load_scale, options, row);
-    rows.push_back(std::move(row));
-  }
+  // Shapes are independent: sized concurrently, collected in candidate order (the first error
+  // in that order is the one reported, as in a loop over them).
+  const Execution each = options.exec.share(candidates.size());
+  run_in_order<SizingRow>(
+      options.exec, candidates.size(),
+      [&](size_t i) {
+        const SizingCandidate& c = candidates[i];
+        if (c.tensor_parallel_size < 1)
+          throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
+        SizingRow row;
+        row.candidate = c;
+        row.price_per_gpu_hour_usd = price_of(c, base.base_dir, options, row.price_overridden);
+        size_one(scenario, file, base.load_scale, options, each, row);
+        return row;
+      },
+      [&](size_t, SizingRow&& row) { rows.push_back(std::move(row)); });
   // Stable: equal keys keep candidate order.
   std::stable_sort(rows.begin(), rows.end(), [](const SizingRow& a, const SizingRow& b) {
     if (row_class(a) != row_class(b)) return row_class(a) < row_class(b);

@@ -27,15 +27,18 @@ ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string
   return s;
 }
 
-nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file) {
+nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress) {
   const ScenarioSettings settings = parse_scenario(doc, file);
   auto run = build_run(settings);
+  run->sim->set_progress(progress);
   run->sim->run();
   return results_json(run->header, *run->sim, run->metrics, settings.slo);
 }
 
-CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req) {
+CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req,
+                                const Execution& exec) {
   LoadSearchOptions o;
+  o.exec = exec;
   o.goal.min_attainment = req.attainment;
   o.rel_precision = req.precision;
   const LoadSearchResult r = search_max_load(doc, file, o);

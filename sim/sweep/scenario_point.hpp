@@ -23,7 +23,8 @@ ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string
 
 /// Simulates the document as `kvcap run` would; returns its results.json. InputError when the
 /// point cannot be built (e.g. the model does not fit the GPU).
-nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file);
+nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file,
+                                 ProgressCounters* progress = nullptr);
 
 /// Capacity options as the sweep and check options name them.
 struct CapacityRequest {
@@ -40,7 +41,9 @@ struct CapacityFigures {
   int probes = 0;
 };
 
-CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req);
+/// `exec`: where its probes run (LoadSearchOptions::exec); the figures do not depend on it.
+CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req,
+                                const Execution& exec = {});
 
 /// JSON form used by sweep.json and check --json.
 nlohmann::ordered_json capacity_json(const CapacityFigures& c);

@@ -61,21 +61,39 @@ SweepResult run_sweep(const SweepOptions& options) {
     out.points.push_back(std::move(sp));
   }
 
-  for (size_t i = 0; i < points.size(); ++i) {
-    SweepPoint& sp = out.points[i];
-    try {
-      sp.results = run_point(docs[i], options.scenario_file);
-      if (options.capacity) sp.capacity = search_capacity(docs[i], options.scenario_file, options.capacity_request);
-      sp.ok = true;
-    } catch (const InputError& e) {
-      sp.ok = false;
-      sp.error = e.what();
-      sp.results = nlohmann::ordered_json();
-      sp.capacity.reset();
-      continue;
-    }
-    sp.headline = headline_of(sp, out.headline);
-  }
+  // Points are independent: run concurrently on the pool, collected in grid order (each point's
+  // headline, and which error ends the sweep, are decided in that order, as in a loop).
+  struct Ran {
+    bool ok = false;
+    std::string error;
+    nlohmann::ordered_json results;
+    std::optional<CapacityFigures> capacity;
+  };
+  const Execution each = options.exec.share(points.size());
+  if (options.exec.progress) options.exec.progress->total.store(static_cast<int64_t>(points.size()));
+  run_in_order<Ran>(
+      options.exec, points.size(),
+      [&](size_t i) {
+        Ran r;
+        try {
+          r.results = run_point(docs[i], options.scenario_file, each.progress);
+          if (options.capacity) r.capacity = search_capacity(docs[i], options.scenario_file, options.capacity_request, each);
+          r.ok = true;
+        } catch (const InputError& e) {
+          r = Ran{};
+          r.error = e.what();
+        }
+        if (options.exec.progress) options.exec.progress->add_done();
+        return r;
+      },
+      [&](size_t i, Ran&& r) {
+        SweepPoint& sp = out.points[i];
+        sp.ok = r.ok;
+        sp.error = std::move(r.error);
+        sp.results = std::move(r.results);
+        sp.capacity = std::move(r.capacity);
+        if (sp.ok) sp.headline = headline_of(sp, out.headline);
+      });
   return out;
 }
 

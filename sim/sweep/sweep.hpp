@@ -21,6 +21,9 @@ struct SweepOptions {
   /// The figure the "vs first" column compares: a results.json path or capacity_requests_per_s.
   /// Empty: capacity_requests_per_s with capacity, else throughput.output_tokens_per_s.
   std::string headline;
+  /// Points run concurrently on exec.pool; every row, file and error is that of the sequential
+  /// sweep (sim/util/task_pool.hpp: run_in_order).
+  Execution exec;
 };
 
 /// One row.

@@ -67,8 +67,8 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
 }  // namespace
 
 void limit_memory(int64_t bytes) {
-#if defined(__SANITIZE_ADDRESS__)
-  (void)bytes;  // ASan reserves terabytes of address space for its shadow: no limit under it
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)bytes;  // ASan and TSan reserve terabytes of address space for their shadow: no limit under them
 #else
   if (bytes <= 0) return;
   rlimit r{};
