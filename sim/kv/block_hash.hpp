@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine/sequence.hpp"
+#include "sim/core/sequence.hpp"
 
 namespace kvcap {
 

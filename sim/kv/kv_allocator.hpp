@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "sim/engine/sequence.hpp"
+#include "sim/core/sequence.hpp"
 
 namespace kvcap {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/engine/sequence.hpp"
+#include "sim/core/sequence.hpp"
 #include "sim/metrics/percentile.hpp"
 
 namespace kvcap {

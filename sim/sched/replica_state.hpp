@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/engine/sequence.hpp"
+#include "sim/core/sequence.hpp"
 #include "sim/kv/kv_allocator.hpp"
 #include "sim/sched/waiting_queue.hpp"
 

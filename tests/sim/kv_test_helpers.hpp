@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/engine/sequence.hpp"
+#include "sim/core/sequence.hpp"
 #include "sim/kv/block_hash.hpp"
 
 namespace kvcap::kv_test {
