@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/check/metric_path.hpp"
+#include "sim/metrics/metric_path.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/kv/contiguous_allocator.hpp"
+#include "sim/sched/admission/admission_settings.hpp"
 #include "sim/util/json_fields.hpp"
 
 namespace kvcap {
@@ -25,26 +26,6 @@ enum class SessionKv {
   drop,      ///< freed at the end of a turn (the next turn may hit the prefix cache, or recompute)
   resident,  ///< kept allocated until the next turn is admitted (or idle timeout / memory pressure)
   swap,      ///< as resident, but at the idle timeout moved to the CPU swap tier and back on the next turn
-};
-
-/// Per priority class bounds (priority value as in the workload; lower = more important).
-struct ClassAdmission {
-  int priority = 0;
-  int64_t max_queue_len = 0;     ///< reject an arrival when this many of its class wait (0 = no bound)
-  double max_queue_wait_s = 0;   ///< drop a never-scheduled request that waited longer (0 = no bound)
-  double shed_kv_fraction = 0;   ///< reject arrivals of this class while KV use >= this (0 = never)
-};
-
-struct AdmissionSettings {
-  std::vector<ClassAdmission> classes;
-  /// Admit only when the forecast KV demand of the running requests plus the newcomer fits.
-  bool predictive = false;
-  /// Quantile of the output-length forecast (0.5 = median; higher = more conservative).
-  double predictive_quantile = 0.9;
-  /// A waiting request preempts running requests of lower classes when its KV does not fit
-  /// (needs scheduling_policy priority; vllm-v1 and vllm-v0).
-  bool preempt_lower_classes = false;
-  bool any() const { return !classes.empty(); }
 };
 
 /// SGLang's conservative scheduling constants (python/sglang/srt/managers/scheduler.py,

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <ostream>
 
-#include "sim/check/metric_path.hpp"
+#include "sim/metrics/metric_path.hpp"
 #include "sim/metrics/results.hpp"
 
 namespace kvcap {

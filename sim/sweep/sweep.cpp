@@ -1,6 +1,6 @@
 #include "sim/sweep/sweep.hpp"
 
-#include "sim/check/metric_path.hpp"
+#include "sim/metrics/metric_path.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "sim/check/metric_path.hpp"
+#include "sim/metrics/metric_path.hpp"
 #include "sim/metrics/results.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"

@@ -13,7 +13,7 @@
 
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/sched/replica_state.hpp"
-#include "sim/scenario/policy_settings.hpp"
+#include "sim/sched/admission/admission_settings.hpp"
 
 namespace kvcap {
 

@@ -1,4 +1,4 @@
-#include "sim/check/metric_path.hpp"
+#include "sim/metrics/metric_path.hpp"
 
 namespace kvcap {
 
