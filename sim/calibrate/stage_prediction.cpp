@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 

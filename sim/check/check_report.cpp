@@ -7,7 +7,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/input_file.hpp"

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/engine/replica.hpp"
-#include "sim/metrics/results.hpp"
+#include "sim/util/text.hpp"  // format_number
 
 namespace kvcap {
 

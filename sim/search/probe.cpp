@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sim/engine/replica.hpp"
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "sim/metrics/metric_path.hpp"
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 
 namespace kvcap {
 

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "workloads/workload_spec.hpp"
 

@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "sim/metrics/metric_path.hpp"
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 

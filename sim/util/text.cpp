@@ -1,5 +1,7 @@
 #include "sim/util/text.hpp"
 
+#include <cmath>
+
 #include "sim/util/error.hpp"
 
 #include <cctype>
@@ -11,6 +13,13 @@ namespace kvcap {
 std::string ascii_lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+std::string format_number(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
 }
 
 std::string csv_field(std::string_view s) {

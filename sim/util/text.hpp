@@ -12,6 +12,9 @@ std::string ascii_lower(std::string s);
 
 /// One CSV field as RFC 4180 writes it: quoted (with quotes doubled) only when it holds a
 /// comma, a quote or a line break.
+/// %.9g (equal runs print byte-identical numbers), or "" for NaN and infinities.
+std::string format_number(double v);
+
 std::string csv_field(std::string_view s);
 
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/report/run_report.hpp"
 #include "tests/report/report_test_util.hpp"
 #include "tests/sim/sim_harness.hpp"

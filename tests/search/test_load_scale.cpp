@@ -1,7 +1,7 @@
 // The scenario's load_scale, which capacity search varies: the same requests played faster.
 #include <doctest/doctest.h>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/search/search_fixtures.hpp"

@@ -2,7 +2,7 @@
 // every request of the unscaled run instead of being cut off at the original horizon.
 #include <doctest/doctest.h>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/search/search_fixtures.hpp"

@@ -2,7 +2,7 @@
 // intervals, so no interval reads above 100% and nothing is lost at the seams.
 #include <doctest/doctest.h>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "tests/sim/sim_harness.hpp"
 
 using namespace kvcap;

@@ -5,7 +5,7 @@
 #include <random>
 #include <sstream>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "tests/sim/sim_harness.hpp"
 
 using namespace kvcap;

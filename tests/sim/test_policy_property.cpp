@@ -8,7 +8,7 @@
 #include <random>
 #include <sstream>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "tests/sim/policy_harness.hpp"
 
 using namespace kvcap;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 

@@ -10,12 +10,9 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/scenario/build_run.hpp"
-#include "sim/util/output_folder.hpp"
+#include "sim/util/text.hpp"  // format_number
 
 namespace kvcap {
-
-/// %.9g, or "null"-worthy values (NaN/inf) as an empty string.
-std::string format_number(double v);
 
 /// The aggregates of a finished run.
 nlohmann::ordered_json results_json(const RunHeader& header, const Simulation& sim, const MetricsCollector& m,
@@ -25,13 +22,5 @@ void write_requests_csv(std::ostream& os, const MetricsCollector& m);
 void write_timeseries_csv(std::ostream& os, const Simulation& sim);
 /// Human summary table.
 void print_summary(std::ostream& os, const nlohmann::ordered_json& results);
-
-/// The files of a run's --out set: results.json, requests.csv, timeseries.csv, report.html.
-const std::vector<std::string>& run_output_names();
-
-/// Writes the run's --out files (run_output_names(); report.html from sim/report/run_report.hpp)
-/// into the set `out`; the caller commits it.
-void write_run_outputs(OutputFolder& out, const nlohmann::ordered_json& results, const Simulation& sim,
-                       const MetricsCollector& m);
 
 }  // namespace kvcap

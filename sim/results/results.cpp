@@ -1,4 +1,4 @@
-#include "sim/metrics/results.hpp"
+#include "sim/results/results.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <map>
 #include <ostream>
 
-#include "sim/report/run_report.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -113,13 +112,6 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
 std::string opt_time(double v) { return v >= 0 ? format_number(v) : std::string(); }
 
 }  // namespace
-
-std::string format_number(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
 
 ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
@@ -387,18 +379,6 @@ void print_summary(std::ostream& os, const ojson& res) {
          << s(c["latency_s"]["ttft"]["p99"]) << " s, tpot p99 " << s(c["latency_s"]["tpot"]["p99"])
          << " s, slo attainment " << s(c["slo_attainment"]) << "\n";
   }
-}
-
-const std::vector<std::string>& run_output_names() {
-  static const std::vector<std::string> names = {"results.json", "requests.csv", "timeseries.csv", "report.html"};
-  return names;
-}
-
-void write_run_outputs(OutputFolder& out, const ojson& results, const Simulation& sim, const MetricsCollector& m) {
-  out.write("results.json", [&](std::ostream& os) { os << results.dump(2) << "\n"; });
-  out.write("requests.csv", [&](std::ostream& os) { write_requests_csv(os, m); });
-  out.write("timeseries.csv", [&](std::ostream& os) { write_timeseries_csv(os, sim); });
-  out.write("report.html", [&](std::ostream& os) { write_run_report_html(os, results, sim, m); });
 }
 
 }  // namespace kvcap
