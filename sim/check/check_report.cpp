@@ -61,6 +61,45 @@ std::string verdict_cell(const MetricOutcome& m) {
   return "";
 }
 
+/// Text as XML attribute or element content: markup characters escaped, control characters
+/// (which XML 1.0 cannot hold) replaced by '?'.
+std::string xml_text(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += (c < 0x20 && ch != '\t' && ch != '\n') ? '?' : ch;
+    }
+  }
+  return out;
+}
+
+/// Text in a Markdown table cell: pipes and backslashes escaped, line breaks and control
+/// characters as spaces, so a name cannot break the table.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '|' || ch == '\\' || ch == '`' || ch == '*' || ch == '_' || ch == '<' || ch == '[') {
+      out += '\\';
+      out += ch;
+    } else {
+      out += c < 0x20 ? ' ' : ch;
+    }
+  }
+  return out;
+}
+
+std::string figure_line(const MetricOutcome& m) {
+  return "baseline " + baseline_cell(*m.expect) + ", now " + number_cell(m.now) + ", change " + change_cell(m);
+}
+
 }  // namespace
 
 CheckTally tally(const std::vector<CheckOutcome>& outcomes) {
@@ -131,6 +170,57 @@ ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outc
                {"regressions", t.regressions},
                {"improvements", t.improvements},
                {"checks", checks}};
+}
+
+std::string check_junit_xml(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {
+  const CheckTally all = tally(outcomes);
+  std::ostringstream os;
+  os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  os << "<testsuites name=\"kvcap check " << xml_text(baseline.file) << "\" tests=\""
+     << all.ok + all.regressions + all.improvements << "\" failures=\"" << all.regressions << "\" errors=\"0\">\n";
+  for (const auto& c : outcomes) {
+    int failures = 0;
+    for (const auto& m : c.metrics) failures += m.verdict == Verdict::regression ? 1 : 0;
+    os << "  <testsuite name=\"" << xml_text(c.check->name) << "\" tests=\"" << c.metrics.size() << "\" failures=\""
+       << failures << "\" errors=\"0\">\n";
+    for (const auto& m : c.metrics) {
+      os << "    <testcase classname=\"kvcap.check." << xml_text(c.check->name) << "\" name=\""
+         << xml_text(m.expect->metric) << "\"";
+      if (m.verdict == Verdict::ok) {
+        os << "/>\n";
+        continue;
+      }
+      os << ">\n";
+      if (m.verdict == Verdict::regression)
+        os << "      <failure type=\"regression\" message=\"" << xml_text(m.detail) << "\">" << xml_text(figure_line(m))
+           << "</failure>\n";
+      else
+        os << "      <system-out>improved - update the baseline: " << xml_text(figure_line(m)) << "</system-out>\n";
+      os << "    </testcase>\n";
+    }
+    os << "  </testsuite>\n";
+  }
+  os << "</testsuites>\n";
+  return os.str();
+}
+
+std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {
+  const CheckTally t = tally(outcomes);
+  std::ostringstream os;
+  os << "### kvcap check " << (t.regressions == 0 ? "PASS" : "FAIL") << ": " << md_cell(baseline.file) << "\n\n"
+     << t.ok << " ok, " << t.regressions << " regression(s), " << t.improvements << " improved"
+     << (t.improvements > 0 ? " (improvements pass; record them with `--write-baseline`)" : "") << "\n\n"
+     << "| check | metric | baseline | now | change | verdict |\n|---|---|---|---|---|---|\n";
+  // Regressions first, then improvements, then the rest, each in the baseline's order.
+  for (const Verdict v : {Verdict::regression, Verdict::improved, Verdict::ok})
+    for (const auto& c : outcomes)
+      for (const auto& m : c.metrics) {
+        if (m.verdict != v) continue;
+        os << "| " << md_cell(c.check->name) << " | " << md_cell(m.expect->metric) << " | " << md_cell(baseline_cell(*m.expect))
+           << " | " << md_cell(number_cell(m.now)) << " | " << md_cell(change_cell(m)) << " | "
+           << (v == Verdict::regression ? "**" + md_cell(verdict_cell(m)) + "**" : md_cell(verdict_cell(m))) << " |\n";
+      }
+  return os.str();
 }
 
 int write_updated_baseline(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,

@@ -23,6 +23,14 @@ CheckTally tally(const std::vector<CheckOutcome>& outcomes);
 void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes);
 nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
 
+/// JUnit XML for CI test reporters: one <testsuite> per check, one <testcase> per figure; a
+/// regression is a <failure> (improvements pass, noted in <system-out>).
+std::string check_junit_xml(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
+
+/// Markdown for CI step summaries (GitHub's $GITHUB_STEP_SUMMARY, GitLab notes): a PASS/FAIL
+/// headline with the tally, then the verdict table, regressions first.
+std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
+
 /// Rewrites the baseline file into `out_path` keeping its layout (key order, checks not run),
 /// with each `value` of the checks that ran set to the figure measured now (%.9g). Bounds
 /// (min/max) and tolerances are left as they are. Returns how many values changed.

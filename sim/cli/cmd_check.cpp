@@ -1,4 +1,4 @@
-// kvcap check BASELINE.json [--only NAME] [--json] [--write-baseline OUT.json]
+// kvcap check BASELINE.json [--only NAME] [--json] [--junit F] [--markdown F] [--write-baseline OUT.json]
 // Exit 0: every figure within its tolerance (improvements are reported, not failed); 1: at
 // least one regression; 2: the baseline or a scenario is bad input.
 #include <iostream>
@@ -9,6 +9,7 @@
 #include "sim/check/check_run.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/parallel_flags.hpp"
+#include "sim/util/atomic_file.hpp"
 
 namespace kvcap::cli {
 
@@ -19,6 +20,7 @@ struct CheckCliOptions {
   std::string only;
   bool json = false;
   std::string write_baseline;
+  std::string junit, markdown;
   ParallelFlags parallel;
 };
 
@@ -31,6 +33,9 @@ int run_check_command(const CheckCliOptions& o) {
     std::cout << check_json(baseline, outcomes).dump(2) << "\n";
   else
     print_check_table(std::cout, outcomes);
+  // Written whatever the verdict: a failing check is when CI needs the report most.
+  if (!o.junit.empty()) write_file_atomically(o.junit, check_junit_xml(baseline, outcomes));
+  if (!o.markdown.empty()) write_file_atomically(o.markdown, check_markdown(baseline, outcomes));
   if (!o.write_baseline.empty()) {
     const int changed = write_updated_baseline(baseline, outcomes, o.write_baseline);
     std::cerr << "kvcap: wrote " << o.write_baseline << ": " << changed
@@ -57,6 +62,10 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--write-baseline", opts->write_baseline,
                   "also write the baseline with every recorded value replaced by the figure measured now "
                   "(for deliberate updates; the exit code still compares with the file as read)");
+  cmd->add_option("--junit", opts->junit, "also write a JUnit XML report (one testcase per figure; a regression is a failure)");
+  cmd->add_option("--markdown", opts->markdown,
+                  "also write a Markdown summary (PASS/FAIL, the tally, the table with regressions first), "
+                  "to append to $GITHUB_STEP_SUMMARY");
   add_jobs_flag(cmd, opts->parallel);
   add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_check_command(*opts); }; });
