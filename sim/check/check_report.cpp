@@ -137,7 +137,8 @@ void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcom
   os << "\n";
 }
 
-ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {
+ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                 const std::vector<std::string>& candidate_sets) {
   ojson checks = ojson::array();
   for (const auto& c : outcomes) {
     ojson metrics = ojson::array();
@@ -164,12 +165,14 @@ ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outc
     checks.push_back(co);
   }
   const CheckTally t = tally(outcomes);
-  return ojson{{"baseline", baseline.file},
-               {"pass", t.regressions == 0},
-               {"ok", t.ok},
-               {"regressions", t.regressions},
-               {"improvements", t.improvements},
-               {"checks", checks}};
+  ojson doc{{"baseline", baseline.file}};
+  if (!candidate_sets.empty()) doc["candidate_set"] = candidate_sets;
+  doc["pass"] = t.regressions == 0;
+  doc["ok"] = t.ok;
+  doc["regressions"] = t.regressions;
+  doc["improvements"] = t.improvements;
+  doc["checks"] = checks;
+  return doc;
 }
 
 std::string check_junit_xml(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {

@@ -21,7 +21,9 @@ CheckTally tally(const std::vector<CheckOutcome>& outcomes);
 
 /// Table: check, metric, baseline, now, change %, verdict; then a one-line summary.
 void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes);
-nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
+/// `candidate_sets`: check --set, recorded in the document ("candidate_set") so a report says what it gated.
+nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                                  const std::vector<std::string>& candidate_sets = {});
 
 /// JUnit XML for CI test reporters: one <testsuite> per check, one <testcase> per figure; a
 /// regression is a <failure> (improvements pass, noted in <system-out>).

@@ -57,7 +57,8 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now) {
   return m;
 }
 
-std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec) {
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec,
+                                     const std::vector<std::string>& candidate_sets) {
   std::vector<CheckOutcome> out;
   std::vector<const BaselineCheck*> chosen;
   for (const BaselineCheck& c : baseline.checks)
@@ -79,6 +80,7 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
         try {
           nlohmann::json doc = read_json_file(c.scenario_file);
           for (const auto& s : c.sets) apply_override(doc, s);
+          for (const auto& s : candidate_sets) apply_override(doc, s);
           r.results = run_point(doc, c.scenario_file, each.progress);
           if (c.capacity) r.capacity = search_capacity(doc, c.scenario_file, *c.capacity, each);
         } catch (const InputError& e) {

@@ -37,6 +37,9 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now);
 /// for a scenario that cannot run.
 /// The checks run concurrently on exec.pool; outcomes and the error reported are those of the
 /// sequential loop (sim/util/task_pool.hpp: run_in_order).
-std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec = {});
+/// `candidate_sets` (check --set) apply to every check's scenario after the check's own `set`:
+/// a candidate configuration gated against the recorded figures without editing the baseline.
+std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec = {},
+                                     const std::vector<std::string>& candidate_sets = {});
 
 }  // namespace kvcap

@@ -1,4 +1,4 @@
-// kvcap check BASELINE.json [--only NAME] [--json] [--junit F] [--markdown F] [--write-baseline OUT.json]
+// kvcap check BASELINE.json [--only NAME] [--json] [--set PATH=VALUE] [--junit F] [--markdown F] [--write-baseline OUT.json]
 // Exit 0: every figure within its tolerance (improvements are reported, not failed); 1: at
 // least one regression; 2: the baseline or a scenario is bad input.
 #include <iostream>
@@ -10,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/util/atomic_file.hpp"
+#include "sim/util/error.hpp"
 
 namespace kvcap::cli {
 
@@ -21,16 +22,20 @@ struct CheckCliOptions {
   bool json = false;
   std::string write_baseline;
   std::string junit, markdown;
+  std::vector<std::string> sets;
   ParallelFlags parallel;
 };
 
 int run_check_command(const CheckCliOptions& o) {
+  if (!o.sets.empty() && !o.write_baseline.empty())
+    throw InputError("--write-baseline", "records the baseline's own configuration: it cannot be combined with --set "
+                                         "(edit the checks' \"set\" in the baseline to record a new configuration)");
   const Baseline baseline = load_baseline(o.baseline);
   CommandRunner runner(o.parallel, "check", "checks");
-  const auto outcomes = run_checks(baseline, o.only, runner.exec());
+  const auto outcomes = run_checks(baseline, o.only, runner.exec(), o.sets);
   runner.finish();
   if (o.json)
-    std::cout << check_json(baseline, outcomes).dump(2) << "\n";
+    std::cout << check_json(baseline, outcomes, o.sets).dump(2) << "\n";
   else
     print_check_table(std::cout, outcomes);
   // Written whatever the verdict: a failing check is when CI needs the report most.
@@ -62,6 +67,9 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--write-baseline", opts->write_baseline,
                   "also write the baseline with every recorded value replaced by the figure measured now "
                   "(for deliberate updates; the exit code still compares with the file as read)");
+  cmd->add_option("--set", opts->sets,
+                  "gate a candidate configuration: override a field of every check's scenario, after the "
+                  "check's own set (repeatable; as kvcap run --set); the baseline file is not changed");
   cmd->add_option("--junit", opts->junit, "also write a JUnit XML report (one testcase per figure; a regression is a failure)");
   cmd->add_option("--markdown", opts->markdown,
                   "also write a Markdown summary (PASS/FAIL, the tally, the table with regressions first), "

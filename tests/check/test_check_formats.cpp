@@ -89,3 +89,37 @@ TEST_CASE("check --junit and --markdown: one testcase per figure, the regression
   CHECK(bad.code == 2);
   CHECK(bad.out.find("no-such-dir") != std::string::npos);
 }
+
+TEST_CASE("check --set gates a candidate configuration against the recorded figures without editing the baseline") {
+  const auto run = kvcap_cli("run scenarios/basic.json --json", false);
+  REQUIRE(run.code == 0);
+  const double capacity = json::parse(run.out)["kv"]["capacity_tokens"].get<double>();
+  REQUIRE(capacity == (21 - 1) * 16);  // basic.json: 21 blocks of 16 tokens, one the null block (vLLM reserves block 0)
+  TempDir tmp("candidate");
+  const auto file = (tmp.path / "b.json").string();
+  const json check{{"name", "kv"},
+                   {"scenario", source_path("scenarios/basic.json")},
+                   {"expect", {{"kv.capacity_tokens", {{"value", capacity}, {"rel_tol", 0.01}, {"better", "higher"}}}}}};
+  write_text(file, json{{"checks", json::array({check})}}.dump(2));
+  const std::string before = read_text(file);
+  CHECK(kvcap_cli("check " + file).code == 0);
+  // A candidate with fewer blocks loses capacity: a regression, the baseline file untouched.
+  auto r = kvcap_cli("check " + file + " --set engine.num_gpu_blocks=20 --json", false);
+  CHECK(r.code == 1);
+  const json doc = json::parse(r.out);
+  CHECK(doc.at("candidate_set") == json::array({"engine.num_gpu_blocks=20"}));
+  CHECK(doc.at("checks")[0].at("metrics")[0].at("now").get<double>() == (20 - 1) * 16);
+  CHECK(read_text(file) == before);
+  // More blocks: improved, which passes.
+  r = kvcap_cli("check " + file + " --set engine.num_gpu_blocks=42");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("improved") != std::string::npos);
+  // Recording a candidate's figures over the baseline is refused.
+  r = kvcap_cli("check " + file + " --set engine.num_gpu_blocks=42 --write-baseline " + (tmp.path / "w.json").string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--write-baseline") != std::string::npos);
+  // A path the scenario format does not know is bad input naming it.
+  r = kvcap_cli("check " + file + " --set engine.no_such_field=1");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("no_such_field") != std::string::npos);
+}
