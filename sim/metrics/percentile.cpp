@@ -27,6 +27,7 @@ template <class ValueAt>
 void fill_percentiles(Summary& s, const ValueAt& value_at) {
   s.p50 = linear_percentile(value_at, s.count, 0.50);
   s.p90 = linear_percentile(value_at, s.count, 0.90);
+  s.p95 = linear_percentile(value_at, s.count, 0.95);
   s.p99 = linear_percentile(value_at, s.count, 0.99);
 }
 

@@ -11,7 +11,7 @@ namespace kvcap {
 
 struct Summary {
   int64_t count = 0;
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
   /// 0 when the percentiles are exact; otherwise the bound on their relative error.
   double relative_error = 0;
 };

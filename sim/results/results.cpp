@@ -25,8 +25,13 @@ double round9(double v) {
 ojson rounded_json_number(double v) { return std::isfinite(v) ? ojson(round9(v)) : ojson(nullptr); }
 
 ojson summary_json(const Summary& s) {
-  if (s.count == 0) return ojson{{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"count", 0}};
-  ojson out{{"mean", rounded_json_number(s.mean)}, {"p50", rounded_json_number(s.p50)}, {"p90", rounded_json_number(s.p90)}, {"p99", rounded_json_number(s.p99)}, {"count", s.count}};
+  if (s.count == 0)
+    return ojson{{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p95", nullptr},
+                 {"p99", nullptr}, {"max", nullptr}, {"count", 0}};
+  ojson out{{"mean", rounded_json_number(s.mean)}, {"p50", rounded_json_number(s.p50)},
+            {"p90", rounded_json_number(s.p90)},   {"p95", rounded_json_number(s.p95)},
+            {"p99", rounded_json_number(s.p99)},   {"max", rounded_json_number(s.max)},
+            {"count", s.count}};
   // Only step-level samples past their memory bound are approximate (RunLengthSamples).
   if (s.relative_error > 0) out["percentile_relative_error"] = s.relative_error;
   return out;

@@ -123,3 +123,29 @@ TEST_CASE("check --set gates a candidate configuration against the recorded figu
   CHECK(r.code == 2);
   CHECK(r.out.find("no_such_field") != std::string::npos);
 }
+
+TEST_CASE("p95 and max are in every latency summary and can be gated") {
+  const auto run = kvcap_cli("run scenarios/basic.json --json", false);
+  REQUIRE(run.code == 0);
+  const json lat = json::parse(run.out).at("latency_s");
+  for (const char* k : {"ttft", "tpot", "itl", "e2e", "queue"}) {
+    CAPTURE(k);
+    const json& s = lat.at(k);
+    REQUIRE(s.at("p95").is_number());
+    // numpy's linear percentiles are monotone in q and bounded by the maximum.
+    CHECK(s.at("p90").get<double>() <= s.at("p95").get<double>());
+    CHECK(s.at("p95").get<double>() <= s.at("p99").get<double>());
+    CHECK(s.at("p99").get<double>() <= s.at("max").get<double>());
+  }
+  TempDir tmp("p95");
+  const auto file = (tmp.path / "b.json").string();
+  const double max_ttft = lat.at("ttft").at("max").get<double>();
+  const json check{{"name", "tail"},
+                   {"scenario", source_path("scenarios/basic.json")},
+                   {"expect", {{"latency_s.ttft.max", {{"max", max_ttft * 0.5}}}, {"latency_s.e2e.p95", {{"min", 0}}}}}};
+  write_text(file, json{{"checks", json::array({check})}}.dump(2));
+  const auto r = kvcap_cli("check " + file);
+  CHECK(r.code == 1);  // the worst TTFT is above half of itself
+  CHECK(r.out.find("latency_s.ttft.max") != std::string::npos);
+  CHECK(r.out.find("above max") != std::string::npos);
+}

@@ -60,10 +60,12 @@ TEST_CASE("metrics: TTFT, TPOT, ITL, e2e, queue, throughput and goodput on a han
 }
 
 TEST_CASE("percentiles follow numpy's linear method, also over run-length samples") {
-  std::vector<double> x{4, 1, 3, 2};  // sorted 1,2,3,4: p50 h=1.5 -> 2.5; p90 h=2.7 -> 3.7
+  std::vector<double> x{4, 1, 3, 2};  // sorted 1,2,3,4: p50 h=1.5 -> 2.5; p90 h=2.7 -> 3.7; p95 h=2.85 -> 3.85
   Summary s = summarize(x);
   CHECK(s.p50 == doctest::Approx(2.5));
   CHECK(s.p90 == doctest::Approx(3.7));
+  CHECK(s.p95 == doctest::Approx(3.85));
+  CHECK(s.max == 4);
   CHECK(s.p99 == doctest::Approx(3.97));
   RunLengthSamples r;
   r.add(2, 3);  // 2,2,2,5: p50 h=1.5 -> 2; p90 h=2.7 -> 2 + 0.7*3 = 4.1

@@ -48,6 +48,7 @@ TEST_CASE("RunLengthSamples: exact across buffer compactions while distinct valu
   CHECK(s.relative_error == 0);
   CHECK(s.p50 == numpy_linear(e.values, 0.50));  // exact: equal as doubles
   CHECK(s.p90 == numpy_linear(e.values, 0.90));
+  CHECK(s.p95 == numpy_linear(e.values, 0.95));
   CHECK(s.p99 == numpy_linear(e.values, 0.99));
   CHECK(s.max == e.values.back());
   double sum = 0;
@@ -92,7 +93,7 @@ TEST_CASE("RunLengthSamples: many distinct values become a sketch within its rel
   const double a = RunLengthSamples::kSketchRelativeError;
   CHECK(s.relative_error == a);
   CHECK(s.count == static_cast<int64_t>(values.size()));
-  for (auto [got, q] : {std::pair{s.p50, 0.50}, std::pair{s.p90, 0.90}, std::pair{s.p99, 0.99}}) {
+  for (auto [got, q] : {std::pair{s.p50, 0.50}, std::pair{s.p90, 0.90}, std::pair{s.p95, 0.95}, std::pair{s.p99, 0.99}}) {
     const double want = numpy_linear(values, q);
     CHECK(std::abs(got - want) <= a * want * (1 + 1e-9));
     CHECK(got != want);  // it is the sketch answering, not an exact path
