@@ -11,6 +11,7 @@
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/input_file.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -61,23 +62,13 @@ std::string verdict_cell(const MetricOutcome& m) {
   return "";
 }
 
-/// Text as XML attribute or element content: markup characters escaped, control characters
-/// (which XML 1.0 cannot hold) replaced by '?'.
+/// Text as XML attribute or element content: control characters (which XML 1.0 cannot hold)
+/// replaced by '?', then markup escaped.
 std::string xml_text(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += (c < 0x20 && ch != '\t' && ch != '\n') ? '?' : ch;
-    }
-  }
-  return out;
+  std::string plain = s;
+  for (char& ch : plain)
+    if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') ch = '?';
+  return escape_markup(plain);
 }
 
 /// Text in a Markdown table cell: pipes and backslashes escaped, line breaks and control

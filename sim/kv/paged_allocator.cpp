@@ -132,9 +132,33 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   skipped = first_kept;
 }
 
+// Inlined into both callers: a decode step makes one call per running request.
+[[gnu::always_inline]] inline void PagedKvAllocator::record_tokens(SeqState& seq, int64_t need_tokens, int64_t computed_end,
+                                                                   int64_t skipped) {
+  const auto slot_index = static_cast<size_t>(seq.slot);
+  auto& tokens = slot_tokens_[slot_index];
+  total_slot_tokens_ += need_tokens - tokens;
+  tokens = need_tokens;
+  if (!cfg_.enable_prefix_caching) return;
+  // Hashes exist for the blocks whose tokens are all known; only a block that has just filled
+  // needs a new one.
+  if (static_cast<int64_t>(seq.block_hashes.size()) < seq.num_tokens() / cfg_.block_size)
+    extend_block_hashes(seq, cfg_.block_size);
+  const int64_t full = std::min(computed_end, seq.num_tokens()) / cfg_.block_size;
+  auto& cached = cached_blocks_[slot_index];
+  for (; cached < full; ++cached) {
+    const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
+    for (int64_t g = 0; g < sliding_end(); ++g) {
+      const int64_t first = sliding(g) ? skipped : 0;
+      if (cached < first) continue;  // already out of this group's window
+      pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - first)], group_key(h, g));
+    }
+  }
+}
+
 bool PagedKvAllocator::allocate_one_group(SeqState& seq, int64_t num_new_tokens) {
-  // allocate() for one full-attention group and no prefix hit: the same steps without the group
-  // loops, hit bookkeeping and calls that would do nothing (a decode step's common case).
+  // allocate() for one full-attention group and no prefix hit (a decode step's common case):
+  // the block count without the group loops and hit bookkeeping; the rest is shared.
   ensure_slot(seq.slot);
   const auto slot_index = static_cast<size_t>(seq.slot);
   const int64_t need_tokens = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
@@ -143,17 +167,7 @@ bool PagedKvAllocator::allocate_one_group(SeqState& seq, int64_t num_new_tokens)
   const int64_t new_blocks = std::max<int64_t>(0, total_blocks - static_cast<int64_t>(t.size()));
   if (new_blocks > pool_.num_free()) return false;
   if (new_blocks > 0) pool_.pop_free(new_blocks, t);
-  auto& tokens = slot_tokens_[slot_index];
-  total_slot_tokens_ += need_tokens - tokens;
-  tokens = need_tokens;
-  if (cfg_.enable_prefix_caching) {
-    if (static_cast<int64_t>(seq.block_hashes.size()) < seq.num_tokens() / cfg_.block_size)
-      extend_block_hashes(seq, cfg_.block_size);
-    const int64_t full = std::min(seq.num_computed_tokens + num_new_tokens, seq.num_tokens()) / cfg_.block_size;
-    auto& cached = cached_blocks_[slot_index];
-    for (; cached < full; ++cached)
-      pool_.cache(t[static_cast<size_t>(cached)], group_key(seq.block_hashes[static_cast<size_t>(cached)], 0));
-  }
+  record_tokens(seq, need_tokens, seq.num_computed_tokens + num_new_tokens, 0);
   return true;
 }
 
@@ -210,24 +224,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     hit_len_ = 0;
     hit_slot_ = -1;
   }
-  auto& tokens = slot_tokens_[slot_index];
-  total_slot_tokens_ += need_tokens - tokens;
-  tokens = need_tokens;
-
-  if (cfg_.enable_prefix_caching) {
-    extend_block_hashes(seq, cfg_.block_size);
-    const int64_t full = std::min(seq.num_computed_tokens + hit_tokens + num_new_tokens, seq.num_tokens()) /
-                         cfg_.block_size;
-    auto& cached = cached_blocks_[slot_index];
-    for (; cached < full; ++cached) {
-      const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
-      for (int64_t g = 0; g < sliding_end(); ++g) {
-        const int64_t first = sliding(g) ? skipped : 0;
-        if (cached < first) continue;  // already out of this group's window
-        pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - first)], group_key(h, g));
-      }
-    }
-  }
+  record_tokens(seq, need_tokens, seq.num_computed_tokens + hit_tokens + num_new_tokens, skipped);
   return true;
 }
 

@@ -69,6 +69,9 @@ class PagedKvAllocator final : public KvAllocator {
   }
   void grow_slots(int32_t slot);
   bool allocate_one_group(SeqState& seq, int64_t num_new_tokens);
+  /// After an allocation: the slot's token count, and (prefix caching) the blocks that filled up
+  /// to `computed_end` entered into the cache; `skipped`: the sliding groups' freed leading blocks.
+  void record_tokens(SeqState& seq, int64_t need_tokens, int64_t computed_end, int64_t skipped);
   int64_t groups() const { return spec_.groups(); }
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
   bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }

@@ -4,23 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "sim/util/text.hpp"
+
 namespace kvcap::report {
 
-std::string escape_html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape_html(std::string_view s) { return escape_markup(s); }
 
 std::string fixed(double v, int decimals) {
   if (!std::isfinite(v)) return "-";

@@ -17,6 +17,9 @@ std::string format_number(double v);
 
 std::string csv_field(std::string_view s);
 
+/// Text safe inside HTML or XML element content and quoted attributes: & < > " ' escaped.
+std::string escape_markup(std::string_view s);
+
 /// Bytes as GiB with two decimals and the unit: "12.34 GiB".
 std::string gib_text(int64_t bytes);
 

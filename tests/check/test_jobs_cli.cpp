@@ -14,28 +14,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct JobsOutputs {
-  int code = -1;
-  std::string out, err;
-  std::map<std::string, std::string> files;  ///< every file under --out by relative path
-};
+using JobsOutputs = cli_test::SplitRun;
 
-/// kvcap with `args` (and `--out DIR` when `with_out`), stdout and stderr kept apart.
 JobsOutputs cj_run_split(const std::string& args, const std::string& tag, bool with_out) {
-  TempDir tmp(tag);
-  const fs::path out_dir = tmp.path / "out";
-  const fs::path so = tmp.path / "stdout", se = tmp.path / "stderr";
-  const auto r = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
-                                       (with_out ? " --out '" + out_dir.string() + "'" : std::string()) + " >'" +
-                                       so.string() + "' 2>'" + se.string() + "'");
-  JobsOutputs o;
-  o.code = r.code;
-  o.out = read_text(so);
-  o.err = read_text(se);
-  if (with_out && fs::exists(out_dir))
-    for (const auto& e : fs::recursive_directory_iterator(out_dir))
-      if (e.is_regular_file()) o.files[fs::relative(e.path(), out_dir).generic_string()] = read_text(e.path());
-  return o;
+  return cli_test::run_kvcap_split(args, "jobs-" + tag, with_out);
 }
 
 void cj_check_same(const JobsOutputs& a, const JobsOutputs& b) {

@@ -2,47 +2,16 @@
 // silenced by --quiet, absent when stderr is not a terminal; the results do not change.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 
 #include "tests/support/run_command.hpp"
 
-namespace fs = std::filesystem;
-
 namespace {
 
-std::string pg_slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-struct ProgressSplit {
-  int code = -1;
-  std::string out, err;
-  std::map<std::string, std::string> files;
-};
+using ProgressSplit = cli_test::SplitRun;
 
 ProgressSplit pg_run_split(const std::string& args, const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("kvcap-progress-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const auto r = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
-                                       " --out '" + (dir / "out").string() + "' >'" + (dir / "stdout").string() +
-                                       "' 2>'" + (dir / "stderr").string() + "'");
-  ProgressSplit s;
-  s.code = r.code;
-  s.out = pg_slurp(dir / "stdout");
-  s.err = pg_slurp(dir / "stderr");
-  for (const auto& e : fs::directory_iterator(dir / "out")) s.files[e.path().filename().string()] = pg_slurp(e.path());
-  fs::remove_all(dir);
-  return s;
+  return cli_test::run_kvcap_split(args, "progress-" + tag, true);
 }
 
 }  // namespace

@@ -3,15 +3,9 @@
 // outputs are the same at every --jobs.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,7 +19,6 @@
 
 using namespace kvcap;
 using namespace kvcap::searchtest;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -73,35 +66,10 @@ json sj_service_bound_scenario() {
                            {{"ttft_p99_s", 0.015}});
 }
 
-std::string sj_slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-struct SearchJobsOutputs {
-  int code = -1;
-  std::string out, err;
-  std::map<std::string, std::string> files;
-};
+using SearchJobsOutputs = cli_test::SplitRun;
 
 SearchJobsOutputs sj_search_cli(const std::string& args, const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / ("kvcap-search-jobs-" + tag + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path out = dir / "out";
-  const auto r = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' search " +
-                                       args + " --out '" + out.string() + "' >'" + (dir / "stdout").string() +
-                                       "' 2>'" + (dir / "stderr").string() + "'");
-  SearchJobsOutputs o;
-  o.code = r.code;
-  o.out = sj_slurp(dir / "stdout");
-  o.err = sj_slurp(dir / "stderr");
-  if (fs::exists(out))
-    for (const auto& e : fs::directory_iterator(out)) o.files[e.path().filename().string()] = sj_slurp(e.path());
-  fs::remove_all(dir);
-  return o;
+  return cli_test::run_kvcap_split("search " + args, "search-jobs-" + tag, true);
 }
 
 }  // namespace

@@ -7,6 +7,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 
 namespace cli_test {  // not inside namespace kvcap: several tests name their runner kvcap()
@@ -39,5 +42,42 @@ inline CommandResult run_kvcap(const std::string& args) {
 inline std::string temp_path(const std::string& tag, const std::string& name) {
   return (std::filesystem::temp_directory_path() / (tag + "_" + std::to_string(::getpid()) + "_" + name)).string();
 }
+
+#if defined(KVCAP_BIN) && defined(KVCAP_SOURCE_DIR)
+/// A kvcap run with stdout, stderr and the --out files kept apart.
+struct SplitRun {
+  int code = -1;
+  std::string out, err;
+  std::map<std::string, std::string> files;  ///< every file under --out by relative path
+};
+
+/// kvcap with `args` from the source folder (and `--out DIR` when `with_out`), in a scratch
+/// folder named after `tag` that is removed afterwards.
+inline SplitRun run_kvcap_split(const std::string& args, const std::string& tag, bool with_out) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kvcap-split-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path out_dir = dir / "out", so = dir / "stdout", se = dir / "stderr";
+  const auto r = run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
+                             (with_out ? " --out '" + out_dir.string() + "'" : std::string()) + " >'" + so.string() +
+                             "' 2>'" + se.string() + "'");
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream text;
+    text << f.rdbuf();
+    return text.str();
+  };
+  SplitRun o;
+  o.code = r.code;
+  o.out = slurp(so);
+  o.err = slurp(se);
+  if (with_out && fs::exists(out_dir))
+    for (const auto& e : fs::recursive_directory_iterator(out_dir))
+      if (e.is_regular_file()) o.files[fs::relative(e.path(), out_dir).generic_string()] = slurp(e.path());
+  fs::remove_all(dir);
+  return o;
+}
+#endif
 
 }  // namespace cli_test
