@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/engine_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/engine/event_log.hpp"
 #include "sim/report/run_outputs.hpp"
@@ -28,11 +29,12 @@ struct RunOptions {
   bool json = false;
   std::string events_file;
   int64_t seed = -1;
+  EngineFlags engine;
   ParallelFlags parallel;
 };
 
 int run_run(const RunOptions& o) {
-  std::vector<std::string> sets = o.sets;
+  std::vector<std::string> sets = engine_flag_sets(o.engine, o.sets);
   if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
   const ScenarioSettings settings = load_scenario(o.scenario, sets);
   auto run = build_run(settings);
@@ -92,6 +94,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table");
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
+  add_engine_flags(cmd, opts->engine);
   add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_run(*opts); }; });
 }

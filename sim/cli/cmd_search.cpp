@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/engine_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/report/search_report_html.hpp"
@@ -37,8 +38,7 @@ struct SearchOptions {
   bool json = false;
   std::string out_dir;
   bool min_replicas = false;
-  std::string gpus;  ///< comma-separated
-  std::string tps;   ///< comma-separated
+  EngineFlags engine;  ///< with --min-replicas, engine.gpu and engine.tensor_parallel_size are lists
   int64_t max_replicas = 64;
   std::vector<std::string> prices;  ///< GPU=USD
   ParallelFlags parallel;
@@ -74,11 +74,11 @@ std::string checked_gpu(const std::string& g) {
   const bool path = g.find('/') != std::string::npos || g.ends_with(".json");
   const std::string id = path ? std::filesystem::absolute(g).string() : g;
   try {
-    (void)load_gpu(id);
+    const GpuSpec spec = load_gpu(id);
+    return path ? id : spec.id;  // a name such as "h100" becomes its catalog id, as prices are keyed
   } catch (const InputError& e) {
     throw InputError("--gpu", e.what());
   }
-  return id;
 }
 
 /// search.json, search.csv and search.html as one output set (sim/util/output_folder.hpp).
@@ -94,10 +94,11 @@ int run_search(const SearchOptions& o) {
   if (!(o.attainment > 0 && o.attainment <= 1))
     throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(o.attainment));
   nlohmann::json doc = read_json_file(o.scenario);
-  for (const auto& s : o.sets) apply_override(doc, s);
+  const std::vector<std::string> sets = engine_flag_sets(o.engine, o.sets, !o.min_replicas);
+  for (const auto& s : sets) apply_override(doc, s);
   const ScenarioSettings settings = parse_scenario(doc, o.scenario);
   require_slo(doc, o.scenario);
-  SearchInputs in{o.scenario, settings.name, settings.slo, o.sets};
+  SearchInputs in{o.scenario, settings.name, settings.slo, sets};
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
@@ -105,9 +106,7 @@ int run_search(const SearchOptions& o) {
     folder = std::make_unique<OutputFolder>(o.out_dir, std::vector<std::string>{"search.json", "search.csv", "search.html"});
 
   if (!o.min_replicas) {
-    if (!o.gpus.empty() || !o.tps.empty() || !o.prices.empty())
-      throw InputError(!o.gpus.empty() ? "--gpu" : !o.tps.empty() ? "--tp" : "--price-per-gpu-hour",
-                       "sizes a deployment: use it with --min-replicas");
+    if (!o.prices.empty()) throw InputError("--price-per-gpu-hour", "sizes a deployment: use it with --min-replicas");
     if (!(o.precision > 0 && o.precision <= 1))
       throw InputError("--precision", "expected a relative precision in (0, 1], got " + std::to_string(o.precision));
     if (!(std::isfinite(o.max_scale) && o.max_scale >= settings.load_scale))
@@ -148,26 +147,15 @@ int run_search(const SearchOptions& o) {
   if (o.max_replicas < 1 || o.max_replicas > 4096)
     throw InputError("--max-replicas", "expected 1 to 4096 replicas, got " + std::to_string(o.max_replicas));
   std::vector<std::string> gpus;
-  if (o.gpus.empty())
+  if (o.engine.gpu.empty())
     gpus.push_back(doc.at("gpu").get<std::string>());
   else
-    for (const auto& g : split_commas(o.gpus, "--gpu")) gpus.push_back(checked_gpu(g));
+    for (const auto& g : split_commas(o.engine.gpu, "--gpu")) gpus.push_back(checked_gpu(g));
   std::vector<int64_t> tps;
-  if (o.tps.empty()) {
+  if (o.engine.tensor_parallel_size.empty()) {
     tps.push_back(settings.engine.tensor_parallel_size);
   } else {
-    for (const auto& t : split_commas(o.tps, "--tp")) {
-      size_t used = 0;
-      long long v = 0;
-      try {
-        v = std::stoll(t, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != t.size() || v < 1 || v > 1024)
-        throw InputError("--tp", "expected positive tensor-parallel sizes, got " + quote_input(t));
-      tps.push_back(v);
-    }
+    for (const auto& t : split_commas(o.engine.tensor_parallel_size, "--tensor-parallel-size")) tps.push_back(parse_tp(t));
   }
   for (const auto& p : o.prices) {
     const auto eq = p.find('=');
@@ -215,8 +203,11 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", o->out_dir,
                   "folder for search.json, search.csv and search.html (written whole, replacing a previous kvcap set)");
   cmd->add_flag("--min-replicas", o->min_replicas, "sizing: the fewest replicas meeting the SLO at the scenario's load");
-  cmd->add_option("--gpu", o->gpus, "sizing: GPU ids or files, comma-separated (default: the scenario's)");
-  cmd->add_option("--tp", o->tps, "sizing: tensor-parallel sizes, comma-separated (default: the scenario's)");
+  add_engine_flags(cmd, o->engine,
+                   "the scenario's GPU (catalog id, a name such as h100, or a GPU JSON file); with --min-replicas a "
+                   "comma-separated list of GPUs to size (default: the scenario's)",
+                   "GPUs per replica (vLLM --tensor-parallel-size / -tp); with --min-replicas a comma-separated list "
+                   "of sizes to try (default: the scenario's)");
   cmd->add_option("--max-replicas", o->max_replicas, "sizing: most replicas to try (64)");
   cmd->add_option("--price-per-gpu-hour", o->prices, "sizing: GPU=USD price override, e.g. h200=3.5 (repeatable)");
   add_jobs_flag(cmd, o->parallel);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/engine_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sim/sweep/sweep_report.hpp"
@@ -24,13 +25,14 @@ struct SweepCliOptions {
   std::string headline;
   bool json = false;
   std::string out_dir;
+  EngineFlags engine;
   ParallelFlags parallel;
 };
 
 int run_sweep_command(const SweepCliOptions& o) {
   SweepOptions so;
   so.scenario_file = o.scenario;
-  so.sets = o.sets;
+  so.sets = engine_flag_sets(o.engine, o.sets);
   for (const auto& g : o.grids) so.axes.push_back(parse_grid_axis(g));
   so.capacity = o.capacity;
   so.capacity_request.attainment = o.attainment;
@@ -80,6 +82,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--out", opts->out_dir,
                   "folder for sweep.csv, sweep.json and each point's results.json (written whole, replacing a "
                   "previous kvcap set)");
+  add_engine_flags(cmd, opts->engine);
   add_jobs_flag(cmd, opts->parallel);
   add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_sweep_command(*opts); }; });

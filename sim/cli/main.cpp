@@ -6,6 +6,7 @@
 
 #include "sim/cli/commands.hpp"
 #include <string>
+#include <vector>
 
 #include "sim/util/exit_codes.hpp"
 #include "sim/util/text.hpp"
@@ -36,8 +37,16 @@ int main(int argc, char** argv) {
         kvcap::cli::add_sweep_command(app, action);
         kvcap::cli::add_check_command(app, action);
         kvcap::cli::add_fidelity_command(app, action);
+        // vLLM spells its parallelism shorthands -tp, -pp and -dp (argparse takes multi-letter short
+        // options; CLI11 does not): they are read as --tp, --pp and --dp.
+        std::vector<std::string> args(argv, argv + argc);
+        for (auto& a : args)
+          for (const char* s : {"-tp", "-pp", "-dp"})
+            if (a == s || a.starts_with(std::string(s) + "=")) a = "-" + a;
+        std::vector<char*> arg_ptrs;
+        for (auto& a : args) arg_ptrs.push_back(a.data());
         try {
-          app.parse(argc, argv);
+          app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
         } catch (const CLI::ParseError& e) {
           const int code = app.exit(e);  // prints help/version (code 0) or the usage error
           return code == 0 ? kvcap::kExitOk : kvcap::kExitBadInput;

@@ -269,7 +269,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
     b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value();
   }
-  const std::string fit_hint = " (try a larger --tensor-parallel-size, weight quantization, or a larger GPU)";
+  const std::string fit_hint = " (try a larger --tensor-parallel-size / engine.tensor_parallel_size, weight quantization with --quantization / "
+      "engine.quantization, or a larger --gpu)";
 
   // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
   // size here; the hybrid models read by kvcap have equal KV shapes in every attention layer, and
@@ -370,8 +371,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     throw InputError("--max-num-seqs", "max_num_seqs (" + std::to_string(b.max_num_seqs) +
                                            ") exceeds available Mamba cache blocks (" + std::to_string(b.num_gpu_blocks) +
                                            "): vLLM >= 0.19 refuses to start a hybrid model that cannot give every decode "
-                                           "sequence a state block (PR #38270). Lower --max-num-seqs to at most " +
-                                           std::to_string(b.num_gpu_blocks) + ", or raise --gpu-memory-utilization");
+                                           "sequence a state block (PR #38270). Lower --max-num-seqs (engine.max_num_seqs) to at most " +
+                                           std::to_string(b.num_gpu_blocks) + ", or raise --gpu-memory-utilization (engine.gpu_memory_utilization)");
   b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
@@ -396,7 +397,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                          std::to_string(check_blocks) + " blocks (" + gib_text(b.kv_cache_bytes_per_gpu) +
                          (check_page != b.page_bytes_per_gpu ? "; vLLM checks a pipeline stage against all layers" : "") +
                          "); the estimated maximum model length is " + std::to_string(est) +
-                         ". Lower --max-model-len or raise --gpu-memory-utilization");
+                         ". Lower --max-model-len (engine.max_model_len) or raise --gpu-memory-utilization "
+                         "(engine.gpu_memory_utilization)");
   }
   b.max_concurrency = static_cast<double>(b.num_gpu_blocks) / static_cast<double>(b.blocks_per_max_len_request);
   return b;

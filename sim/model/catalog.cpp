@@ -4,6 +4,7 @@
 // change memory (token ids, rope scaling, ...) are kept as published; they are ignored on reading.
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -919,6 +920,44 @@ const CatalogEntry kCatalog[] = {
 };
 // clang-format on
 
+/// Other HuggingFace repositories whose config.json has the entry's shapes (layers, widths, heads,
+/// vocabulary, max_position_embeddings, sliding window, quantization): instruction-tuned and
+/// renamed releases of the same weights' layout. A repository whose config differs in anything
+/// kvcap reads (Qwen2.5-7B base: 131072 positions, not 32768; Mistral-7B v0.2: no sliding
+/// window) is not listed; its config.json path works.
+struct CatalogAlias {
+  const char* repo;
+  const char* name;
+};
+const CatalogAlias kAliases[] = {
+    {"meta-llama/Llama-3.1-8B", "llama-3.1-8b"},
+    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+    {"meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b"},
+    {"meta-llama/Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+    {"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"},
+    {"meta-llama/Llama-3.3-70B-Instruct", "llama-3.1-70b"},
+    {"meta-llama/Llama-3.1-405B", "llama-3.1-405b"},
+    {"meta-llama/Llama-3.1-405B-Instruct", "llama-3.1-405b"},
+    {"meta-llama/Meta-Llama-3.1-405B-Instruct", "llama-3.1-405b"},
+    {"meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"},
+    {"meta-llama/Llama-2-70b-chat-hf", "llama-2-70b"},
+    {"codellama/CodeLlama-34b-hf", "codellama-34b"},
+    {"mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b"},
+    {"mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"},
+    {"deepseek-ai/DeepSeek-V3-0324", "deepseek-v3"},
+    {"deepseek-ai/DeepSeek-R1", "deepseek-v3"},
+    {"deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"},
+    {"google/gemma-2-9b-it", "gemma-2-9b"},
+    {"google/gemma-2-27b-it", "gemma-2-27b"},
+};
+
+/// The repository part of a repo id ("Llama-3.1-70B-Instruct" of "meta-llama/...").
+std::string repo_basename(const std::string& repo) {
+  const auto slash = repo.rfind('/');
+  return slash == std::string::npos ? repo : repo.substr(slash + 1);
+}
+
 std::string catalog_list() {
   std::string s;
   for (const auto& e : kCatalog) s += (s.empty() ? "" : ", ") + std::string(e.name);
@@ -937,6 +976,12 @@ std::vector<std::string> model_catalog_names() {
   std::vector<std::string> names;
   for (const auto& e : kCatalog) names.emplace_back(e.name);
   return names;
+}
+
+std::vector<std::pair<std::string, std::string>> model_catalog_aliases() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : kAliases) out.emplace_back(a.repo, a.name);
+  return out;
 }
 
 ModelSpec load_model(const std::string& name_or_path) {
@@ -958,6 +1003,21 @@ ModelSpec load_model(const std::string& name_or_path) {
   // download directory of the same name (holding the user's own config.json) still wins.
   for (const auto& e : kCatalog) {
     if (key == ascii_lower(e.hf_repo)) return from_entry(e);
+  }
+  auto by_name = [](const char* name) -> const CatalogEntry& {
+    for (const auto& e : kCatalog)
+      if (std::string(e.name) == name) return e;
+    throw std::logic_error(std::string("catalog alias names no entry: ") + name);
+  };
+  for (const auto& a : kAliases)
+    if (key == ascii_lower(a.repo)) return from_entry(by_name(a.name));
+  // The repository name alone ("Llama-3.1-70B-Instruct"), as people write it in chat and
+  // spreadsheets, when it names one entry.
+  if (key.find('/') == std::string::npos) {
+    for (const auto& e : kCatalog)
+      if (key == ascii_lower(repo_basename(e.hf_repo))) return from_entry(e);
+    for (const auto& a : kAliases)
+      if (key == ascii_lower(repo_basename(a.repo))) return from_entry(by_name(a.name));
   }
   throw InputError("--model", "\"" + escape_text(name_or_path) +
                                   "\" is neither a catalog model (or its HuggingFace repo id) nor an existing "

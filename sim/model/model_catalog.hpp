@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,10 @@ ModelSpec load_model(const std::string& name_or_path);
 
 /// Read a parsed HuggingFace config.json; `origin` names the file in messages.
 ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& origin);
+
+/// Other HuggingFace repo ids with a catalog entry's shapes (instruction-tuned releases), as
+/// (repo id, catalog name); load_model accepts them, and each repo's name without its owner.
+std::vector<std::pair<std::string, std::string>> model_catalog_aliases();
 
 /// Catalog names in a stable order.
 std::vector<std::string> model_catalog_names();

@@ -20,6 +20,7 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   const EngineSettings& e = s.engine;
   EngineMemoryConfig m;
   m.tensor_parallel_size = e.tensor_parallel_size;
+  m.pipeline_parallel_size = e.pipeline_parallel_size;
   m.kv_cache_dtype = e.kv_cache_dtype;
   m.dtype = e.dtype;
   m.quantization = e.quantization;
@@ -95,6 +96,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   } catch (const InputError& err) {
     throw InputError(field(s, "/gpu"), err.what());
   }
+  if (s.engine.pipeline_parallel_size > 1)
+    throw InputError(field(s, "/engine/pipeline_parallel_size"),
+                     "kvcap run, search and sweep price steps for pipeline_parallel_size 1 only (vLLM keeps "
+                     "pipeline_parallel_size batches in flight, which the engine does not model yet); `kvcap memory "
+                     "--pipeline-parallel-size " + std::to_string(s.engine.pipeline_parallel_size) +
+                         "` sizes the KV cache per stage");
   try {
     run->budget = budget_for(s, run->model, run->gpu);
   } catch (const InputError& err) {

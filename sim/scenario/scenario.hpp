@@ -25,6 +25,10 @@ struct EngineSettings {
   std::string scheduler = "vllm-v1";
   std::string allocator = "paged";
   int64_t tensor_parallel_size = 1;
+  /// vLLM --pipeline-parallel-size: the KV budget is per stage (the smallest stage's pool binds,
+  /// as `kvcap memory` computes); build_run refuses > 1 until steps are priced per stage with
+  /// vLLM's pp batches in flight.
+  int64_t pipeline_parallel_size = 1;
   int64_t block_size = 16;
   std::optional<int64_t> num_gpu_blocks;  ///< overrides the memory model (vLLM num_gpu_blocks_override)
   double gpu_memory_utilization = 0.9;

@@ -154,10 +154,14 @@ TEST_CASE("kvcap search: bad flags and scenarios are exit 2 naming the problem")
   fails_naming(run_cli("search " + file + " --attainment 0"), "--attainment");
   fails_naming(run_cli("search " + file + " --precision -1"), "--precision");
   fails_naming(run_cli("search " + file + " --min-replicas --gpu no-such-gpu"), "--gpu");
-  fails_naming(run_cli("search " + file + " --min-replicas --tp 0"), "--tp");
+  fails_naming(run_cli("search " + file + " --min-replicas --tp 0"), "--tensor-parallel-size");
   fails_naming(run_cli("search " + file + " --min-replicas --price-per-gpu-hour h200"), "--price-per-gpu-hour");
   fails_naming(run_cli("search " + file + " --min-replicas --price-per-gpu-hour h200=-2"), "--price-per-gpu-hour");
-  fails_naming(run_cli("search " + file + " --gpu h200"), "--gpu");
+  // Without --min-replicas, --gpu and --tp set the scenario's GPU and TP (vLLM's flags): a list
+  // is a sizing question.
+  fails_naming(run_cli("search " + file + " --gpu h200,h100"), "--min-replicas");
+  fails_naming(run_cli("search " + file + " --tp 1,2"), "--min-replicas");
+  fails_naming(run_cli("search " + file + " --price-per-gpu-hour h200=2"), "--min-replicas");
   json noslo = service_bound();
   noslo.erase("slo");
   fails_naming(run_cli("search " + write_scenario("noslo.json", noslo)), "/slo");
