@@ -12,6 +12,7 @@
 #include "sim/engine/event_log.hpp"
 #include "sim/report/run_outputs.hpp"
 #include "sim/results/results.hpp"
+#include "sim/results/vllm_bench.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/atomic_file.hpp"
@@ -27,6 +28,8 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string out_dir;
   bool json = false;
+  std::string format = "text";
+  std::string percentiles = "50,90,95,99";
   std::string events_file;
   int64_t seed = -1;
   EngineFlags engine;
@@ -34,6 +37,11 @@ struct RunOptions {
 };
 
 int run_run(const RunOptions& o) {
+  ResultsOptions ro;
+  ro.percentiles = parse_percentiles(o.percentiles, "--percentiles");
+  const std::string format = o.json ? "json" : o.format;
+  if (o.json && o.format != "text" && o.format != "json")
+    throw InputError("--json", "and --format " + o.format + " ask for two formats: give one");
   std::vector<std::string> sets = engine_flag_sets(o.engine, o.sets);
   if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
   const ScenarioSettings settings = load_scenario(o.scenario, sets);
@@ -68,13 +76,16 @@ int run_run(const RunOptions& o) {
   run->sim->run();
   progress.finish();
   if (events) events->commit();
-  const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo);
+  const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo, ro);
+  const auto bench = vllm_bench_json(run->header, *run->sim, run->metrics, settings.slo, ro.percentiles);
   if (out) {
-    write_run_outputs(*out, results, *run->sim, run->metrics);
+    write_run_outputs(*out, results, bench, *run->sim, run->metrics);
     out->commit();
   }
-  if (o.json)
+  if (format == "json")
     std::cout << results.dump(2) << "\n";
+  else if (format == "vllm-bench")
+    std::cout << bench.dump(2) << "\n";
   else
     print_summary(std::cout, results);
   return 0;
@@ -89,9 +100,16 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("scenario", opts->scenario, "scenario JSON file")->required();
   cmd->add_option("--set", opts->sets, "override a scenario field, e.g. --set engine.block_size=32 (repeatable)");
   cmd->add_option("--out", opts->out_dir,
-                  "folder for results.json, requests.csv, timeseries.csv, report.html (written whole, replacing a "
+                  "folder for results.json, vllm-bench.json, requests.csv, timeseries.csv, report.html (written whole, replacing a "
                   "previous kvcap set; README: Reliability)");
-  cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table");
+  cmd->add_flag("--json", opts->json, "print the results as one JSON document instead of the table (--format json)");
+  cmd->add_option("--format", opts->format,
+                  "what stdout gets: text (the summary table), json (results.json), vllm-bench (the keys and units of "
+                  "`vllm bench serve --save-result`: ms, e2el, mean/median/std/p<N>, request_throughput, ...)")
+      ->check(CLI::IsMember({"text", "json", "vllm-bench"}));
+  cmd->add_option("--percentiles", opts->percentiles,
+                  "latency percentiles in every output (results.json p<N>, the table's columns, vllm-bench's "
+                  "p<N>_*_ms), comma-separated (default 50,90,95,99)");
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
   add_engine_flags(cmd, opts->engine);

@@ -24,11 +24,19 @@ double linear_percentile(const ValueAt& value_at, int64_t n, double q) {
 }
 
 template <class ValueAt>
-void fill_percentiles(Summary& s, const ValueAt& value_at) {
+void fill_percentiles(Summary& s, const ValueAt& value_at, const std::vector<double>& percentiles) {
   s.p50 = linear_percentile(value_at, s.count, 0.50);
   s.p90 = linear_percentile(value_at, s.count, 0.90);
   s.p95 = linear_percentile(value_at, s.count, 0.95);
   s.p99 = linear_percentile(value_at, s.count, 0.99);
+  s.at_percentiles.clear();
+  for (double p : percentiles) s.at_percentiles.push_back(linear_percentile(value_at, s.count, p / 100.0));
+}
+
+/// sqrt(E[x²] - E[x]²) loses digits when the spread is small against the mean; the caller passes
+/// the centred sum of squares where it can (exact values), the raw one otherwise.
+double population_std(double centred_sq_sum, int64_t n) {
+  return n > 0 ? std::sqrt(std::max(0.0, centred_sq_sum / static_cast<double>(n))) : 0.0;
 }
 
 // Sorted runs with one entry per value: `a`, sorted here in place, merged with the already
@@ -75,7 +83,7 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-Summary summarize(std::vector<double>& values) {
+Summary summarize(std::vector<double>& values, const std::vector<double>& percentiles) {
   Summary s;
   s.count = static_cast<int64_t>(values.size());
   if (values.empty()) return s;
@@ -94,8 +102,11 @@ Summary summarize(std::vector<double>& values) {
   }
   sum += run_value * static_cast<double>(run_length);
   s.mean = sum / static_cast<double>(s.count);
+  double centred = 0;
+  for (double v : values) centred += (v - s.mean) * (v - s.mean);
+  s.std_dev = population_std(centred, s.count);
   std::sort(values.begin(), values.end());
-  fill_percentiles(s, [&values](int64_t i) { return values[static_cast<size_t>(i)]; });
+  fill_percentiles(s, [&values](int64_t i) { return values[static_cast<size_t>(i)]; }, percentiles);
   s.max = values.back();
   return s;
 }
@@ -127,7 +138,10 @@ size_t RunLengthSamples::stored_entries() const {
 }
 
 void RunLengthSamples::compact() {
-  for (const auto& [v, c] : runs_) folded_sum_ += v * static_cast<double>(c);
+  for (const auto& [v, c] : runs_) {
+    folded_sum_ += v * static_cast<double>(c);
+    folded_sq_sum_ += v * v * static_cast<double>(c);
+  }
   if (sketch_) {
     fold(buckets_, runs_);
   } else {
@@ -162,25 +176,36 @@ void RunLengthSamples::fold(LogBuckets& into, const std::vector<Run>& runs) cons
   }
 }
 
-Summary RunLengthSamples::summarize() const {
+Summary RunLengthSamples::summarize(const std::vector<double>& percentiles) const {
   Summary s;
   s.count = total_;
   if (total_ == 0) return s;
-  double sum = folded_sum_;
-  for (const auto& [v, c] : runs_) sum += v * static_cast<double>(c);
+  double sum = folded_sum_, sq_sum = folded_sq_sum_;
+  for (const auto& [v, c] : runs_) {
+    sum += v * static_cast<double>(c);
+    sq_sum += v * v * static_cast<double>(c);
+  }
   s.mean = sum / static_cast<double>(total_);
   s.max = max_;
   if (!sketch_) {
     std::vector<Run> pending = runs_;
     const std::vector<Run> sorted = merge_distinct(pending, distinct_);
+    double centred = 0;  // exact values at hand: the centred sum, as summarize() computes it
+    for (const auto& [v, c] : sorted) centred += (v - s.mean) * (v - s.mean) * static_cast<double>(c);
+    s.std_dev = population_std(centred, total_);
     std::vector<int64_t> ends(sorted.size());
     int64_t acc = 0;
     for (size_t i = 0; i < sorted.size(); ++i) ends[i] = acc += sorted[i].second;
-    fill_percentiles(s, [&](int64_t i) {
-      return sorted[static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), i) - ends.begin())].first;
-    });
+    fill_percentiles(
+        s,
+        [&](int64_t i) {
+          return sorted[static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), i) - ends.begin())].first;
+        },
+        percentiles);
     return s;
   }
+  const double n = static_cast<double>(total_);
+  s.std_dev = population_std(sq_sum - sum * sum / n, total_);
   LogBuckets all = buckets_;
   fold(all, runs_);
   // Sorted order: negatives from the largest magnitude down, zeros, positives upwards. A bucket's
@@ -199,7 +224,7 @@ Summary RunLengthSamples::summarize() const {
     }
     return max_;
   };
-  fill_percentiles(s, value_at);
+  fill_percentiles(s, value_at, percentiles);
   s.relative_error = kSketchRelativeError;
   return s;
 }

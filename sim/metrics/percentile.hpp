@@ -12,12 +12,16 @@ namespace kvcap {
 struct Summary {
   int64_t count = 0;
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
+  /// Population standard deviation (numpy's np.std, ddof 0, as vLLM's benchmark reports it).
+  double std_dev = 0;
+  /// The values at the requested percentiles (in percent, 0..100), in the order asked.
+  std::vector<double> at_percentiles;
   /// 0 when the percentiles are exact; otherwise the bound on their relative error.
   double relative_error = 0;
 };
 
-/// Exact; sorts `values` in place.
-Summary summarize(std::vector<double>& values);
+/// Exact; sorts `values` in place. `percentiles` (in percent) fill Summary::at_percentiles.
+Summary summarize(std::vector<double>& values, const std::vector<double>& percentiles = {});
 
 /// The median (numpy's, the mean of the middle two for an even count); NaN when empty.
 double median(std::vector<double> values);
@@ -57,7 +61,7 @@ class RunLengthSamples {
   /// Entries held (buffered runs + distinct values or buckets): the memory bound's witness.
   size_t stored_entries() const;
   /// Same result as summarize() on the expanded values while exact.
-  Summary summarize() const;
+  Summary summarize(const std::vector<double>& percentiles = {}) const;
 
  private:
   void add_new_run(double value, int64_t count);
@@ -80,6 +84,7 @@ class RunLengthSamples {
   LogBuckets buckets_;  ///< sketch mode
   double log_gamma_ = 0;
   double folded_sum_ = 0;  ///< sum of value × count over runs already compacted, arrival order
+  double folded_sq_sum_ = 0;  ///< the same for value² (the standard deviation)
   double max_ = 0, min_ = 0;
   int64_t total_ = 0;
 };

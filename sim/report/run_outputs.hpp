@@ -1,5 +1,6 @@
 #pragma once
-// The --out set of `kvcap run`: results.json, requests.csv and timeseries.csv (sim/results) and
+// The --out set of `kvcap run`: results.json, vllm-bench.json (sim/results/vllm_bench.hpp),
+// requests.csv and timeseries.csv (sim/results) and
 // report.html (sim/report), written into one output set.
 #include <string>
 #include <vector>
@@ -12,12 +13,13 @@
 
 namespace kvcap {
 
-/// The files of a run's --out set: results.json, requests.csv, timeseries.csv, report.html.
+/// The files of a run's --out set: results.json, vllm-bench.json, requests.csv, timeseries.csv,
+/// report.html.
 const std::vector<std::string>& run_output_names();
 
 /// Writes the run's --out files (run_output_names(); report.html from sim/report/run_report.hpp)
 /// into the set `out`; the caller commits it.
-void write_run_outputs(OutputFolder& out, const nlohmann::ordered_json& results, const Simulation& sim,
-                       const MetricsCollector& m);
+void write_run_outputs(OutputFolder& out, const nlohmann::ordered_json& results,
+                       const nlohmann::ordered_json& vllm_bench, const Simulation& sim, const MetricsCollector& m);
 
 }  // namespace kvcap

@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 
+#include "sim/results/request_figures.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -24,75 +25,33 @@ double round9(double v) {
 
 ojson rounded_json_number(double v) { return std::isfinite(v) ? ojson(round9(v)) : ojson(nullptr); }
 
-ojson summary_json(const Summary& s) {
-  if (s.count == 0)
-    return ojson{{"mean", nullptr}, {"p50", nullptr}, {"p90", nullptr}, {"p95", nullptr},
-                 {"p99", nullptr}, {"max", nullptr}, {"count", 0}};
-  ojson out{{"mean", rounded_json_number(s.mean)}, {"p50", rounded_json_number(s.p50)},
-            {"p90", rounded_json_number(s.p90)},   {"p95", rounded_json_number(s.p95)},
-            {"p99", rounded_json_number(s.p99)},   {"max", rounded_json_number(s.max)},
-            {"count", s.count}};
+ojson summary_json(const Summary& s, const std::vector<double>& percentiles) {
+  ojson out{{"mean", nullptr}, {"std", nullptr}};
+  for (double p : percentiles) out[percentile_key(p)] = nullptr;
+  out["max"] = nullptr;
+  out["count"] = s.count;
+  if (s.count == 0) return out;
+  out["mean"] = rounded_json_number(s.mean);
+  out["std"] = rounded_json_number(s.std_dev);
+  for (size_t i = 0; i < percentiles.size(); ++i) out[percentile_key(percentiles[i])] = rounded_json_number(s.at_percentiles[i]);
+  out["max"] = rounded_json_number(s.max);
   // Only step-level samples past their memory bound are approximate (RunLengthSamples).
   if (s.relative_error > 0) out["percentile_relative_error"] = s.relative_error;
   return out;
 }
 
-bool has_tpot(const RequestRecord& r) { return r.output_tokens > 1; }
-double ttft(const RequestRecord& r) { return r.first_token_s - r.arrival_s; }
-double e2e(const RequestRecord& r) { return r.finish_s - r.arrival_s; }
-double tpot(const RequestRecord& r) {
-  return has_tpot(r) ? (e2e(r) - ttft(r)) / static_cast<double>(r.output_tokens - 1) : 0.0;
-}
-
-bool meets_slo(const RequestRecord& r, const SloConfig& slo) {
-  if (slo.ttft_s > 0 && !(ttft(r) <= slo.ttft_s)) return false;
-  if (slo.tpot_s > 0 && !(tpot(r) <= slo.tpot_s)) return false;  // vLLM: TPOT of a 1-token output is 0
-  if (slo.e2e_s > 0 && !(e2e(r) <= slo.e2e_s)) return false;
-  return true;
-}
-
 /// Request-level block for every request (cls == nullptr) or one class.
 ojson request_block(const MetricsCollector& m, const std::string* cls, const RunLengthSamples& itl, double duration,
-                    const SloConfig& slo, bool include_rejections) {
-  int64_t finished = 0, rejected = 0, lost = 0, in_flight = 0, good = 0;
-  int64_t in_tokens = 0, out_tokens = 0;
-  const auto selected = [cls](const RequestRecord& r) { return !cls || r.request_class == *cls; };
-  for (const RequestRecord& r : m.records()) {
-    if (!selected(r)) continue;
-    switch (r.outcome) {
-      case RequestOutcome::finished: ++finished; break;
-      case RequestOutcome::rejected: ++rejected; break;
-      case RequestOutcome::lost: ++lost; break;
-      case RequestOutcome::in_flight: ++in_flight; break;
-    }
-    if (r.outcome != RequestOutcome::finished) continue;
-    in_tokens += r.prompt_tokens;
-    out_tokens += r.output_tokens;
-    if (meets_slo(r, slo)) ++good;
-  }
-  // One latency at a time through one buffer: a long run's records dominate its memory, and four
-  // buffers of a double per request were as large again as a third of them.
-  std::vector<double> values;
-  values.reserve(static_cast<size_t>(finished));
-  const auto latency_summary = [&](auto&& value_of, bool (*keep)(const RequestRecord&)) {
-    values.clear();
-    for (const RequestRecord& r : m.records())
-      if (selected(r) && r.outcome == RequestOutcome::finished && keep(r)) values.push_back(value_of(r));
-    return summary_json(summarize(values));
-  };
-  const auto any = [](const RequestRecord&) { return true; };
-  const ojson s_ttft = latency_summary([](const RequestRecord& r) { return ttft(r); }, any);
-  const ojson s_tpot = latency_summary([](const RequestRecord& r) { return tpot(r); }, has_tpot);
-  const ojson s_e2e = latency_summary([](const RequestRecord& r) { return e2e(r); }, any);
-  const ojson s_queue = latency_summary([](const RequestRecord& r) { return r.first_scheduled_s - r.arrival_s; }, any);
-  std::vector<double>().swap(values);
+                    const SloConfig& slo, bool include_rejections, const std::vector<double>& percentiles) {
+  const RequestFigures f = request_figures(m, cls, itl, slo, percentiles);
+  const int64_t finished = f.finished, good = f.good;
   const double d = duration > 0 ? duration : 0;
   auto rate = [d](double x) { return d > 0 ? x / d : 0.0; };
-  ojson requests{{"arrived", finished + rejected + lost + in_flight},
+  ojson requests{{"arrived", f.arrived()},
                  {"finished", finished},
-                 {"rejected", rejected},
-                 {"lost", lost},
-                 {"in_flight", in_flight},
+                 {"rejected", f.rejected},
+                 {"lost", f.lost},
+                 {"in_flight", f.in_flight},
                  {"met_slo", good}};
   if (include_rejections) {
     ojson by_reason = ojson::object();
@@ -101,14 +60,14 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
   }
   ojson out;
   out["requests"] = requests;
-  out["latency_s"] = ojson{{"ttft", s_ttft},
-                           {"tpot", s_tpot},
-                           {"itl", summary_json(itl.summarize())},
-                           {"e2e", s_e2e},
-                           {"queue", s_queue}};
+  out["latency_s"] = ojson{{"ttft", summary_json(f.ttft, percentiles)},
+                           {"tpot", summary_json(f.tpot, percentiles)},
+                           {"itl", summary_json(f.itl, percentiles)},
+                           {"e2e", summary_json(f.e2e, percentiles)},
+                           {"queue", summary_json(f.queue, percentiles)}};
   out["throughput"] = ojson{{"requests_per_s", rounded_json_number(rate(static_cast<double>(finished)))},
-                            {"input_tokens_per_s", rounded_json_number(rate(static_cast<double>(in_tokens)))},
-                            {"output_tokens_per_s", rounded_json_number(rate(static_cast<double>(out_tokens)))}};
+                            {"input_tokens_per_s", rounded_json_number(rate(static_cast<double>(f.in_tokens)))},
+                            {"output_tokens_per_s", rounded_json_number(rate(static_cast<double>(f.out_tokens)))}};
   out["goodput_requests_per_s"] = rounded_json_number(rate(static_cast<double>(good)));
   out["slo_attainment"] = finished > 0 ? rounded_json_number(static_cast<double>(good) / static_cast<double>(finished)) : ojson(nullptr);
   return out;
@@ -118,7 +77,37 @@ std::string opt_time(double v) { return v >= 0 ? format_number(v) : std::string(
 
 }  // namespace
 
-ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo) {
+std::string percentile_key(double percent) {
+  if (percent == std::floor(percent) && std::fabs(percent) < 1e15)
+    return "p" + std::to_string(static_cast<int64_t>(percent));
+  return "p" + format_number(percent);
+}
+
+std::vector<double> parse_percentiles(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    size_t used = 0;
+    double v = NAN;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !(v >= 0 && v <= 100))
+      throw InputError(flag, "expected comma-separated percentiles from 0 to 100 (e.g. 50,90,95,99), got " + quote_input(text));
+    for (double seen : out)
+      if (percentile_key(seen) == percentile_key(v)) throw InputError(flag, "percentile " + item + " is listed twice");
+    out.push_back(v);
+    start = comma + 1;
+  }
+  return out;
+}
+
+ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo,
+                   const ResultsOptions& options) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
   ojson out;
   out["scenario"] = ojson{{"name", h.scenario},
@@ -140,7 +129,8 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"kv_accounting", h.kv_accounting},
                           {"seed", h.seed},
                           {"load_scale", rounded_json_number(h.load_scale)}};
-  ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true);
+  const std::vector<double>& pct = options.percentiles;
+  ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true, pct);
   for (auto& [k, v] : all.items()) out[k] = v;
   out["duration_s"] = rounded_json_number(duration);
   // Requests the workload dropped before they could arrive (over-long prompts, failed trace rows,
@@ -281,7 +271,7 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   std::sort(classes.begin(), classes.end());
   if (!classes.empty()) {
     ojson by = ojson::object();
-    for (const auto& [name, idx] : classes) by[name] = request_block(m, &name, m.itl()[idx + 1], duration, slo, false);
+    for (const auto& [name, idx] : classes) by[name] = request_block(m, &name, m.itl()[idx + 1], duration, slo, false, pct);
     out["by_class"] = by;
   }
   return out;
@@ -297,9 +287,9 @@ void write_requests_csv(std::ostream& os, const MetricsCollector& m) {
        << csv_field(r.reason) << ',' << format_number(r.arrival_s) << ',' << r.prompt_tokens << ',' << r.output_tokens
        << ',' << r.cached_tokens << ',' << r.preemptions << ','
        << (r.first_scheduled_s >= 0 ? format_number(r.first_scheduled_s - r.arrival_s) : std::string()) << ','
-       << (r.first_token_s >= 0 ? format_number(ttft(r)) : std::string()) << ','
-       << (done && has_tpot(r) ? format_number(tpot(r)) : std::string()) << ','
-       << (done ? format_number(e2e(r)) : std::string()) << ',' << (r.output_tokens > 1 ? format_number(r.max_itl_s) : "")
+       << (r.first_token_s >= 0 ? format_number(ttft_of(r)) : std::string()) << ','
+       << (done && has_tpot(r) ? format_number(tpot_of(r)) : std::string()) << ','
+       << (done ? format_number(e2e_of(r)) : std::string()) << ',' << (r.output_tokens > 1 ? format_number(r.max_itl_s) : "")
        << ',' << opt_time(r.finish_s) << '\n';
   }
 }
@@ -326,11 +316,7 @@ void print_summary(std::ostream& os, const ojson& res) {
   auto s = [](const ojson& v) -> std::string {
     if (v.is_null()) return "-";
     if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-    if (v.is_number()) {
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
-      return buf;
-    }
+    if (v.is_number()) return format_plain(v.get<double>());
     return v.dump();
   };
   const auto& sc = res["scenario"];
@@ -356,14 +342,19 @@ void print_summary(std::ostream& os, const ojson& res) {
   os << "requests   arrived " << s(rq["arrived"]) << "  finished " << s(rq["finished"]) << "  rejected "
      << s(rq["rejected"]) << "  lost " << s(rq["lost"]) << "  in flight " << s(rq["in_flight"]) << "\n";
   os << "duration   " << s(res["duration_s"]) << " s\n\n";
-  char line[200];
-  std::snprintf(line, sizeof line, "%-12s %10s %10s %10s %10s\n", "latency (s)", "mean", "p50", "p90", "p99");
-  os << line;
+  // Columns: the mean, the percentiles the run was asked for (--percentiles), the max.
+  std::vector<std::string> cols{"mean"};
+  for (const auto& [key, v] : res["latency_s"]["ttft"].items())
+    if (key.size() > 1 && key[0] == 'p' && key != "percentile_relative_error") cols.push_back(key);
+  cols.push_back("max");
+  std::string header = format_text("%-12s", "latency (s)");
+  for (const auto& c : cols) header += format_text(" %10s", c.c_str());
+  os << header << "\n";
   for (const char* k : {"ttft", "tpot", "itl", "e2e", "queue"}) {
     const auto& l = res["latency_s"][k];
-    std::snprintf(line, sizeof line, "%-12s %10s %10s %10s %10s\n", k, s(l["mean"]).c_str(), s(l["p50"]).c_str(),
-                  s(l["p90"]).c_str(), s(l["p99"]).c_str());
-    os << line;
+    std::string row = format_text("%-12s", k);
+    for (const auto& c : cols) row += format_text(" %10s", s(l[c]).c_str());
+    os << row << "\n";
   }
   const auto& tp = res["throughput"];
   os << "\nthroughput " << s(tp["requests_per_s"]) << " req/s, " << s(tp["input_tokens_per_s"]) << " input tok/s, "

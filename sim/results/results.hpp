@@ -4,6 +4,7 @@
 // human summary. Numbers are printed with %.9g so that equal runs give byte-identical files.
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,9 +15,22 @@
 
 namespace kvcap {
 
+/// What results.json reports beyond the fixed figures.
+struct ResultsOptions {
+  /// Percentiles of every latency summary, in percent: key "p" + the number as vLLM's benchmark
+  /// writes it (50 -> "p50", 99.9 -> "p99.9"). The default puts p95 beside vLLM's usual ones.
+  std::vector<double> percentiles{50, 90, 95, 99};
+};
+
 /// The aggregates of a finished run.
 nlohmann::ordered_json results_json(const RunHeader& header, const Simulation& sim, const MetricsCollector& m,
-                                    const SloConfig& slo);
+                                    const SloConfig& slo, const ResultsOptions& options = {});
+
+/// "p" + the percentile as vLLM's benchmark names it: str(int(p)) for whole numbers, else str(p).
+std::string percentile_key(double percent);
+
+/// A --percentiles list ("50,90,99.9"): each in [0, 100], none twice; InputError naming `flag`.
+std::vector<double> parse_percentiles(const std::string& text, const std::string& flag);
 
 void write_requests_csv(std::ostream& os, const MetricsCollector& m);
 void write_timeseries_csv(std::ostream& os, const Simulation& sim);

@@ -22,6 +22,23 @@ std::string format_number(double v) {
   return buf;
 }
 
+std::string format_plain(double v, int significant) {
+  if (!std::isfinite(v)) return "-";
+  if (v == 0) return "0";
+  const double mag = std::fabs(v);
+  // Whole numbers from 10^significant up; below, enough decimals for `significant` digits.
+  const int decimals =
+      mag >= std::pow(10.0, significant) ? 0 : std::min(12, significant - 1 - static_cast<int>(std::floor(std::log10(mag))));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), v);
+  std::string out = buf;
+  if (out.find('.') != std::string::npos) {
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
+}
+
 std::string escape_markup(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -17,6 +17,10 @@ std::string format_number(double v);
 
 std::string csv_field(std::string_view s);
 
+/// A number for people: plain notation, never an exponent, `significant` digits (at least the
+/// whole part): 28970.4 -> "28970", 0.0047312 -> "0.004731", 2.5 -> "2.5"; "-" for NaN/inf.
+std::string format_plain(double v, int significant = 4);
+
 /// Text safe inside HTML or XML element content and quoted attributes: & < > " ' escaped.
 std::string escape_markup(std::string_view s);
 

@@ -39,7 +39,7 @@ TEST_CASE("kvcap run --events inside --out: a file of the set, kept by reruns; n
     CAPTURE(run);
     REQUIRE(kvcap_cli("run " + kBasic + " --out " + out + " --events " + out + "/logs/events.jsonl").code == 0);
     CHECK(entries(out) == std::set<std::string>{".kvcap-output-set", "logs", "report.html", "requests.csv",
-                                               "results.json", "timeseries.csv"});
+                                               "results.json", "timeseries.csv", "vllm-bench.json"});
     CHECK(slurp(fs::path(out) / "logs" / "events.jsonl").starts_with("{\"replica\":0,\"step\":0,"));
   }
   const auto r = kvcap_cli("run " + kBasic + " --out " + out + " --events " + out + "/results.json");

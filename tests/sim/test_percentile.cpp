@@ -121,3 +121,30 @@ TEST_CASE("RunLengthSamples: the sketch orders negatives, zeros and positives") 
   CHECK(s.max == 50);
   CHECK(s.mean == doctest::Approx(0).epsilon(1e-12));
 }
+
+TEST_CASE("standard deviation and requested percentiles: numpy's, exact and through the sketch") {
+  // x = 1, 2, 3, 4: np.std(x) = sqrt(mean((x - 2.5)^2)) = sqrt((2.25 + 0.25 + 0.25 + 2.25) / 4)
+  // = sqrt(1.25); np.percentile(x, 99.9) = 3 + 0.997 (h = 3 * 0.999 = 2.997), np.percentile(x, 0) = 1.
+  std::vector<double> x{4, 1, 3, 2};
+  const Summary s = summarize(x, {99.9, 0, 50});
+  CHECK(s.std_dev == doctest::Approx(std::sqrt(1.25)));
+  REQUIRE(s.at_percentiles.size() == 3);
+  CHECK(s.at_percentiles[0] == doctest::Approx(3.997));
+  CHECK(s.at_percentiles[1] == 1.0);
+  CHECK(s.at_percentiles[2] == s.p50);
+  RunLengthSamples r(2);  // compacts after two runs: the folded sums carry the std
+  for (double v : {1.0, 2.0, 3.0, 4.0}) r.add(v);
+  const Summary rs = r.summarize({99.9, 0, 50});
+  CHECK(rs.std_dev == doctest::Approx(s.std_dev));
+  CHECK(rs.at_percentiles == s.at_percentiles);
+  // Past the exact bound the std still comes from exact sums (only percentiles are sketched).
+  RunLengthSamples big(4);
+  std::vector<double> all;
+  for (int i = 0; i < 200; ++i) {
+    const double v = 1.0 + 0.001 * i;
+    big.add(v, 3);
+    all.insert(all.end(), 3, v);
+  }
+  REQUIRE(big.approximate());
+  CHECK(big.summarize().std_dev == doctest::Approx(summarize(all).std_dev).epsilon(1e-9));
+}
