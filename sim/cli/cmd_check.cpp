@@ -3,10 +3,15 @@
 // least one regression; 2: the baseline or a scenario is bad input.
 #include <iostream>
 #include <memory>
+#include <filesystem>
 #include <string>
 
 #include "sim/check/check_report.hpp"
 #include "sim/check/check_run.hpp"
+#include "sim/check/starter_baseline.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/util/atomic_file.hpp"
@@ -18,6 +23,7 @@ namespace {
 
 struct CheckCliOptions {
   std::string baseline;
+  std::string init;  ///< --init SCENARIO
   std::string only;
   bool json = false;
   std::string write_baseline;
@@ -26,7 +32,48 @@ struct CheckCliOptions {
   ParallelFlags parallel;
 };
 
+/// --init: the starter baseline, measured, written to --write-baseline's file.
+int run_check_init(const CheckCliOptions& o) {
+  if (!o.baseline.empty()) throw InputError("--init", "writes a new baseline: give no BASELINE file with it");
+  if (o.write_baseline.empty()) throw InputError("--init", "needs --write-baseline OUT.json (the file to create)");
+  if (!o.sets.empty() || !o.only.empty())
+    throw InputError(o.sets.empty() ? "--only" : "--set", "does not apply to --init (edit the scenario, or the "
+                                                          "baseline's \"set\" once written)");
+  const ScenarioSettings s = load_scenario(o.init, {});  // bad input fails here, naming the scenario
+  const auto doc = starter_baseline(o.init, o.write_baseline, s.slo.any());
+  // Measured through a temporary baseline beside the target (the scenario path is relative to that
+  // folder); the target appears only once every figure is recorded.
+  const std::string tmp = o.write_baseline + ".init.json";
+  write_file_atomically(tmp, doc.dump(2) + "\n");
+  struct Remove {
+    std::string p;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+    }
+  } remove_tmp{tmp};
+  const Baseline baseline = load_baseline(tmp);
+  CommandRunner runner(o.parallel, "check", "checks");
+  const auto outcomes = run_checks(baseline, "", runner.exec(), {});
+  runner.finish();
+  for (const auto& c : outcomes)
+    for (const auto& m : c.metrics)
+      if (!m.now)
+        throw InputError(o.init, "the figure " + m.expect->metric +
+                                     " is null on this scenario (no request finished?): nothing to record");
+  write_updated_baseline(baseline, outcomes, o.write_baseline);
+  std::cout << "recorded in " << o.write_baseline << ":\n";
+  for (const auto& c : outcomes)
+    for (const auto& m : c.metrics)
+      std::cout << format_text("  %-32s %s\n", m.expect->metric.c_str(), format_number(*m.now).c_str());
+  std::cerr << "kvcap: wrote " << o.write_baseline << ": " << baseline.checks[0].expect.size()
+            << " figures of " << o.init << " recorded; gate with: kvcap check " << o.write_baseline << "\n";
+  return 0;
+}
+
 int run_check_command(const CheckCliOptions& o) {
+  if (!o.init.empty()) return run_check_init(o);
+  if (o.baseline.empty()) throw InputError("check", "needs a BASELINE file (or --init SCENARIO --write-baseline OUT.json)");
   if (!o.sets.empty() && !o.write_baseline.empty())
     throw InputError("--write-baseline", "records the baseline's own configuration: it cannot be combined with --set "
                                          "(edit the checks' \"set\" in the baseline to record a new configuration)");
@@ -61,7 +108,10 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "check", "CI regression: run the baseline's checks and compare each figure with its recorded value "
                "(exit 1 on a regression; improvements are reported). Format: scenarios/baselines/README.md");
-  cmd->add_option("baseline", opts->baseline, "baseline JSON file (e.g. scenarios/baselines/ci.json)")->required();
+  cmd->add_option("baseline", opts->baseline, "baseline JSON file (e.g. scenarios/baselines/ci.json)");
+  cmd->add_option("--init", opts->init,
+                  "start a baseline for this scenario: its capacity at the SLO, p99 TTFT/TPOT, output throughput "
+                  "and KV pool, measured now and written to --write-baseline OUT.json");
   cmd->add_option("--only", opts->only, "run only the check with this name");
   cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
   cmd->add_option("--write-baseline", opts->write_baseline,

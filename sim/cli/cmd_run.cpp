@@ -8,6 +8,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/engine/event_log.hpp"
 #include "sim/report/run_outputs.hpp"
@@ -33,6 +34,7 @@ struct RunOptions {
   std::string events_file;
   int64_t seed = -1;
   EngineFlags engine;
+  QuickFlags quick;
   ParallelFlags parallel;
 };
 
@@ -42,9 +44,10 @@ int run_run(const RunOptions& o) {
   const std::string format = o.json ? "json" : o.format;
   if (o.json && o.format != "text" && o.format != "json")
     throw InputError("--json", "and --format " + o.format + " ask for two formats: give one");
-  std::vector<std::string> sets = engine_flag_sets(o.engine, o.sets);
+  std::vector<std::string> sets = o.sets;
   if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
-  const ScenarioSettings settings = load_scenario(o.scenario, sets);
+  const CommandScenario cs = command_scenario(o.scenario, o.engine, o.quick, sets);
+  const ScenarioSettings settings = parse_scenario(cs.doc, cs.origin);
   auto run = build_run(settings);
   // The --out set is opened before the run, so a folder kvcap may not replace is refused before
   // any simulated second. An --events file inside it becomes a file of the set (the set
@@ -97,7 +100,9 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate a scenario: summary on stdout, results.json, requests.csv, "
                                             "timeseries.csv and report.html (charts) in --out");
-  cmd->add_option("scenario", opts->scenario, "scenario JSON file")->required();
+  cmd->add_option("scenario", opts->scenario,
+                  "scenario JSON file; without one, --model, --gpu and the workload flags (--isl/--osl or --dataset, "
+                  "--request-rate or --max-concurrency, --num-prompts) build it");
   cmd->add_option("--set", opts->sets, "override a scenario field, e.g. --set engine.block_size=32 (repeatable)");
   cmd->add_option("--out", opts->out_dir,
                   "folder for results.json, vllm-bench.json, requests.csv, timeseries.csv, report.html (written whole, replacing a "
@@ -113,6 +118,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
   add_engine_flags(cmd, opts->engine);
+  add_quick_flags(cmd, opts->quick);
   add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_run(*opts); }; });
 }

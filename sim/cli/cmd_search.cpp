@@ -13,6 +13,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/report/search_report_html.hpp"
@@ -39,6 +40,7 @@ struct SearchOptions {
   std::string out_dir;
   bool min_replicas = false;
   EngineFlags engine;  ///< with --min-replicas, engine.gpu and engine.tensor_parallel_size are lists
+  QuickFlags quick;
   int64_t max_replicas = 64;
   std::vector<std::string> prices;  ///< GPU=USD
   ParallelFlags parallel;
@@ -93,12 +95,21 @@ void write_outputs(OutputFolder& folder, const nlohmann::ordered_json& doc, cons
 int run_search(const SearchOptions& o) {
   if (!(o.attainment > 0 && o.attainment <= 1))
     throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(o.attainment));
-  nlohmann::json doc = read_json_file(o.scenario);
-  const std::vector<std::string> sets = engine_flag_sets(o.engine, o.sets, !o.min_replicas);
-  for (const auto& s : sets) apply_override(doc, s);
-  const ScenarioSettings settings = parse_scenario(doc, o.scenario);
-  require_slo(doc, o.scenario);
-  SearchInputs in{o.scenario, settings.name, settings.slo, sets};
+  QuickFlags quick = o.quick;
+  // A built workload without a rate starts the search at 1 request/s (it scales the rate; a
+  // closed loop or "all at once" has none to scale).
+  if (o.scenario.empty() && !quick.w.request_rate && !quick.w.max_concurrency &&
+      (quick.w.dataset == "random" || quick.w.dataset == "sharegpt"))
+    quick.w.request_rate = 1.0;
+  if (o.scenario.empty() && quick.w.max_concurrency)
+    throw InputError("--max-concurrency", "a closed loop has no rate for the search to scale: give --request-rate");
+  const CommandScenario cs = command_scenario(o.scenario, o.engine, quick, o.sets, !o.min_replicas);
+  const nlohmann::json& doc = cs.doc;
+  const std::string& origin = cs.origin;
+  const std::vector<std::string>& sets = cs.sets;
+  const ScenarioSettings settings = parse_scenario(doc, origin);
+  require_slo(doc, origin);
+  SearchInputs in{origin, settings.name, settings.slo, sets};
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
@@ -124,7 +135,7 @@ int run_search(const SearchOptions& o) {
     CommandRunner runner(o.parallel, "search", "probes");
     lo.exec = runner.exec();
     lo.exec.count_probes = true;
-    const LoadSearchResult r = search_max_load(doc, o.scenario, lo);
+    const LoadSearchResult r = search_max_load(doc, origin, lo);
     runner.finish();
     const auto out = load_search_json(r, lo, in);
     if (folder) {
@@ -169,7 +180,7 @@ int run_search(const SearchOptions& o) {
   CommandRunner runner(o.parallel, "search", "probes");
   so.exec = runner.exec();
   so.exec.count_probes = true;
-  const auto rows = search_min_replicas(doc, o.scenario, candidates, so);
+  const auto rows = search_min_replicas(doc, origin, candidates, so);
   runner.finish();
   const auto out = sizing_json(rows, so, in);
   if (folder) {
@@ -193,7 +204,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "search", "Capacity within the scenario's SLO: the highest load (load_scale) it serves, or with "
                 "--min-replicas the fewest replicas and cost per hour for each GPU x TP");
-  cmd->add_option("scenario", o->scenario, "scenario JSON file (must have an slo block)")->required();
+  cmd->add_option("scenario", o->scenario,
+                  "scenario JSON file (must have an slo block); without one, --model, --gpu and the workload flags "
+                  "(--isl/--osl or --dataset, --request-rate, --ttft-p99/--tpot-p99) build it");
   cmd->add_option("--set", o->sets, "override a scenario field, e.g. --set engine.kv_cache_dtype=fp8 (repeatable)");
   cmd->add_option("--attainment", o->attainment, "fraction of arrived requests that must meet the SLO (0.99)");
   cmd->add_option("--precision", o->precision, "stop when first failing / last passing load - 1 < this (0.02)");
@@ -210,6 +223,7 @@ void add_search_command(CLI::App& app, CommandAction& action) {
                    "of sizes to try (default: the scenario's)");
   cmd->add_option("--max-replicas", o->max_replicas, "sizing: most replicas to try (64)");
   cmd->add_option("--price-per-gpu-hour", o->prices, "sizing: GPU=USD price override, e.g. h200=3.5 (repeatable)");
+  add_quick_flags(cmd, o->quick);
   add_jobs_flag(cmd, o->parallel);
   add_progress_flags(cmd, o->parallel);
   cmd->callback([o, &action] { action = [o] { return run_search(*o); }; });

@@ -66,7 +66,7 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
   w.reject_unknown({"kind", "format", "path", "on_bad_row", "models", "log_types", "columns",
                     "block_tokens", "arrival", "window", "time_scale", "target_rate_per_s",
                     "sample_fraction", "length_cap", "max_model_len", "loop_until_s", "class",
-                    "priority"});
+                    "priority", "max_requests"});
   TraceReadOptions ro;
   ro.path = resolve_workload_path(ctx.base_dir, w.get_string("path"));
   // A regular file: a directory, /dev/zero or a FIFO would fail late, never end, or hang.
@@ -150,8 +150,12 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
   };
   const bool loop = w.has("loop_until_s");
   const double until = w.get_number_in("loop_until_s", 1e-9, 1e12, 0);
-  return [open_capped, loop, until, cls, set_prio, prio]() -> std::unique_ptr<RequestSource> {
+  // The first N requests the trace yields, after the window, sampling and arrivals (a loop
+  // included): vLLM bench's --num-prompts.
+  const int64_t max_requests = w.get_int("max_requests", 1, int64_t{1} << 50, -1);
+  return [open_capped, loop, until, cls, set_prio, prio, max_requests]() -> std::unique_ptr<RequestSource> {
     std::unique_ptr<RequestSource> s = loop ? std::make_unique<LoopSource>(open_capped, until) : open_capped();
+    if (max_requests > 0) s = std::make_unique<TakeSource>(std::move(s), max_requests);
     if (!cls.empty() || set_prio) s = std::make_unique<LabelSource>(std::move(s), cls, set_prio, prio);
     return std::make_unique<CountedSource>(std::move(s));
   };

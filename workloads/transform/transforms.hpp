@@ -57,6 +57,21 @@ class WindowSource final : public WrappingSource {
   bool done_ = false;
 };
 
+/// The first `limit` requests (vLLM bench's --num-prompts over a dataset); the rest are not read.
+class TakeSource final : public WrappingSource {
+ public:
+  TakeSource(std::unique_ptr<RequestSource> inner, int64_t limit) : WrappingSource(std::move(inner)), limit_(limit) {}
+  bool next(Request& out) override {
+    if (taken_ >= limit_ || !inner_->next(out)) return false;
+    ++taken_;
+    return true;
+  }
+
+ private:
+  int64_t limit_;
+  int64_t taken_ = 0;
+};
+
 /// Keeps each request independently with probability `fraction` (seeded Bernoulli).
 class SampleSource final : public WrappingSource {
  public:
