@@ -55,6 +55,14 @@ struct StepCost {
   StepEngineTerms engine;
 };
 
+/// The fractions of peak FLOP/s and HBM bandwidth a cost model's kernels can reach (its assumed
+/// or fitted efficiencies): what a compute- or bandwidth-bound run approaches, so utilization is
+/// judged against it, not against a peak no step reaches. 0 = the model reports no utilization.
+struct UtilizationCeiling {
+  double compute = 0;
+  double bandwidth = 0;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -64,6 +72,7 @@ class CostModel {
   virtual std::string describe() const = 0;
   /// False when the numbers come from a spec sheet, not a measurement on a GPU.
   virtual bool measured() const = 0;
+  virtual UtilizationCeiling utilization_ceiling() const { return {}; }
 };
 
 }  // namespace kvcap

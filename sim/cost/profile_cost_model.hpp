@@ -21,6 +21,7 @@ class ProfileCostModel final : public CostModel {
   std::string describe() const override { return description_; }
   bool measured() const override { return measured_; }
   const CostCoefficients& coefficients() const { return coeff_; }
+  UtilizationCeiling utilization_ceiling() const override { return kvcap::utilization_ceiling(coeff_); }
   /// Engine terms priced on top of the kernels (default: none).
   void set_engine(const EngineOverheads& e) { engine_ = e; }
   const EngineOverheads& engine() const { return engine_; }

@@ -47,6 +47,7 @@ class RooflineCostModel final : public CostModel {
 
   const ModelCostShape& shape() const { return shape_; }
   const CostCoefficients& coefficients() const { return coeff_; }
+  UtilizationCeiling utilization_ceiling() const override { return kvcap::utilization_ceiling(coeff_); }
   /// Engine terms priced on top of the kernels (default: none).
   void set_engine(const EngineOverheads& e) { engine_ = e; }
   const EngineOverheads& engine() const { return engine_; }

@@ -153,4 +153,12 @@ StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const En
   return cost;
 }
 
+UtilizationCeiling utilization_ceiling(const CostCoefficients& c) {
+  UtilizationCeiling u;
+  if (c.peak_flops > 0) u.compute = std::min(1.0, std::max(c.linear_flops_per_s, c.attention_flops_per_s) / c.peak_flops);
+  if (c.peak_hbm_bytes_per_s > 0)
+    u.bandwidth = std::min(1.0, std::max(c.linear_bytes_per_s, c.kv_read_bytes_per_s) / c.peak_hbm_bytes_per_s);
+  return u;
+}
+
 }  // namespace kvcap

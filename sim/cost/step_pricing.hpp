@@ -23,6 +23,10 @@ struct CostCoefficients {
   double step_overhead_s = 0;           ///< scheduler/launch cost of one step
 };
 
+/// The best rates the coefficients allow, as fractions of the peaks utilization is measured
+/// against: GEMMs or prefill attention for compute, weight streaming or KV reads for bandwidth.
+UtilizationCeiling utilization_ceiling(const CostCoefficients& c);
+
 /// Time of the step's phases (seconds), kept for tests and reports.
 struct StepBreakdown {
   double linear_s = 0;

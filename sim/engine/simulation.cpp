@@ -164,6 +164,7 @@ void Simulation::take_sample(double now_s) {
     row.finished = c.finished;
     row.compute_utilization = c.compute_util / opt_.sample_interval_s;
     row.bandwidth_utilization = c.bandwidth_util / opt_.sample_interval_s;
+    row.busy_fraction = c.busy_s / opt_.sample_interval_s;
     timeseries_.push_back(row);
   }
 }

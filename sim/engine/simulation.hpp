@@ -57,6 +57,7 @@ struct TimeseriesRow {
   int64_t preemptions = 0, finished = 0;
   double compute_utilization = 0;    ///< time average over the interval (idle counts as 0)
   double bandwidth_utilization = 0;  ///< time average over the interval
+  double busy_fraction = 0;          ///< share of the interval the replica was stepping
 };
 
 class Simulation final : private RequestEndListener {

@@ -16,6 +16,7 @@ inline constexpr const char* kColorKv = "#d62728";
 inline constexpr const char* kColorKvStored = "#ff9896";
 inline constexpr const char* kColorCompute = "#1f77b4";
 inline constexpr const char* kColorBandwidth = "#2ca02c";
+inline constexpr const char* kColorBusy = "#9467bd";
 inline constexpr const char* kColorRunning = "#1f77b4";
 inline constexpr const char* kColorWaiting = "#ff7f0e";
 inline constexpr const char* kColorPreempt = "#d62728";

@@ -88,7 +88,7 @@ void write_requests(std::ostream& os, const ojson& res) {
   row(os, "input tokens/s", cell(at_path(res, "throughput.input_tokens_per_s")));
   row(os, "output tokens/s", cell(at_path(res, "throughput.output_tokens_per_s")));
   row(os, "goodput (requests/s within SLO)", cell(at_path(res, "goodput_requests_per_s")));
-  row(os, "SLO attainment (of finished)", percent_cell(at_path(res, "slo_attainment")));
+  row(os, "SLO attainment (of arrived: rejected, lost, unfinished are misses)", percent_cell(at_path(res, "slo_attainment")));
   row(os, "SLO: TTFT ≤ (s)", cell(at_path(res, "slo.ttft_p99_s")));
   row(os, "SLO: TPOT ≤ (s)", cell(at_path(res, "slo.tpot_p99_s")));
   row(os, "SLO: end-to-end ≤ (s)", cell(at_path(res, "slo.e2e_p99_s")));
@@ -130,7 +130,7 @@ void write_classes(std::ostream& os, const ojson& res) {
   if (!by.is_object() || by.empty()) return;
   os << "<h2>By class</h2>\n<table>\n<tr><th class=\"k\">class</th><th>arrived</th><th>finished</th>"
         "<th>rejected</th><th>TTFT p99 (s)</th><th>TPOT p99 (s)</th><th>E2E p99 (s)</th><th>goodput (req/s)</th>"
-        "<th>SLO attainment</th></tr>\n";
+        "<th>SLO attainment (of arrived)</th></tr>\n";
   for (const auto& [name, c] : by.items()) {
     os << "<tr><td class=\"k\">" << escape_html(name) << "</td>";
     for (const char* k : {"requests.arrived", "requests.finished", "requests.rejected", "latency_s.ttft.p99",

@@ -28,6 +28,8 @@ inline constexpr size_t kMaxPointsPerSeries = 1200;
 inline constexpr size_t kMaxReplicaCharts = 4;
 /// A wall counts as hit when its utilization first reaches this fraction.
 inline constexpr double kWallThreshold = 0.9;
+/// The GPU counts as saturated when it steps this share of the time (the wall rule's threshold).
+inline constexpr double kBusyThreshold = 0.8;
 
 /// What the report reads besides results.json, without needing a Simulation (tests build it
 /// from hand-made rows).

@@ -41,7 +41,7 @@ std::vector<std::span<const TimeseriesRow>> by_sample(std::span<const Timeseries
 /// One "which wall first" panel at full resolution.
 struct WallSeries {
   std::string title;
-  std::vector<Point> kv_used, kv_fullest, kv_stored, compute, bandwidth;
+  std::vector<Point> kv_used, kv_fullest, kv_stored, compute, bandwidth, busy;
   std::vector<Point> waiting;  ///< requests waiting at each sample
   int64_t peak_running = 0;
 };
@@ -86,46 +86,55 @@ std::vector<Point> moving_average(const std::vector<Point>& pts, size_t window) 
   return out;
 }
 
-/// One sentence per resource, then which wall came first.
-std::string wall_caption(const WallSeries& w) {
-  struct Wall {
-    const char* name;
+/// What the utilization lines are a share of: the cost model's ceilings (what its kernels can
+/// reach, results.json utilization.*_ceiling), or the peaks when it reports none.
+struct Ceilings {
+  double compute = 0, bandwidth = 0;
+  bool of_reachable() const { return compute > 0 && bandwidth > 0; }
+};
+
+/// When each line's 10-sample mean first reached its threshold, and its peak; then, if none did,
+/// whether a queue persisted. The verdict itself is the shared rule's (stated above the charts).
+std::string wall_caption(const WallSeries& w, const Ceilings& ceil) {
+  struct Line {
+    std::string name;
     const std::vector<Point>* pts;
+    double threshold;
   };
-  const Wall walls[] = {{"KV memory (blocks in use)", w.kv_fullest.empty() ? &w.kv_used : &w.kv_fullest},
-                        {"compute", &w.compute},
-                        {"memory bandwidth", &w.bandwidth}};
+  const std::string of = ceil.of_reachable() ? " (share of reachable)" : "";
+  const Line lines[] = {{"KV memory (blocks in use)", w.kv_fullest.empty() ? &w.kv_used : &w.kv_fullest, kWallThreshold},
+                        {"GPU busy", &w.busy, kBusyThreshold},
+                        {"compute" + of, &w.compute, kWallThreshold},
+                        {"memory bandwidth" + of, &w.bandwidth, kWallThreshold}};
   std::string s;
-  double first_t = -1;
-  const char* first_name = nullptr;
-  for (const Wall& x : walls) {
+  bool any = false;
+  for (const Line& x : lines) {
     const std::vector<Point> smooth = moving_average(*x.pts, kWallWindowSamples);
-    const double t = first_reach(smooth, kWallThreshold);
+    const double t = first_reach(smooth, x.threshold);
     s += x.name;
     if (t >= 0)
-      s += " first reached " + percent(kWallThreshold) + " at t = " + fixed(t, 1) + " s";
+      s += " first reached " + percent(x.threshold) + " at t = " + fixed(t, 1) + " s";
     else
-      s += " never reached " + percent(kWallThreshold);
+      s += " never reached " + percent(x.threshold);
     s += " (peak " + percent(max_y(smooth)) + "); ";
-    if (t >= 0 && (first_t < 0 || t < first_t)) {
-      first_t = t;
-      first_name = x.name;
-    }
+    // Busy alone is no wall: a continuously batching GPU steps all the time even when it keeps up.
+    if (t >= 0 && x.pts != &w.busy) any = true;
   }
-  if (first_name)
-    s += std::string("first wall: ") + first_name + ".";
-  else if (const double queue = max_y(moving_average(w.waiting, kWallWindowSamples));
-           queue >= std::max(1.0, kQueueShareOfBatch * static_cast<double>(w.peak_running)))
-    s += "none reached " + percent(kWallThreshold) + ", yet a queue of up to " + fixed(queue, 1) +
-         " waiting requests persisted with at most " + std::to_string(w.peak_running) +
-         " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
-  else
-    s += "none reached " + percent(kWallThreshold) + " and no queue persisted: the offered load set the pace.";
+  if (!any) {
+    if (const double queue = max_y(moving_average(w.waiting, kWallWindowSamples));
+        queue >= std::max(1.0, kQueueShareOfBatch * static_cast<double>(w.peak_running)))
+      s += "no resource reached " + percent(kWallThreshold) + ", yet a queue of up to " + fixed(queue, 1) +
+           " waiting requests persisted with at most " + std::to_string(w.peak_running) +
+           " running: an engine limit (max_num_seqs, max_num_batched_tokens) or the scheduler held them back.";
+    else
+      s += "no resource reached " + percent(kWallThreshold) + " and no queue persisted.";
+  }
   return s + " (Judged on the mean of the last " + std::to_string(kWallWindowSamples) + " samples.)";
 }
 
 std::vector<WallSeries> wall_series(const std::vector<std::span<const TimeseriesRow>>& samples,
-                                    const std::vector<int64_t>& capacity) {
+                                    const std::vector<int64_t>& capacity, const Ceilings& ceil) {
+  const auto share = [](double v, double c) { return c > 0 ? std::min(1.0, v / c) : v; };
   size_t replicas = capacity.size();
   for (const auto& s : samples)
     for (const TimeseriesRow& r : s) replicas = std::max(replicas, static_cast<size_t>(r.replica) + 1);
@@ -143,8 +152,9 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
         WallSeries& w = out[static_cast<size_t>(r.replica)];
         w.kv_used.push_back({r.time_s, fraction(r.kv_used_blocks, total_blocks(r))});
         w.kv_stored.push_back({r.time_s, fraction(r.kv_stored_tokens, cap_of(r.replica))});
-        w.compute.push_back({r.time_s, r.compute_utilization});
-        w.bandwidth.push_back({r.time_s, r.bandwidth_utilization});
+        w.compute.push_back({r.time_s, share(r.compute_utilization, ceil.compute)});
+        w.bandwidth.push_back({r.time_s, share(r.bandwidth_utilization, ceil.bandwidth)});
+        w.busy.push_back({r.time_s, r.busy_fraction});
         w.waiting.push_back({r.time_s, static_cast<double>(r.waiting)});
         w.peak_running = std::max(w.peak_running, r.running);
       }
@@ -154,7 +164,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
   w.title = "Which wall first: all " + std::to_string(replicas) + " replicas";
   for (const auto& s : samples) {
     int64_t used = 0, total = 0, stored = 0, cap = 0;
-    double fullest = 0, compute = 0, bandwidth = 0, waiting = 0;
+    double fullest = 0, compute = 0, bandwidth = 0, busy = 0, waiting = 0;
     for (const TimeseriesRow& r : s) {
       used += r.kv_used_blocks;
       total += total_blocks(r);
@@ -163,6 +173,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
       fullest = std::max(fullest, fraction(r.kv_used_blocks, total_blocks(r)));
       compute += r.compute_utilization;
       bandwidth += r.bandwidth_utilization;
+      busy += r.busy_fraction;
       waiting += static_cast<double>(r.waiting);
       w.peak_running = std::max(w.peak_running, r.running);
     }
@@ -171,8 +182,9 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
     w.kv_used.push_back({t, fraction(used, total)});
     w.kv_fullest.push_back({t, fullest});
     w.kv_stored.push_back({t, fraction(stored, cap)});
-    w.compute.push_back({t, compute / n});
-    w.bandwidth.push_back({t, bandwidth / n});
+    w.compute.push_back({t, share(compute / n, ceil.compute)});
+    w.bandwidth.push_back({t, share(bandwidth / n, ceil.bandwidth)});
+    w.busy.push_back({t, busy / n});
     w.waiting.push_back({t, waiting});
   }
   out.push_back(std::move(w));
@@ -189,8 +201,17 @@ void write_caption(std::ostream& os, const std::string& text) {
 }
 
 void write_wall_charts(std::ostream& os, const std::vector<std::span<const TimeseriesRow>>& samples,
-                       const RunReportInputs& in) {
-  for (const WallSeries& w : wall_series(samples, in.capacity_tokens)) {
+                       const ojson& results, const RunReportInputs& in) {
+  Ceilings ceil;
+  if (const ojson& u = at_path(results, "utilization"); u.is_object()) {
+    ceil.compute = u.value("compute_ceiling", 0.0);
+    ceil.bandwidth = u.value("memory_bandwidth_ceiling", 0.0);
+  }
+  if (const ojson& w = at_path(results, "wall"); w.is_object() && w.contains("explanation"))
+    write_caption(os, "Wall, by the rule kvcap search uses too (sim/results/wall_rule.cpp): " +
+                          w["explanation"].get<std::string>() + ".");
+  const std::string of = ceil.of_reachable() ? " (share of reachable)" : "";
+  for (const WallSeries& w : wall_series(samples, in.capacity_tokens, ceil)) {
     Chart c;
     c.title = w.title;
     c.x = time_axis(samples);
@@ -202,16 +223,22 @@ void write_wall_charts(std::ostream& os, const std::vector<std::span<const Times
       c.series.push_back(bounded("KV blocks in use (all)", kColorKv, true, w.kv_used));
     }
     c.series.push_back(bounded("KV tokens stored", kColorKvStored, true, w.kv_stored));
-    c.series.push_back(bounded("compute", kColorCompute, false, w.compute));
-    c.series.push_back(bounded("memory bandwidth", kColorBandwidth, false, w.bandwidth));
+    c.series.push_back(bounded("GPU busy", kColorBusy, true, w.busy));
+    c.series.push_back(bounded("compute" + of, kColorCompute, false, w.compute));
+    c.series.push_back(bounded("memory bandwidth" + of, kColorBandwidth, false, w.bandwidth));
     write_svg_chart(os, c);
-    write_caption(os, wall_caption(w));
+    write_caption(os, wall_caption(w, ceil));
   }
   write_caption(os,
                 "KV blocks in use = used / (used + free) blocks at each sample; tokens stored = KV "
                 "tokens held / pool capacity (the gap to blocks in use is memory reserved but not filled); "
-                "compute and memory bandwidth = the cost model's utilization averaged over each sample interval "
-                "(idle time counts as 0).");
+                "GPU busy = the share of each sample interval the replica was stepping; compute and memory "
+                "bandwidth = the cost model's utilization averaged over each interval (idle time counts as 0)" +
+                    (ceil.of_reachable()
+                         ? ", as a share of what its kernels can reach (" + percent(ceil.compute) + " of peak FLOP/s, " +
+                               percent(ceil.bandwidth) + " of peak bandwidth): 100% is as compute- or bandwidth-bound as "
+                               "this model gets."
+                         : std::string(", as a share of the GPU's peak.")));
 }
 
 void write_count_chart(std::ostream& os, const std::string& title, const std::string& y_label, const Axis& x,
@@ -303,11 +330,11 @@ double slo_value(const ojson& results, const char* key) {
 
 void write_run_charts(std::ostream& os, const ojson& results, const RunReportInputs& in) {
   const auto samples = by_sample(in.timeseries);
-  os << "<h2>Which wall first: KV memory or compute</h2>\n";
+  os << "<h2>Which wall: KV memory, compute, bandwidth or GPU time</h2>\n";
   if (samples.empty()) {
     write_caption(os, "No timeseries samples (metrics.sample_interval_s is 0 or the run was empty).");
   } else {
-    write_wall_charts(os, samples, in);
+    write_wall_charts(os, samples, results, in);
     os << "<h2>Queues and preemptions</h2>\n";
     write_queue_charts(os, samples);
   }

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "sim/results/request_figures.hpp"
+#include "sim/results/wall_rule.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -69,7 +70,11 @@ ojson request_block(const MetricsCollector& m, const std::string* cls, const Run
                             {"input_tokens_per_s", rounded_json_number(rate(static_cast<double>(f.in_tokens)))},
                             {"output_tokens_per_s", rounded_json_number(rate(static_cast<double>(f.out_tokens)))}};
   out["goodput_requests_per_s"] = rounded_json_number(rate(static_cast<double>(good)));
-  out["slo_attainment"] = finished > 0 ? rounded_json_number(static_cast<double>(good) / static_cast<double>(finished)) : ojson(nullptr);
+  // Over arrived requests: a rejected, lost or unfinished request missed the SLO (an overloaded
+  // configuration that finished fewer must not look better), as capacity search counts it.
+  const int64_t arrived = f.arrived();
+  out["slo_attainment"] = arrived > 0 ? rounded_json_number(static_cast<double>(good) / static_cast<double>(arrived)) : ojson(nullptr);
+  out["slo_attainment_of"] = "arrived requests (rejected, lost and unfinished ones are misses)";
   return out;
 }
 
@@ -124,6 +129,8 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"num_gpu_blocks", h.num_gpu_blocks},
                           {"block_size", h.block_size},
                           {"max_model_len", h.max_model_len},
+                          {"max_num_seqs", h.max_num_seqs},
+                          {"max_num_batched_tokens", h.max_num_batched_tokens},
                           {"kv_cache_dtype", h.kv_cache_dtype},
                           {"kv_bytes_per_token", h.kv_bytes_per_token},
                           {"kv_accounting", h.kv_accounting},
@@ -192,8 +199,12 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                     {"fragmentation_max", rounded_json_number(frag_max)}};
   out["crashes"] = crashes;
   out["replica_down_s"] = rounded_json_number(down);
-  out["running"] = ojson{{"mean", rounded_json_number(over_time(running))}, {"max", max_running}};
-  out["waiting"] = ojson{{"mean", rounded_json_number(over_time(waiting))}};
+  // Per replica, both (a replica's batch is what max_num_seqs bounds), and the fleet's mean total.
+  out["running"] = ojson{{"mean", rounded_json_number(over_time(running) / n_rep)},
+                         {"max", max_running},
+                         {"total_mean", rounded_json_number(over_time(running))}};
+  out["waiting"] = ojson{{"mean", rounded_json_number(over_time(waiting) / n_rep)},
+                         {"total_mean", rounded_json_number(over_time(waiting))}};
   out["preemptions"] = m.preemptions();
   out["priority_preemptions"] = m.priority_preemptions();
   // vLLM V0 swap preemption: requests moved to / from the CPU tier and the bytes each GPU copied.
@@ -210,7 +221,11 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                              {"memory_bandwidth_mean", rounded_json_number(over_time(bandwidth) / n_rep)},
                              {"busy_fraction", rounded_json_number(over_time(busy) / n_rep)},
                              {"compute_while_busy", rounded_json_number(busy > 0 ? compute / busy : 0.0)},
-                             {"memory_bandwidth_while_busy", rounded_json_number(busy > 0 ? bandwidth / busy : 0.0)}};
+                             {"memory_bandwidth_while_busy", rounded_json_number(busy > 0 ? bandwidth / busy : 0.0)},
+                             // What the cost model's kernels can reach (fractions of peak): a
+                             // compute-bound run approaches compute_ceiling, not 1.
+                             {"compute_ceiling", rounded_json_number(h.utilization_ceiling.compute)},
+                             {"memory_bandwidth_ceiling", rounded_json_number(h.utilization_ceiling.bandwidth)}};
   out["steps"] = steps;
   out["scheduled_tokens"] = tokens;
   {
@@ -274,6 +289,18 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
     for (const auto& [name, idx] : classes) by[name] = request_block(m, &name, m.itl()[idx + 1], duration, slo, false, pct);
     out["by_class"] = by;
   }
+  // Which wall this run hit, by the rule search and report.html use too (sim/results/wall_rule.cpp).
+  {
+    const auto& rq = out["requests"];
+    const bool missed = slo.any() ? rq["met_slo"].get<int64_t>() < rq["arrived"].get<int64_t>()
+                                  : rq["finished"].get<int64_t>() < rq["arrived"].get<int64_t>();
+    const WallVerdict w = judge_wall(out, missed);
+    out["wall"] = ojson{{"wall", w.wall},
+                        {"explanation", w.explanation},
+                        {"compute_of_ceiling", rounded_json_number(w.compute_of_ceiling)},
+                        {"memory_bandwidth_of_ceiling", rounded_json_number(w.bandwidth_of_ceiling)},
+                        {"rule", kWallRuleText}};
+  }
   return out;
 }
 
@@ -297,7 +324,7 @@ void write_requests_csv(std::ostream& os, const MetricsCollector& m) {
 void write_timeseries_csv(std::ostream& os, const Simulation& sim) {
   os << "time_s,replica,running,waiting,kv_used_blocks,kv_cached_free_blocks,kv_free_blocks,kv_stored_tokens,"
         "kv_reserved_tokens,kv_largest_free_blocks,kv_fragmentation,steps,tokens,tokens_per_step,prefill_tokens,decode_tokens,preemptions,finished,"
-        "compute_utilization,bandwidth_utilization\n";
+        "compute_utilization,bandwidth_utilization,busy_fraction\n";
   for (const TimeseriesRow& r : sim.timeseries()) {
     const double per_step = r.steps > 0 ? static_cast<double>(r.tokens) / static_cast<double>(r.steps) : 0.0;
     os << format_number(r.time_s) << ',' << r.replica << ',' << r.running << ',' << r.waiting << ',' << r.kv_used_blocks
@@ -308,7 +335,8 @@ void write_timeseries_csv(std::ostream& os, const Simulation& sim) {
                                              : 0.0)
        << ',' << r.steps << ',' << r.tokens << ',' << format_number(per_step) << ','
        << r.prefill_tokens << ',' << r.decode_tokens << ',' << r.preemptions << ',' << r.finished << ','
-       << format_number(r.compute_utilization) << ',' << format_number(r.bandwidth_utilization) << '\n';
+       << format_number(r.compute_utilization) << ',' << format_number(r.bandwidth_utilization) << ','
+       << format_number(r.busy_fraction) << '\n';
   }
 }
 
@@ -358,22 +386,34 @@ void print_summary(std::ostream& os, const ojson& res) {
   }
   const auto& tp = res["throughput"];
   os << "\nthroughput " << s(tp["requests_per_s"]) << " req/s, " << s(tp["input_tokens_per_s"]) << " input tok/s, "
-     << s(tp["output_tokens_per_s"]) << " output tok/s; goodput " << s(res["goodput_requests_per_s"]) << " req/s\n";
+     << s(tp["output_tokens_per_s"]) << " output tok/s; goodput " << s(res["goodput_requests_per_s"]) << " req/s";
+  if (res.contains("slo"))
+    os << "; SLO met by " << s(res["requests"]["met_slo"]) << " of " << s(res["requests"]["arrived"])
+       << " arrived requests (" << s(res["slo_attainment"]) << ")";
+  os << "\n";
   const auto& kv = res["kv"];
   os << "kv         capacity " << s(kv["capacity_tokens"]) << " tokens, peak used " << s(kv["peak_used_tokens"])
      << ", mean used " << s(kv["mean_used_fraction"]) << ", mean reserved " << s(kv["mean_reserved_fraction"])
      << ", efficiency " << s(kv["efficiency"]) << "\n";
-  os << "running    mean " << s(res["running"]["mean"]) << ", max " << s(res["running"]["max"]) << "; preemptions "
+  const bool fleet = res["scenario"]["replicas"].get<int64_t>() > 1;
+  os << "running    " << (fleet ? "per replica mean " : "mean ") << s(res["running"]["mean"]) << ", max "
+     << s(res["running"]["max"]);
+  if (fleet) os << " (all replicas: mean " << s(res["running"]["total_mean"]) << ")";
+  os << "; preemptions "
      << s(res["preemptions"]) << ", recomputed tokens " << s(res["recomputed_tokens"]) << ", prefix-cache hit rate "
      << s(res["prefix_cache_hit_rate"]) << "\n";
-  os << "utilization compute " << s(res["utilization"]["compute_mean"]) << ", memory bandwidth "
-     << s(res["utilization"]["memory_bandwidth_mean"]) << "\n";
+  const auto& u = res["utilization"];
+  os << "utilization busy " << s(u["busy_fraction"]) << " of the time; while busy compute " << s(u["compute_while_busy"])
+     << " (the cost model reaches " << s(u["compute_ceiling"]) << "), memory bandwidth "
+     << s(u["memory_bandwidth_while_busy"]) << " (reaches " << s(u["memory_bandwidth_ceiling"]) << ")\n";
+  if (res.contains("wall")) os << "wall       " << res["wall"]["explanation"].get<std::string>() << "\n";
   if (res.contains("by_class")) {
     os << "\nby class:\n";
     for (const auto& [name, c] : res["by_class"].items())
       os << "  " << name << ": finished " << s(c["requests"]["finished"]) << ", ttft p99 "
          << s(c["latency_s"]["ttft"]["p99"]) << " s, tpot p99 " << s(c["latency_s"]["tpot"]["p99"])
-         << " s, slo attainment " << s(c["slo_attainment"]) << "\n";
+         << " s, SLO met by " << s(c["requests"]["met_slo"]) << " of " << s(c["requests"]["arrived"])
+         << " arrived (" << s(c["slo_attainment"]) << ")\n";
   }
 }
 

@@ -230,6 +230,9 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.num_gpu_blocks = pool_blocks;
   h.block_size = b.block_size;
   h.max_model_len = max_model_len;
+  h.max_num_seqs = e.max_num_seqs;
+  h.max_num_batched_tokens = e.max_num_batched_tokens;
+  h.utilization_ceiling = run->cost->utilization_ceiling();
   h.kv_bytes_per_token = b.kv_bytes_per_token;
   h.kv_cache_dtype = dtype_name(b.kv_dtype);
   h.kv_accounting = accounting;

@@ -34,6 +34,9 @@ struct RunHeader {
   int64_t num_gpu_blocks = 0;   ///< per replica, as vLLM logs it (one is reserved)
   int64_t block_size = 16;
   int64_t max_model_len = 0;
+  int64_t max_num_seqs = 0;            ///< resolved (vLLM's default for the GPU when left out)
+  int64_t max_num_batched_tokens = 0;  ///< resolved
+  UtilizationCeiling utilization_ceiling;  ///< of the cost model (sim/cost/cost_model.hpp)
   int64_t kv_bytes_per_token = 0;
   std::string kv_cache_dtype;
   std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)

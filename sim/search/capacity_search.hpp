@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/results/wall_rule.hpp"
+
 #include "sim/util/task_pool.hpp"
 
 namespace kvcap {
@@ -42,25 +44,10 @@ struct Probe {
   nlohmann::ordered_json results;     ///< the run's whole results.json document
 };
 
-/// Which wall a failing probe hit first, decided from its own metrics by a fixed rule
-/// (limit_diagnosis.cpp) and shown with the numbers the rule used.
-struct LimitDiagnosis {
-  int probe = -1;               ///< index into probes of the diagnosed (first failing) run; -1 none
-  std::string wall;             ///< "kv_memory", "compute", "memory_bandwidth", "gpu_time", "batch_limit", "step_time"
-  std::string explanation;      ///< one human sentence with the figures
-  double kv_peak_fraction = 0;  ///< kv.peak_used_tokens / kv.capacity_tokens
-  double kv_free_at_peak_tokens = 0;  ///< (capacity - peak) tokens per replica
-  double mean_request_tokens = 0;     ///< prompt + output tokens per finished request
-  int64_t preemptions = 0;
-  int64_t swap_outs = 0;
-  int64_t rejected = 0;
-  double compute_mean = 0;      ///< utilization.compute_mean
-  double memory_bandwidth_mean = 0;
-  double busy_fraction = 0;     ///< see Probe
-  double compute_util_busy = 0;
-  double bandwidth_util_busy = 0;
-  int64_t running_max = 0;      ///< most requests running at once on one replica
-  int64_t max_num_seqs = 0;
+/// Which wall a failing probe hit first: the shared rule (sim/results/wall_rule.hpp) on its own
+/// results.json, with the numbers the rule used.
+struct LimitDiagnosis : WallVerdict {
+  int probe = -1;  ///< index into probes of the diagnosed (first failing) run; -1 none
 };
 
 struct LoadSearchOptions {

@@ -210,13 +210,11 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
                          {"bandwidth_util_busy", json_number(d.bandwidth_util_busy)},
                          {"running_max", d.running_max},
                          {"max_num_seqs", d.max_num_seqs},
-                         {"rule", "first match: kv_memory (preemptions, swap-outs or rejections; or KV full at its "
-                                  "peak - >= 90%, or less free per replica than one mean request - with the peak "
-                                  "fraction above both utilizations while stepping); compute / memory_bandwidth / gpu_time "
-                                  "(replicas stepping >= 80% of the time, the higher utilization while stepping >= 25%: "
-                                  "the resource at >= 1.5x the other's utilization, else gpu_time); "
-                                  "batch_limit "
-                                  "(running max = max_num_seqs); else step_time"}};
+                         {"compute_ceiling", json_number(d.compute_ceiling)},
+                         {"bandwidth_ceiling", json_number(d.bandwidth_ceiling)},
+                         {"compute_of_ceiling", json_number(d.compute_of_ceiling)},
+                         {"bandwidth_of_ceiling", json_number(d.bandwidth_of_ceiling)},
+                         {"rule", kWallRuleText}};
   } else {
     out["limit"] = nullptr;
   }

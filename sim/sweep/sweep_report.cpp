@@ -26,7 +26,7 @@ const std::vector<Column>& table_columns() {
   static const std::vector<Column> cols = {
       {"requests.finished", "finished"},          {"requests.rejected", "rejected"},
       {"latency_s.ttft.p99", "ttft p99 s"},       {"latency_s.tpot.p99", "tpot p99 s"},
-      {"throughput.output_tokens_per_s", "out tok/s"}, {"slo_attainment", "slo att"},
+      {"throughput.output_tokens_per_s", "out tok/s"}, {"slo_attainment", "slo/arrived"},
       {"kv_peak_fraction", "kv peak"},            {"running.max", "run max"},
       {"utilization.compute_mean", "compute"},    {"preemptions", "preempt"},
       {"scenario.cost_model_measured", "measured"}};

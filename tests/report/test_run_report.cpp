@@ -184,7 +184,9 @@ TEST_CASE("an hour on 8 replicas stays under 2 MB, lines stay bounded, and a one
   CHECK(html.find("KV memory (blocks in use) first reached 90.0% at t = 3009.0 s (peak 95.0%)") !=
         std::string::npos);
   CHECK(html.find("compute never reached 90.0% (peak 50.0%)") != std::string::npos);
-  CHECK(html.find("first wall: KV memory") != std::string::npos);
+  CHECK(html.find("GPU busy never reached 80.0%") != std::string::npos);  // plotted, and 0 in these rows
+  CHECK(html.find("no resource reached") == std::string::npos);           // KV did
+  CHECK(!polyline_points(html, "GPU busy").empty());
   CHECK(count(polyline_points(html, "all requests"), ",") <= kMaxPointsPerSeries);
   CHECK(unbalanced_tags(html) == "");
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/report/html_text.hpp"
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
 #include "tests/search/search_fixtures.hpp"
@@ -166,4 +167,32 @@ TEST_CASE("kvcap search: bad flags and scenarios are exit 2 naming the problem")
   noslo.erase("slo");
   fails_naming(run_cli("search " + write_scenario("noslo.json", noslo)), "/slo");
   fails_naming(run_cli("search " + write_scenario("noslo.json", noslo) + " --min-replicas"), "/slo");
+}
+
+TEST_CASE("search's wall and the run's own (results.json, the summary, report.html) are one rule's verdict") {
+  // The first failing probe of a search, rerun by kvcap run at its load_scale, names the same wall
+  // everywhere: search's limit, results.json's wall, the text summary and report.html.
+  const std::string scenario = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic-roofline.json";
+  const CliRun s = run_cli("search " + scenario + " --set workload.duration_s=10 --precision 0.1 --json --quiet");
+  REQUIRE(s.code == 0);
+  const json sj = json::parse(s.out);
+  REQUIRE(sj["limit"].is_object());
+  const double scale = sj["limit"]["load_scale"].get<double>();
+  const std::string out = std::string(KVCAP_SOURCE_DIR) + "/build-wall-test-" + std::to_string(::getpid());
+  char scale_text[64];
+  std::snprintf(scale_text, sizeof scale_text, "%.17g", scale);
+  const CliRun r = run_cli("run " + scenario + " --set workload.duration_s=10 --set load_scale=" + scale_text +
+                           " --out " + out + " --quiet");
+  REQUIRE(r.code == 0);
+  std::ifstream rf(out + "/results.json");
+  const json res = json::parse(rf);
+  CHECK(res["wall"]["wall"] == sj["limit"]["wall"]);
+  CHECK(res["wall"]["explanation"] == sj["limit"]["explanation"]);
+  CHECK(r.out.find("wall       " + sj["limit"]["explanation"].get<std::string>()) != std::string::npos);
+  std::ifstream hf(out + "/report.html");
+  std::stringstream html;
+  html << hf.rdbuf();
+  CHECK(html.str().find("Wall, by the rule kvcap search uses too") != std::string::npos);
+  CHECK(html.str().find(kvcap::report::escape_html(sj["limit"]["explanation"].get<std::string>())) != std::string::npos);
+  std::filesystem::remove_all(out);
 }
