@@ -21,6 +21,8 @@ void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search
 void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.cpp
 void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
 void add_fidelity_command(CLI::App& app, CommandAction& action);   // cmd_fidelity.cpp
+/// `completion bash|zsh` and `man`: they walk `app` when they run, so register them last or first alike.
+void add_completion_commands(CLI::App& app, CommandAction& action);  // cmd_completion.cpp
 
 /// A repeatable option taking exactly one value per use (`--only a --only b`), so that a
 /// positional argument can follow it (`--only a TABLE` must not read TABLE as a second value).

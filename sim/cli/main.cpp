@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
         kvcap::cli::add_sweep_command(app, action);
         kvcap::cli::add_check_command(app, action);
         kvcap::cli::add_fidelity_command(app, action);
+        kvcap::cli::add_completion_commands(app, action);
         // vLLM spells its parallelism shorthands -tp, -pp and -dp (argparse takes multi-letter short
         // options; CLI11 does not): they are read as --tp, --pp and --dp.
         std::vector<std::string> args(argv, argv + argc);
