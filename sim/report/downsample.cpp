@@ -34,6 +34,35 @@ std::vector<Point> downsample_min_max(std::span<const Point> points, size_t max_
   return out;
 }
 
+BandLine downsample_band(std::span<const Point> points, size_t buckets) {
+  BandLine out;
+  buckets = std::max<size_t>(buckets, 1);
+  const size_t n = points.size();
+  if (n <= 2 * buckets) {
+    out.mean.assign(points.begin(), points.end());
+    return out;
+  }
+  out.mean.reserve(buckets);
+  out.lo.reserve(buckets);
+  out.hi.reserve(buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    const size_t lo = b * n / buckets, hi = (b + 1) * n / buckets;  // [lo, hi), never empty
+    double sx = 0, sy = 0;
+    size_t i_min = lo, i_max = lo;
+    for (size_t i = lo; i < hi; ++i) {
+      sx += points[i].x;
+      sy += points[i].y;
+      if (points[i].y < points[i_min].y) i_min = i;
+      if (points[i].y > points[i_max].y) i_max = i;
+    }
+    const auto k = static_cast<double>(hi - lo);
+    out.mean.push_back({sx / k, sy / k});
+    out.lo.push_back(points[i_min]);
+    out.hi.push_back(points[i_max]);
+  }
+  return out;
+}
+
 std::vector<Point> cdf_points(std::span<const double> sorted, double denominator, size_t max_points) {
   std::vector<Point> out;
   const size_t n = sorted.size();

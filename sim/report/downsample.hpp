@@ -22,6 +22,15 @@ struct Point {
 /// arithmetic only). max_points < 4 is treated as 4.
 std::vector<Point> downsample_min_max(std::span<const Point> points, size_t max_points);
 
+/// A dense line for drawing: each of `buckets` runs of consecutive points becomes its mean
+/// (mean x, mean y) on `mean`, its lowest point on `lo` and its highest on `hi` (each at its own
+/// x, so a one-sample spike keeps its place and height). Lines with at most 2 × buckets points
+/// are returned as they are in `mean`, with lo and hi empty (no band needed).
+struct BandLine {
+  std::vector<Point> mean, lo, hi;
+};
+BandLine downsample_band(std::span<const Point> points, size_t buckets);
+
 /// For an empirical CDF: `sorted` ascending values → points (value, fraction of `denominator`
 /// at or below it), at most `max_points` of them, sampled at evenly spaced ranks including the
 /// first and the last, so the curve's ends (best and worst request) are exact.

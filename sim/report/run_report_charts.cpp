@@ -46,8 +46,15 @@ struct WallSeries {
   int64_t peak_running = 0;
 };
 
+/// Buckets of a dense line: two pixels each across the 600-pixel plot.
+constexpr size_t kBandBuckets = 300;
+
+/// A line as drawn: as it is when it has at most two points per bucket; denser, its mean over a
+/// min-max band (a zigzag between each bucket's extremes reads as a solid block), which still
+/// shows every spike at its height.
 Series bounded(std::string label, const char* color, bool dashed, const std::vector<Point>& pts) {
-  return Series{std::move(label), color, dashed, downsample_min_max(pts, kMaxPointsPerSeries)};
+  BandLine b = downsample_band(pts, kBandBuckets);
+  return Series{std::move(label), color, dashed, std::move(b.mean), false, std::move(b.lo), std::move(b.hi)};
 }
 
 double max_y(const std::vector<Point>& pts) {
@@ -145,8 +152,8 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
   if (replicas <= kMaxReplicaCharts) {
     out.resize(replicas);
     for (size_t i = 0; i < replicas; ++i)
-      out[i].title = replicas == 1 ? "Which wall first: KV memory vs compute"
-                                   : "Which wall first: replica " + std::to_string(i);
+      out[i].title = replicas == 1 ? "KV memory, GPU busy, compute and bandwidth over time"
+                                   : "Replica " + std::to_string(i) + ": KV memory, GPU busy, compute and bandwidth";
     for (const auto& s : samples)
       for (const TimeseriesRow& r : s) {
         WallSeries& w = out[static_cast<size_t>(r.replica)];
@@ -161,7 +168,7 @@ std::vector<WallSeries> wall_series(const std::vector<std::span<const Timeseries
     return out;
   }
   WallSeries w;
-  w.title = "Which wall first: all " + std::to_string(replicas) + " replicas";
+  w.title = "All " + std::to_string(replicas) + " replicas: KV memory, GPU busy, compute and bandwidth";
   for (const auto& s : samples) {
     int64_t used = 0, total = 0, stored = 0, cap = 0;
     double fullest = 0, compute = 0, bandwidth = 0, busy = 0, waiting = 0;
@@ -302,7 +309,7 @@ void write_cdf_chart(std::ostream& os, const std::string& title, const std::stri
   c.x = Axis{what + " (s)", 0, nice_axis_max(top), 1};
   c.y = Axis{"% of arrived requests", 0, 1, 100};
   c.series.push_back(Series{"all requests", "#000000", false,
-                            cdf_points(all, static_cast<double>(records.size()), kMaxPointsPerSeries)});
+                            cdf_points(all, static_cast<double>(records.size()), kMaxPointsPerSeries), false, {}, {}});
   const bool per_class = arrived_by_class.size() > 1 && arrived_by_class.size() <= std::size(kPalette);
   if (per_class) {
     size_t k = 0;
@@ -310,7 +317,7 @@ void write_cdf_chart(std::ostream& os, const std::string& title, const std::stri
       std::sort(v.begin(), v.end());
       c.series.push_back(Series{"class " + (name.empty() ? std::string("(none)") : name),
                                 kPalette[k++ % std::size(kPalette)], true,
-                                cdf_points(v, static_cast<double>(arrived_by_class[name]), kMaxPointsPerSeries)});
+                                cdf_points(v, static_cast<double>(arrived_by_class[name]), kMaxPointsPerSeries), false, {}, {}});
     }
   }
   if (slo_s > 0) c.markers.push_back(Marker{true, slo_s, "SLO " + sig(slo_s, 4) + " s", kColorSlo});

@@ -72,7 +72,7 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
   for (const Probe* p : by_rate) top = std::max(top, p->offered_requests_per_s);
   c.x = report::Axis{"offered load (requests/s)", 0, report::nice_axis_max(top), 1};
   c.y = report::Axis{"% of arrived requests within SLO", 0, 1, 100};
-  report::Series pass{"probes", report::kColorCompute, false, {}, true};
+  report::Series pass{"probes", report::kColorCompute, false, {}, true, {}, {}};
   for (const Probe* p : by_rate) pass.points.push_back({p->offered_requests_per_s, p->attainment});
   c.series.push_back(std::move(pass));
   c.markers.push_back(report::Marker{false, o.goal.min_attainment, "goal " + percent(o.goal.min_attainment), report::kColorSlo});
@@ -80,6 +80,16 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
     c.markers.push_back(report::Marker{true, r.capacity_requests_per_s,
                                        "capacity " + sig(r.capacity_requests_per_s, 4) + " req/s", report::kColorKv});
   write_svg_chart(os, c);
+  // Pass and fail are decided in the top few percent, which a 0-100% axis squeezes into a sliver:
+  // the same probes again on an axis from 1 - 5 x (1 - goal) (95% for a 99% goal) to 100%.
+  if (o.goal.min_attainment > 0 && o.goal.min_attainment < 1) {
+    report::Chart z = c;
+    const double lo = std::max(0.0, 1 - 5 * (1 - o.goal.min_attainment));
+    z.title = "SLO attainment near the goal (" + percent(lo) + " to 100%)";
+    z.y.min = lo;
+    for (auto& s : z.series) s.label += " (below " + percent(lo) + ": on the bottom edge)";
+    write_svg_chart(os, z);
+  }
 
   os << "<h2>Probes (in the order they ran)</h2>\n<table>\n<tr><th>#</th><th>load scale</th><th>replicas</th>"
         "<th>offered (req/s)</th><th>arrived</th><th>met SLO</th><th>attainment</th><th>meets goal</th>"

@@ -5,6 +5,7 @@
 // one decimal, so equal inputs give equal bytes.
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/report/downsample.hpp"
@@ -37,6 +38,9 @@ struct Series {
   bool dashed = false;
   std::vector<Point> points;  ///< in data units, already bounded in number
   bool dots = false;          ///< also mark each point with a small circle (few-point series)
+  /// A dense series drawn as its mean line (points) over a light band from band_lo to band_hi
+  /// (each bucket's lowest and highest point, sim/report/downsample.hpp): empty = no band.
+  std::vector<Point> band_lo, band_hi;
 };
 
 /// A straight reference line across the plot at a data value.
@@ -89,7 +93,18 @@ struct BarChart {
 void write_svg_bar_chart(std::ostream& os, const BarChart& chart);
 
 /// Writes the chart as one <svg> element (no XML prolog, for inline use in HTML). Values outside
-/// the axis range are clamped to the plot box edge.
+/// the axis range are clamped to the plot box edge. Text never overlaps other text: a long
+/// title wraps, the legend flows onto more rows (the plot moves down and the chart grows), and
+/// marker labels take the first free place beside their line, off the series' points.
 void write_svg_chart(std::ostream& os, const Chart& chart);
+
+/// Width of a text in SVG units at `font_px`: 0.6 em per character (sans-serif's average is
+/// about 0.55 em; the margin keeps capitals and digits inside the box). Used for every layout
+/// decision, and by the tests that check no two labels overlap.
+double text_width(std::string_view text, double font_px);
+
+/// `text` broken at spaces into lines no wider than `max_px`; a word wider than that is cut
+/// (after a '-' where possible).
+std::vector<std::string> wrap_text(const std::string& text, double max_px, double font_px);
 
 }  // namespace kvcap::report

@@ -43,6 +43,15 @@ inline std::string polyline_points(const std::string& html, const std::string& l
   return html.substr(p + 8, t - p - 8);
 }
 
+/// The points attribute of the band <polygon> whose <title> is "min-max of " + label.
+inline std::string polygon_points(const std::string& html, const std::string& label) {
+  const size_t t = html.find("\"><title>min-max of " + label + "</title></polygon>");
+  if (t == std::string::npos) return "";
+  const size_t p = html.rfind("points=\"", t);
+  if (p == std::string::npos) return "";
+  return html.substr(p + 8, t - p - 8);
+}
+
 inline size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + what.size())) ++n;

@@ -176,8 +176,15 @@ TEST_CASE("an hour on 8 replicas stays under 2 MB, lines stay bounded, and a one
   const std::string fullest = polyline_points(html, "KV blocks in use (fullest replica)");
   REQUIRE(!fullest.empty());
   CHECK(count(fullest, ",") <= kMaxPointsPerSeries);
-  // t = 1777 of 0..3600 → x = 60 + 600 × 1777 / 3600 = 356.1(6) → "356.2"; 90% → y = 240 − 180 = 60.0.
-  CHECK(fullest.find("356.2,60.0") != std::string::npos);
+  // 3600 samples are drawn as a mean line of 300 buckets over a min-max band (a zigzag of 1200
+  // points read as a solid block). The one-sample spike keeps its place and height on the band:
+  // t = 1777 of 0..3600 → x = 60 + 600 × 1777 / 3600 = 356.1(6) → "356.2". The six legend entries
+  // take two rows, which moves the plot down by 14 (plot top 54): 90% → y = 54 + 200 × 0.1 = 74.0.
+  CHECK(count(fullest, ",") == 300);
+  const std::string band = polygon_points(html, "KV blocks in use (fullest replica)");
+  CHECK(count(band, ",") == 600);
+  CHECK(band.find("356.2,74.0") != std::string::npos);
+  CHECK(fullest.find(",74.0") == std::string::npos);  // the mean line averages the spike away
   // The wall is judged on 10-sample means: the one-sample spike does not count; the 95% stretch
   // does once all ten samples are in it (t = 3009: samples 3000–3009; at 3008 the window still
   // holds sample 2999 at ≤ 39.9%, (9 × 0.95 + 0.399) / 10 < 0.9).

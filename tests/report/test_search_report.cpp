@@ -48,7 +48,11 @@ TEST_CASE("load search report: probes, goal line and capacity marker at hand-com
   // x axis 0..4 req/s (step 1) over 60..660: 1 → 210, 2 → 360, 4 → 660.
   // y 0..100% over 240..40: 100% → 40.0, 99.5% → 41.0, 50% → 140.0. Drawn in rate order.
   CHECK(polyline_points(html, "probes") == "210.0,40.0 360.0,41.0 660.0,140.0");
-  CHECK(count(html, "<circle") == 3);
+  CHECK(count(html, "<circle") == 6);  // three probes on each chart
+  // The same probes near the goal: y 95..100% over 240..40: 100% → 40.0, 99.5% → 40 + 200 × 0.1
+  // = 60.0, 50% below the axis → the bottom edge, 240.0.
+  CHECK(polyline_points(html, "probes (below 95.0%: on the bottom edge)") == "210.0,40.0 360.0,60.0 660.0,240.0");
+  CHECK(html.find("SLO attainment near the goal (95.0% to 100%)") != std::string::npos);
   // Goal 99% → y = 40 + 200 × 0.01 = 42.0; capacity 2 req/s → x = 360.0.
   CHECK(html.find("<line x1=\"60.0\" y1=\"42.0\" x2=\"660.0\" y2=\"42.0\"") != std::string::npos);
   CHECK(html.find("<line x1=\"360.0\" y1=\"40.0\" x2=\"360.0\" y2=\"240.0\"") != std::string::npos);

@@ -46,7 +46,7 @@ TEST_CASE("a chart writes one polyline per series at the mapped pixels, with esc
   c.title = "t<1>";
   c.x = Axis{"time (s)", 0, 10, 1};
   c.y = Axis{"requests", 0, 4, 1};
-  c.series.push_back(Series{"a&b", "#000000", false, {{0, 0}, {5, 2}, {10, 4}}});
+  c.series.push_back(Series{"a&b", "#000000", false, {{0, 0}, {5, 2}, {10, 4}}, false, {}, {}});
   c.markers.push_back(Marker{true, 2.5, "SLO", "#555555"});
   std::ostringstream os;
   write_svg_chart(os, c);
