@@ -1,4 +1,8 @@
-// kvcap run SCENARIO [--set a.b=v ...] [--out DIR] [--json] [--events FILE] [--seed N]
+// kvcap run SCENARIO [--set a.b=v ...] [--out DIR] [--json] [--events FILE [--events-format jsonl|chrome]]
+//           [--seed N]
+// --events writes every scheduler step: as JSON lines (jsonl, the default; sim/engine/event_log.hpp)
+// or as one Chrome Trace Event Format document for ui.perfetto.dev and chrome://tracing (chrome;
+// sim/engine/chrome_trace.hpp). Either way through an AtomicFile, so a failed run leaves no file.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -10,6 +14,7 @@
 #include "sim/cli/engine_flags.hpp"
 #include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
+#include "sim/engine/chrome_trace.hpp"
 #include "sim/engine/event_log.hpp"
 #include "sim/report/run_outputs.hpp"
 #include "sim/results/results.hpp"
@@ -19,6 +24,7 @@
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/output_folder.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap::cli {
 
@@ -32,6 +38,7 @@ struct RunOptions {
   std::string format = "text";
   std::string percentiles = "50,90,95,99";
   std::string events_file;
+  std::string events_format;  ///< "" = not given (jsonl)
   int64_t seed = -1;
   EngineFlags engine;
   QuickFlags quick;
@@ -44,6 +51,13 @@ int run_run(const RunOptions& o) {
   const std::string format = o.json ? "json" : o.format;
   if (o.json && o.format != "text" && o.format != "json")
     throw InputError("--json", "and --format " + o.format + " ask for two formats: give one");
+  if (!o.events_format.empty() && o.events_format != "jsonl" && o.events_format != "chrome")
+    throw InputError("--events-format", quote_input(o.events_format) +
+                                            " is not a format: jsonl (one JSON line per step) or chrome (a "
+                                            "Chrome/Perfetto trace)");
+  if (!o.events_format.empty() && o.events_file.empty())
+    throw InputError("--events-format", "says how the --events file is written: give --events FILE too");
+  const bool chrome_trace = o.events_format == "chrome";
   std::vector<std::string> sets = o.sets;
   if (o.seed >= 0) sets.push_back("seed=" + std::to_string(o.seed));
   const CommandScenario cs = command_scenario(o.scenario, o.engine, o.quick, sets);
@@ -68,16 +82,32 @@ int run_run(const RunOptions& o) {
   }
   std::unique_ptr<AtomicFile> events;
   std::unique_ptr<EventLogWriter> log;
+  std::unique_ptr<ChromeTraceWriter> trace;
   if (!o.events_file.empty()) {
     events = events_in_out.empty() ? std::make_unique<AtomicFile>(o.events_file) : out->open(events_in_out);
-    log = std::make_unique<EventLogWriter>(events->stream());
-    for (Replica* r : run->sim->replicas()) r->set_observer(log.get());
+    StepObserver* observer = nullptr;
+    if (chrome_trace) {
+      const nlohmann::ordered_json other = {{"kvcap_version", KVCAP_VERSION},
+                                            {"scenario", run->header.scenario},
+                                            {"model", run->header.model},
+                                            {"gpu", run->header.gpu},
+                                            {"replicas", std::to_string(run->sim->replicas().size())},
+                                            {"seed", std::to_string(run->header.seed)}};
+      trace = std::make_unique<ChromeTraceWriter>(events->stream(),
+                                                  static_cast<int32_t>(run->sim->replicas().size()), other);
+      observer = trace.get();
+    } else {
+      log = std::make_unique<EventLogWriter>(events->stream());
+      observer = log.get();
+    }
+    for (Replica* r : run->sim->replicas()) r->set_observer(observer);
   }
   ProgressReporter progress("run", "", progress_options(o.parallel.progress, o.parallel.quiet));
   if (const double h = run->sim->options().horizon_s; std::isfinite(h)) progress.counters().horizon_s.store(h);
   run->sim->set_progress(progress.counters_if_enabled());
   run->sim->run();
   progress.finish();
+  if (trace) trace->finish();
   if (events) events->commit();
   const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo, ro);
   const auto bench = vllm_bench_json(run->header, *run->sim, run->metrics, settings.slo, ro.percentiles);
@@ -115,7 +145,12 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--percentiles", opts->percentiles,
                   "latency percentiles in every output (results.json p<N>, the table's columns, vllm-bench's "
                   "p<N>_*_ms), comma-separated (default 50,90,95,99)");
-  cmd->add_option("--events", opts->events_file, "write one JSON line per scheduler step to this file");
+  cmd->add_option("--events", opts->events_file,
+                  "write every scheduler step to this file (JSON lines, or a Chrome trace with --events-format chrome)");
+  cmd->add_option("--events-format", opts->events_format,
+                  "how --events writes the steps: jsonl (one JSON line per step, the default) or chrome (a Chrome "
+                  "Trace Event Format document for ui.perfetto.dev or chrome://tracing: a track per replica, one "
+                  "slice per step, counters for running, waiting and free KV blocks)");
   cmd->add_option("--seed", opts->seed, "override the scenario's seed")->check(CLI::NonNegativeNumber);
   add_engine_flags(cmd, opts->engine);
   add_quick_flags(cmd, opts->quick);

@@ -46,7 +46,7 @@ void EventLogWriter::on_schedule(const Replica& r, int64_t step, double now_s, c
   t += "}";
 }
 
-void EventLogWriter::on_step_end(const Replica& r, std::span<const int32_t> finished) {
+void EventLogWriter::on_step_end(const Replica& r, double, std::span<const int32_t> finished) {
   const auto idx = static_cast<size_t>(r.index());
   std::string fin = ",\"finished\":";
   id_list(fin, r, std::vector<int32_t>(finished.begin(), finished.end()));

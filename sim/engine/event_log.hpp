@@ -16,7 +16,7 @@ class EventLogWriter final : public StepObserver {
  public:
   explicit EventLogWriter(std::ostream& os) : os_(os) {}
   void on_schedule(const Replica& r, int64_t step, double now_s, const StepPlan& plan) override;
-  void on_step_end(const Replica& r, std::span<const int32_t> finished) override;
+  void on_step_end(const Replica& r, double now_s, std::span<const int32_t> finished) override;
 
  private:
   std::ostream& os_;

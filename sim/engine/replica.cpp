@@ -152,8 +152,7 @@ double Replica::price_plan(double now_s) {
   prefills_.clear();
   for (const ScheduledEntry& e : plan_.scheduled) {
     const SeqState& s = state_.seq(e.slot);
-    const bool decode = e.tokens == 1 && s.num_output_tokens > 0 && e.context_before == s.num_tokens() - 1;
-    if (decode) {
+    if (is_decode(e, s)) {
       comp.decode_requests += 1;
       comp.decode_context_tokens += e.context_before + 1;  // attention reads the new token too
     } else {
@@ -392,7 +391,7 @@ void Replica::finish_step(double now_s) {
     state_.seq(slot).status = SeqStatus::parked;
     state_.parked.push_back(slot);
   }
-  if (observer_) observer_->on_step_end(*this, finished_);
+  if (observer_) observer_->on_step_end(*this, now_s, finished_);
   for (int32_t slot : finished_)
     if (state_.seq(slot).status != SeqStatus::parked) state_.release_slot(slot);
 }

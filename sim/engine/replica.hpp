@@ -99,6 +99,11 @@ class Replica {
   /// are split at `now_s`: a step still running counts its elapsed part here, the rest later.
   IntervalCounters take_interval(double now_s);
   const StepPlan& last_plan() const { return plan_; }
+  /// Whether a scheduled entry is one decode token of a request that has all its other tokens in
+  /// KV (else it is a prefill chunk): how the step is priced, and what the Chrome trace calls it.
+  static bool is_decode(const ScheduledEntry& e, const SeqState& s) {
+    return e.tokens == 1 && s.num_output_tokens > 0 && e.context_before == s.num_tokens() - 1;
+  }
   int64_t steps_started() const { return step_index_; }
   const SchedulerConfig& config() const { return cfg_; }
 

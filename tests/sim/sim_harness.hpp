@@ -41,7 +41,7 @@ class Recorder final : public StepObserver {
     s.free_blocks = r.kv().num_free_blocks();
     steps.push_back(s);
   }
-  void on_step_end(const Replica& r, std::span<const int32_t> fin) override {
+  void on_step_end(const Replica& r, double, std::span<const int32_t> fin) override {
     for (int32_t p : fin) steps.back().finished.push_back(r.state().seq(p).req.id);
   }
   std::vector<StepRecord> steps;

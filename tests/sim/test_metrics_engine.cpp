@@ -137,7 +137,7 @@ class StepChecker final : public StepObserver {
     CHECK(sum == plan.total_tokens);
     CHECK(r.kv().num_free_blocks() >= 0);
   }
-  void on_step_end(const Replica&, std::span<const int32_t>) override {}
+  void on_step_end(const Replica&, double, std::span<const int32_t>) override {}
 
  private:
   SchedulerConfig sc_;
