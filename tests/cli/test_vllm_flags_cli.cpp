@@ -8,6 +8,7 @@
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
+#include "sim/util/error.hpp"
 #include "tests/support/run_command.hpp"
 
 using cli_test::run_kvcap_split;
