@@ -16,6 +16,7 @@
 #include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/report/procurement_report.hpp"
 #include "sim/report/search_report_html.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
@@ -113,8 +114,11 @@ int run_search(const SearchOptions& o) {
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
-  if (!o.out_dir.empty())
-    folder = std::make_unique<OutputFolder>(o.out_dir, std::vector<std::string>{"search.json", "search.csv", "search.html"});
+  if (!o.out_dir.empty()) {
+    std::vector<std::string> names{"search.json", "search.csv", "search.html"};
+    if (o.min_replicas) names.insert(names.end(), {"sizing.md", "sizing.html"});
+    folder = std::make_unique<OutputFolder>(o.out_dir, names);
+  }
 
   if (!o.min_replicas) {
     if (!o.prices.empty()) throw InputError("--price-per-gpu-hour", "sizes a deployment: use it with --min-replicas");
@@ -181,6 +185,10 @@ int run_search(const SearchOptions& o) {
   so.exec = runner.exec();
   so.exec.count_probes = true;
   const auto rows = search_min_replicas(doc, origin, candidates, so);
+  // The procurement report's extra searches (headroom, load and cost-model sensitivity) run only
+  // for the files that show them.
+  std::optional<ProcurementAnalysis> analysis;
+  if (folder) analysis = analyze_procurement(doc, origin, candidates, rows, so);
   runner.finish();
   const auto out = sizing_json(rows, so, in);
   if (folder) {
@@ -188,6 +196,10 @@ int run_search(const SearchOptions& o) {
     write_sizing_csv(csv, rows);
     std::ostringstream html;
     write_sizing_report_html(html, rows, so);
+    std::ostringstream report;
+    write_procurement_html(report, rows, so, in, *analysis);
+    folder->write("sizing.md", procurement_markdown(rows, so, in, *analysis));
+    folder->write("sizing.html", report.str());
     write_outputs(*folder, out, csv.str(), html.str());
   }
   if (o.json)
@@ -214,7 +226,8 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
   cmd->add_option("--out", o->out_dir,
-                  "folder for search.json, search.csv and search.html (written whole, replacing a previous kvcap set)");
+                  "folder for search.json, search.csv and search.html, and with --min-replicas the procurement report "
+                  "sizing.md and sizing.html (written whole, replacing a previous kvcap set)");
   cmd->add_flag("--min-replicas", o->min_replicas, "sizing: the fewest replicas meeting the SLO at the scenario's load");
   add_engine_flags(cmd, o->engine,
                    "the scenario's GPU (catalog id, a name such as h100, or a GPU JSON file); with --min-replicas a "

@@ -178,6 +178,9 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
       {"search --min-replicas --model llama-3.1-70b --gpu h100,h200,b200 --tp 2,4,8 --max-model-len 8192 --isl 2000 "
        "--osl 300 --request-rate 15 --num-prompts 300 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "sizing", "search.html"},
+      {"search --min-replicas --model llama-3.1-8b --gpu h100,h200,l40s,rtx-4090 --tp 1,2 --max-model-len 8192 --isl 2000 "
+       "--osl 300 --request-rate 15 --num-prompts 300 --ttft-p99 2 --tpot-p99 0.1 --quiet",
+       "procurement", "sizing.html"},
   };
   for (const Job& j : jobs) {
     CAPTURE(j.args);

@@ -1,0 +1,50 @@
+#pragma once
+// What a buyer needs beyond "the fewest GPUs" (issue #16 part 3): for each shape that meets the
+// goal, how much more load it takes before the SLO breaks and which wall it hits then; whether
+// the answer changes at half and one and a half times the load; and how it moves with the
+// other cost model kvcap has for the GPU. Every figure is a kvcap search on the same document.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/search/capacity_search.hpp"
+
+namespace kvcap {
+
+struct CandidateHeadroom {
+  size_t row = 0;                   ///< index into the sizing rows
+  bool searched = false;            ///< a load search ran (the row was found)
+  double capacity_load_scale = 0;   ///< the highest load scale its replicas serve
+  double capacity_requests_per_s = 0;
+  bool capped = false;              ///< still met at the largest scale tried (capacity is at least that)
+  double headroom = 0;              ///< capacity / target load - 1 (0.25 = 25% more load)
+  std::string wall;                 ///< the wall of the first failing load (sim/results/wall_rule)
+  std::string wall_explanation;
+};
+
+/// The cheapest shape at another load, or under another cost model.
+struct Alternative {
+  std::string what;      ///< "0.5x load", "1.5x load", "cost model: roofline kernels only"
+  bool found = false;
+  SizingRow best;        ///< the first found row (the cheapest), when found
+};
+
+struct ProcurementAnalysis {
+  double target_load_scale = 1;
+  std::vector<CandidateHeadroom> headroom;  ///< one per sizing row, same order
+  std::vector<Alternative> load_sensitivity;
+  std::optional<Alternative> cost_model_sensitivity;  ///< the recommended shape under the other cost model
+  std::string other_cost_model;  ///< its description (JSON of the cost_model object)
+};
+
+/// `rows` as search_min_replicas returned them for `scenario` (after the user's overrides).
+ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const std::string& file,
+                                        const std::vector<SizingCandidate>& candidates,
+                                        const std::vector<SizingRow>& rows, const SizingOptions& options);
+
+/// Hours in an average month (8760 / 12), for $/month.
+inline constexpr double kHoursPerMonth = 730;
+
+}  // namespace kvcap

@@ -1,0 +1,106 @@
+// The procurement report (issue #16 part 3): kvcap search --min-replicas --out writes sizing.md
+// and sizing.html. Its figures are checked against second computations: the recommendation is
+// search.json's cheapest row, $/month is $/hour x 730, $/M tokens is $/hour over the tokens
+// search.json's answer served per hour, the headroom is what a separate load search at the same
+// shape finds, and the 0.5x-load answer is a separate sizing at load_scale 0.5.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/util/text.hpp"
+#include "tests/support/run_command.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string kvcap_out(const std::string& args) {
+  const auto r = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN + "' " + args +
+                                       " 2>/dev/null");
+  REQUIRE_MESSAGE(r.code == 0, args);
+  return r.output;
+}
+
+/// The cells of the first table row in `md` after the line starting with `header`.
+std::vector<std::string> first_row(const std::string& md, const std::string& header) {
+  const size_t h = md.find(header);
+  REQUIRE(h != std::string::npos);
+  const size_t row = md.find('\n', md.find('\n', h) + 1) + 1;  // past the header and the --- line
+  std::vector<std::string> cells;
+  std::stringstream line(md.substr(row, md.find('\n', row) - row));
+  std::string c;
+  std::getline(line, c, '|');
+  while (std::getline(line, c, '|')) {
+    const size_t a = c.find_first_not_of(' '), b = c.find_last_not_of(' ');
+    if (a != std::string::npos) cells.push_back(c.substr(a, b - a + 1));
+  }
+  return cells;
+}
+
+double dollars(const std::string& s) { return std::stod(s.substr(1)); }
+
+}  // namespace
+
+TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity equal separate computations") {
+  const fs::path dir = fs::temp_directory_path() / ("kvcap-procure-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string quick = "--model llama-3.1-8b --max-model-len 8192 --isl 1500 --osl 200 --request-rate 30 "
+                            "--num-prompts 400 --ttft-p99 1 --tpot-p99 0.05 --quiet";
+  kvcap_out("search --min-replicas --gpu h100,l40s --tp 1,2 " + quick + " --out '" + (dir / "s").string() + "'");
+  const json sj = json::parse(read_text(dir / "s" / "search.json"));
+  const std::string md = read_text(dir / "s" / "sizing.md");
+  REQUIRE(fs::exists(dir / "s" / "sizing.html"));
+  const json& best = sj["candidates"][0];
+  REQUIRE(best["found"] == true);
+  const std::string shape = std::to_string(best["gpus"].get<int>()) + " x " + best["gpu"].get<std::string>() + " (TP" +
+                            std::to_string(best["tensor_parallel_size"].get<int>()) + ", " +
+                            std::to_string(best["replicas"].get<int>()) + " replica";
+  CHECK(md.find("**" + shape) != std::string::npos);
+  const auto row = first_row(md, "| GPU | TP | replicas |");
+  REQUIRE(row.size() == 12);
+  CHECK(row[0] == best["gpu"]);
+  const auto cost = first_row(md, "| GPU | TP | GPUs | $/hour |");
+  REQUIRE(cost.size() == 7);
+  const double per_hour = best["cost_per_hour_usd"].get<double>();
+  CHECK(dollars(cost[3]) == doctest::Approx(per_hour).epsilon(0.001));
+  CHECK(dollars(cost[4]) == doctest::Approx(per_hour * 730).epsilon(0.001));
+  const json& tp = sj["answer_results"]["throughput"];
+  const double tokens_per_hour =
+      (tp["input_tokens_per_s"].get<double>() + tp["output_tokens_per_s"].get<double>()) * 3600;
+  CHECK(dollars(cost[5]) == doctest::Approx(per_hour / tokens_per_hour * 1e6).epsilon(0.01));
+  // p99 TTFT in ms, as search.json's answer has it in s.
+  CHECK(row[4].substr(row[4].find("/ ") + 2) ==
+        kvcap::format_plain(sj["answer_results"]["latency_s"]["ttft"]["p99"].get<double>() * 1000));
+  // Headroom: a load search of the same deployment from the target load, 5% brackets.
+  const json ls = json::parse(kvcap_out("search --gpu " + best["gpu"].get<std::string>() + " --tp " +
+                                        std::to_string(best["tensor_parallel_size"].get<int>()) +
+                                        " --set deployment.replicas=" + std::to_string(best["replicas"].get<int>()) +
+                                        " --precision 0.05 --max-probes 16 --max-scale 64 " + quick + " --json"));
+  char headroom[32];
+  std::snprintf(headroom, sizeof headroom, "+%.1f%%", 100 * (ls["capacity"]["load_scale"].get<double>() - 1));
+  CHECK(row[10] == headroom);
+  CHECK(row[11] == ls["limit"]["wall"]);
+  // Half the load: a separate sizing at load_scale 0.5 gives the same cheapest deployment.
+  const json half = json::parse(
+      kvcap_out("search --min-replicas --gpu h100,l40s --tp 1,2 --set load_scale=0.5 " + quick + " --json"));
+  const json& hb = half["candidates"][0];
+  const std::string half_shape = std::to_string(hb["gpus"].get<int>()) + " x " + hb["gpu"].get<std::string>() + " (TP" +
+                                 std::to_string(hb["tensor_parallel_size"].get<int>()) + ", ";
+  CHECK(md.find("| 0.5x load | " + half_shape) != std::string::npos);
+  CHECK(md.find("$/month = $/hour x 730") != std::string::npos);
+  fs::remove_all(dir);
+}
