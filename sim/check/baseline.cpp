@@ -129,7 +129,9 @@ Baseline load_baseline(const std::string& path) {
   const std::string text = read_regular_file(path, "", "baseline file");
   const nlohmann::json doc = parse_json_text(text, path);
   JsonObjectReader r(doc, path, "");
-  r.reject_unknown({"description", "checks"});
+  r.reject_unknown({"$schema", "description", "checks"});
+  // "$schema": where an editor finds the file's JSON Schema (schemas/baseline.schema.json); not read.
+  if (r.has("$schema")) (void)r.get_string("$schema");
   if (r.has("description")) (void)r.get_string("description");
   const auto& checks = r.raw("checks");
   if (!checks.is_array() || checks.empty()) throw InputError(r.where("checks"), "expected a non-empty array of checks");

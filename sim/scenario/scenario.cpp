@@ -134,8 +134,10 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
 
 ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& file) {
   JsonObjectReader r(doc, file, "");
-  r.reject_unknown({"name", "description", "model", "gpu", "engine", "deployment", "cost_model", "workload", "slo",
-                    "seed", "metrics", "horizon_s", "load_scale"});
+  r.reject_unknown({"$schema", "name", "description", "model", "gpu", "engine", "deployment", "cost_model", "workload",
+                    "slo", "seed", "metrics", "horizon_s", "load_scale"});
+  // "$schema": where an editor finds the file's JSON Schema (schemas/scenario.schema.json); not read.
+  if (r.has("$schema")) (void)r.get_string("$schema");
   ScenarioSettings s;
   s.file = file;
   const auto parent = std::filesystem::path(file).parent_path().string();
