@@ -409,9 +409,13 @@ void print_summary(std::ostream& os, const ojson& res) {
   if (res.contains("wall")) os << "wall       " << res["wall"]["explanation"].get<std::string>() << "\n";
   if (res.contains("by_class")) {
     os << "\nby class:\n";
+    // The tail the run was asked for: p99 by default, else the last percentile --percentiles gave.
+    const std::string tail = std::find(cols.begin(), cols.end(), "p99") != cols.end() ? "p99"
+                             : cols.size() > 2                                          ? cols[cols.size() - 2]
+                                                                                        : "max";
     for (const auto& [name, c] : res["by_class"].items())
-      os << "  " << name << ": finished " << s(c["requests"]["finished"]) << ", ttft p99 "
-         << s(c["latency_s"]["ttft"]["p99"]) << " s, tpot p99 " << s(c["latency_s"]["tpot"]["p99"])
+      os << "  " << name << ": finished " << s(c["requests"]["finished"]) << ", ttft " << tail << " "
+         << s(c["latency_s"]["ttft"][tail]) << " s, tpot " << tail << " " << s(c["latency_s"]["tpot"][tail])
          << " s, SLO met by " << s(c["requests"]["met_slo"]) << " of " << s(c["requests"]["arrived"])
          << " arrived (" << s(c["slo_attainment"]) << ")\n";
   }

@@ -22,7 +22,7 @@ TEST_CASE("check --init records run's and search's figures; the baseline then ga
   fs::remove_all(dir);
   const std::string scenario = (dir / "ci" / "chat.json").string(), baseline = (dir / "ci" / "baseline.json").string();
   const auto saved = run_kvcap_split("run --model llama-3.1-8b --gpu h100 --max-model-len 8192 --isl 2000 --osl 300 "
-                                     "--request-rate 10 --num-prompts 300 --ttft-p99 2 --tpot-p99 0.05 --quiet "
+                                     "--request-rate 10 --num-prompts 150 --ttft-p99 2 --tpot-p99 0.05 --quiet "
                                      "--save-scenario " + scenario,
                                      "init-save", false);
   REQUIRE_MESSAGE(saved.code == 0, saved.err);

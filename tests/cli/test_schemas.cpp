@@ -372,6 +372,11 @@ TEST_CASE("schemas: every object declares exactly the keys kvcap's parser accept
 }
 
 TEST_CASE("schemas: valid documents of every workload kind pass both the schema and kvcap") {
+  if (KVCAP_SANITIZED) {
+    MESSAGE("skipped under the sanitizers: this case runs kvcap hundreds of times to compare its verdicts with the "
+            "schema's, which the Release pass does; the sanitizers have nothing to add to a JSON comparison");
+    return;
+  }
   TempDir dir("schemas-valid");
   // Trace paths are absolute: the scenarios are written to a temporary folder.
   const auto with_paths = [](std::string text) {
@@ -455,6 +460,11 @@ TEST_CASE("schemas: valid documents of every workload kind pass both the schema 
 }
 
 TEST_CASE("schemas: scenarios kvcap refuses (exit 2), the schema refuses") {
+  if (KVCAP_SANITIZED) {
+    MESSAGE("skipped under the sanitizers: this case runs kvcap hundreds of times to compare its verdicts with the "
+            "schema's, which the Release pass does; the sanitizers have nothing to add to a JSON comparison");
+    return;
+  }
   TempDir dir("schemas-invalid");
   using Edit = std::function<void(json&)>;
   const auto at = [](const std::string& pointer, json value) -> Edit {
@@ -554,6 +564,11 @@ TEST_CASE("schemas: scenarios kvcap refuses (exit 2), the schema refuses") {
 }
 
 TEST_CASE("schemas: baselines kvcap check refuses (exit 2), the schema refuses") {
+  if (KVCAP_SANITIZED) {
+    MESSAGE("skipped under the sanitizers: this case runs kvcap hundreds of times to compare its verdicts with the "
+            "schema's, which the Release pass does; the sanitizers have nothing to add to a JSON comparison");
+    return;
+  }
   TempDir dir("schemas-baseline");
   const std::string scenario = dir.write("tiny.json", tiny_scenario().dump(2));
   json base = {{"description", "a tiny check"},
@@ -612,6 +627,11 @@ TEST_CASE("schemas: baselines kvcap check refuses (exit 2), the schema refuses")
 }
 
 TEST_CASE("schemas: every engine key the schema declares takes a schema value kvcap runs, and its conditions hold") {
+  if (KVCAP_SANITIZED) {
+    MESSAGE("skipped under the sanitizers: this case runs kvcap hundreds of times to compare its verdicts with the "
+            "schema's, which the Release pass does; the sanitizers have nothing to add to a JSON comparison");
+    return;
+  }
   TempDir dir("schemas-engine");
   const SchemaValidator& v = scenario_schema();
   const json& engine = v.resolve("#/$defs/engine");
@@ -670,6 +690,11 @@ TEST_CASE("schemas: every engine key the schema declares takes a schema value kv
 }
 
 TEST_CASE("schemas: every numeric bound is the parser's: at it kvcap takes the value, just outside it refuses it") {
+  if (KVCAP_SANITIZED) {
+    MESSAGE("skipped under the sanitizers: this case runs kvcap hundreds of times to compare its verdicts with the "
+            "schema's, which the Release pass does; the sanitizers have nothing to add to a JSON comparison");
+    return;
+  }
   TempDir dir("schemas-bounds");
   struct Context {
     std::string what, command;  ///< kvcap run or kvcap check

@@ -176,13 +176,16 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
       {"search scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.1 --quiet", "search",
        "search.html"},
       {"search --min-replicas --model llama-3.1-70b --gpu h100,h200,b200 --tp 2,4,8 --max-model-len 8192 --isl 2000 "
-       "--osl 300 --request-rate 15 --num-prompts 300 --ttft-p99 2 --tpot-p99 0.1 --quiet",
+       "--osl 300 --request-rate 15 --num-prompts 150 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "sizing", "search.html"},
       {"search --min-replicas --model llama-3.1-8b --gpu h100,h200,l40s,rtx-4090 --tp 1,2 --max-model-len 8192 --isl 2000 "
-       "--osl 300 --request-rate 15 --num-prompts 300 --ttft-p99 2 --tpot-p99 0.1 --quiet",
+       "--osl 300 --request-rate 15 --num-prompts 120 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "procurement", "sizing.html"},
   };
   for (const Job& j : jobs) {
+    // Under the sanitizers the first run report and the procurement report (the code paths no
+    // other report test drives) are enough; the Release pass reads all of them.
+    if (KVCAP_SANITIZED && std::string(j.out) != "run1" && std::string(j.out) != "procurement") continue;
     CAPTURE(j.args);
     const auto r = cli_test::run_command(bin + j.args + " --out '" + (dir / j.out).string() + "' >/dev/null 2>&1");
     REQUIRE(r.code == 0);

@@ -59,7 +59,7 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
   const fs::path dir = fs::temp_directory_path() / ("kvcap-procure-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const std::string quick = "--model llama-3.1-8b --max-model-len 8192 --isl 1500 --osl 200 --request-rate 30 "
-                            "--num-prompts 400 --ttft-p99 1 --tpot-p99 0.05 --quiet";
+                            "--num-prompts 150 --ttft-p99 1 --tpot-p99 0.05 --quiet";
   kvcap_out("search --min-replicas --gpu h100,l40s --tp 1,2 " + quick + " --out '" + (dir / "s").string() + "'");
   const json sj = json::parse(read_text(dir / "s" / "search.json"));
   const std::string md = read_text(dir / "s" / "sizing.md");
