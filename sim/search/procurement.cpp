@@ -52,7 +52,7 @@ ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const st
       lo.goal = options.goal;
       lo.start_scale = a.target_load_scale;
       lo.min_scale = a.target_load_scale / 4;
-      lo.max_scale = a.target_load_scale * 64;
+      lo.max_scale = a.target_load_scale * 16;  // "at least +1500%" is margin enough to report
       lo.rel_precision = 0.05;
       lo.max_probes = 16;
       lo.exec = options.exec;

@@ -151,13 +151,16 @@ TEST_CASE("search_max_load on a pool gives the probes and the answer of the sequ
 
 TEST_CASE("kvcap search --jobs 4 writes what --jobs 1 writes (load search and sizing)") {
   for (const std::string& args : {std::string("scenarios/basic-roofline.json --precision 0.05"),
+                                 // With --out, sizing also writes the procurement report (its headroom and
+                                 // sensitivity searches): a 20 s window keeps that quick.
                                  std::string("scenarios/basic-roofline.json --min-replicas --gpu h100-sxm,a100-40gb --tp 1,2 "
-                                             "--set load_scale=4")}) {
+                                             "--set load_scale=4 --set workload.duration_s=20")}) {
     CAPTURE(args);
     const SearchJobsOutputs one = sj_search_cli(args + " --jobs 1", "j1");
     REQUIRE(one.code == 0);
     CHECK(one.files.count("search.json") == 1);
     CHECK(one.files.count("search.html") == 1);
+    if (args.find("--min-replicas") != std::string::npos) CHECK(one.files.count("sizing.md") == 1);
     const SearchJobsOutputs four = sj_search_cli(args + " --jobs 4", "j4");
     CHECK(four.code == one.code);
     CHECK(four.out == one.out);
