@@ -21,6 +21,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
+#include "sim/search/seed_confidence.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/output_folder.hpp"
 #include "sim/util/text.hpp"
@@ -37,6 +38,7 @@ struct SearchOptions {
   double precision = 0.02;
   double max_scale = 1024;
   int max_probes = 40;
+  int seeds = 1;
   bool json = false;
   std::string out_dir;
   bool min_replicas = false;
@@ -139,9 +141,13 @@ int run_search(const SearchOptions& o) {
     CommandRunner runner(o.parallel, "search", "probes");
     lo.exec = runner.exec();
     lo.exec.count_probes = true;
+    if (o.seeds < 1 || o.seeds > 100) throw InputError("--seeds", "expected 1 to 100 seeds, got " + std::to_string(o.seeds));
     const LoadSearchResult r = search_max_load(doc, origin, lo);
+    std::optional<SeedConfidence> conf;
+    if (o.seeds > 1) conf = search_over_seeds(doc, origin, lo, o.seeds, r);
     runner.finish();
-    const auto out = load_search_json(r, lo, in);
+    auto out = load_search_json(r, lo, in);
+    if (conf) out["seed_confidence"] = seed_confidence_json(*conf);
     if (folder) {
       std::ostringstream csv;
       write_load_search_csv(csv, r);
@@ -149,13 +155,25 @@ int run_search(const SearchOptions& o) {
       write_search_report_html(html, r, lo);
       write_outputs(*folder, out, csv.str(), html.str());
     }
-    if (o.json)
+    if (o.json) {
       std::cout << out.dump(2) << "\n";
-    else
+    } else {
       print_load_search(std::cout, r, lo, in);
+      if (conf) {
+        std::cout << "over " << o.seeds << " seeds (" << conf->seeds.front() << ".." << conf->seeds.back()
+                  << "): capacity " << format_plain(conf->mean) << " requests/s, 95% interval "
+                  << format_plain(conf->ci_low) << " to " << format_plain(conf->ci_high) << " (+-"
+                  << format_plain(100 * conf->half_width_fraction, 2) << "%); per seed:";
+        for (double c : conf->capacity_requests_per_s) std::cout << " " << format_plain(c);
+        std::cout << "\n";
+      }
+    }
     return 0;
   }
 
+  if (o.seeds != 1)
+    throw InputError("--seeds", "applies to the load search for now; with --min-replicas, rerun the sizing with "
+                                "--set seed=N to see whether the answer moves");
   SizingOptions so;
   so.goal = goal;
   so.max_replicas = o.max_replicas;
@@ -224,6 +242,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--precision", o->precision, "stop when first failing / last passing load - 1 < this (0.02)");
   cmd->add_option("--max-scale", o->max_scale, "highest load_scale to try (1024)");
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
+  cmd->add_option("--seeds", o->seeds,
+                  "rerun the load search with K workload seeds (the scenario's, +1, ...): the capacity's mean and 95% "
+                  "confidence interval (Student's t) in the summary and search.json's seed_confidence (1)");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
   cmd->add_option("--out", o->out_dir,
                   "folder for search.json, search.csv and search.html, and with --min-replicas the procurement report "

@@ -1,0 +1,67 @@
+#include "sim/search/seed_confidence.hpp"
+
+#include <cmath>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/util/text.hpp"
+
+namespace kvcap {
+
+double student_t_975(int df) {
+  // Two-sided 95% critical values of Student's t (any statistics table, e.g. NIST/SEMATECH
+  // e-Handbook 1.3.6.7.2).
+  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                  2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                  2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return NAN;
+  return df <= 30 ? kTable[df - 1] : 1.96;
+}
+
+SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
+                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first) {
+  SeedConfidence c;
+  const uint64_t base = parse_scenario(scenario, file).seed;
+  for (int k = 0; k < seeds; ++k) {
+    LoadSearchResult other;
+    const LoadSearchResult* r = &first;
+    if (k > 0) {
+      nlohmann::json doc = scenario;
+      doc["seed"] = base + static_cast<uint64_t>(k);
+      other = search_max_load(doc, file, options);
+      r = &other;
+    }
+    c.seeds.push_back(base + static_cast<uint64_t>(k));
+    c.capacity_requests_per_s.push_back(r->found ? r->capacity_requests_per_s : 0.0);
+    c.last_pass_scale.push_back(r->found ? r->capacity_load_scale : 0.0);
+    c.first_fail_scale.push_back(r->first_failing_scale);
+  }
+  const double n = static_cast<double>(seeds);
+  for (double v : c.capacity_requests_per_s) c.mean += v / n;
+  double ss = 0;
+  for (double v : c.capacity_requests_per_s) ss += (v - c.mean) * (v - c.mean);
+  c.std_dev = seeds > 1 ? std::sqrt(ss / (n - 1)) : 0;
+  const double half = seeds > 1 ? student_t_975(seeds - 1) * c.std_dev / std::sqrt(n) : 0;
+  c.ci_low = c.mean - half;
+  c.ci_high = c.mean + half;
+  c.half_width_fraction = c.mean > 0 ? half / c.mean : 0;
+  return c;
+}
+
+nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(std::stod(format_number(v))) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json per = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < c.seeds.size(); ++i)
+    per.push_back({{"seed", c.seeds[i]},
+                   {"capacity_requests_per_s", num(c.capacity_requests_per_s[i])},
+                   {"last_passing_scale", num(c.last_pass_scale[i])},
+                   {"first_failing_scale", num(c.first_fail_scale[i])}});
+  return {{"seeds", c.seeds.size()},
+          {"capacity_requests_per_s_mean", num(c.mean)},
+          {"capacity_requests_per_s_std", num(c.std_dev)},
+          {"ci95", {num(c.ci_low), num(c.ci_high)}},
+          {"ci95_half_width_fraction", num(c.half_width_fraction)},
+          {"method", "mean of the per-seed capacities; 95% interval mean +- t(0.975, K-1) x s / sqrt(K)"},
+          {"per_seed", per}};
+}
+
+}  // namespace kvcap

@@ -1,0 +1,35 @@
+#pragma once
+// `kvcap search --seeds K`: the capacity search rerun with K workload seeds (the scenario's seed,
+// +1, ..., +K-1), so the capacity carries the spread the traffic's randomness gives it: the
+// mean, a 95% confidence interval from Student's t with K-1 degrees of freedom, and each seed's
+// bracket (last passing, first failing load). One seed's bisection step (--precision) is part
+// of the spread it measures.
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/search/capacity_search.hpp"
+
+namespace kvcap {
+
+struct SeedConfidence {
+  std::vector<uint64_t> seeds;
+  std::vector<double> capacity_requests_per_s;  ///< per seed (0 where no load met the goal)
+  std::vector<double> last_pass_scale, first_fail_scale;
+  double mean = 0, std_dev = 0;  ///< sample standard deviation (K-1)
+  double ci_low = 0, ci_high = 0;
+  double half_width_fraction = 0;  ///< (ci_high - ci_low) / 2 / mean
+};
+
+/// Student's t quantile at 0.975 for `df` degrees of freedom (table to 30, 1.96 past it).
+double student_t_975(int df);
+
+/// Runs the load search once per seed; `first` is the search already run at the scenario's own
+/// seed (reused, not rerun).
+SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
+                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first);
+
+nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c);
+
+}  // namespace kvcap
