@@ -60,16 +60,10 @@ std::vector<std::string> split_commas(const std::string& s, const std::string& f
 }
 
 double parse_price(const std::string& text, const std::string& assignment) {
-  size_t used = 0;
-  double v = NAN;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(v) || v < 0)
+  const std::optional<double> v = parse_finite_number(text);
+  if (!v || *v < 0)
     throw InputError("--price-per-gpu-hour", "expected GPU=USD with a non-negative price, got " + quote_input(assignment));
-  return v;
+  return *v;
 }
 
 /// A GPU given on the command line: a catalog id (checked now, so a typo is exit 2 naming

@@ -86,14 +86,8 @@ inline std::vector<std::string> slo_sets(const QuickFlags& q) {
     const auto colon = g.find(':');
     const std::string key = colon == std::string::npos ? g : g.substr(0, colon);
     const std::string text = colon == std::string::npos ? "" : g.substr(colon + 1);
-    size_t used = 0;
-    double ms = NAN;
-    try {
-      ms = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (text.empty() || used != text.size() || !(ms > 0) || !std::isfinite(ms))
+    const double ms = parse_finite_number(text).value_or(NAN);
+    if (!(ms > 0))
       throw InputError("--goodput", "expected KEY:MILLISECONDS with KEY ttft, tpot or e2el (e.g. ttft:2000), got " +
                                         quote_input(g));
     std::optional<double>* slot = key == "ttft" ? &ttft : key == "tpot" ? &tpot : key == "e2el" ? &e2e : nullptr;

@@ -94,14 +94,8 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
-    size_t used = 0;
-    double v = NAN;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || !(v >= 0 && v <= 100))
+    const double v = parse_finite_number(item).value_or(NAN);
+    if (!(v >= 0 && v <= 100))
       throw InputError(flag, "expected comma-separated percentiles from 0 to 100 (e.g. 50,90,95,99), got " + quote_input(text));
     for (double seen : out)
       if (percentile_key(seen) == percentile_key(v)) throw InputError(flag, "percentile " + item + " is listed twice");

@@ -1,6 +1,7 @@
 #include "sim/util/text.hpp"
 
 #include <cmath>
+#include <exception>
 
 #include "sim/util/error.hpp"
 
@@ -20,6 +21,18 @@ std::string format_number(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
+}
+
+std::optional<double> parse_finite_number(const std::string& text) {
+  size_t used = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 std::string format_plain(double v, int significant) {

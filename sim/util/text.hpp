@@ -2,6 +2,7 @@
 // Text helpers every room needs, kept in one place so each has one definition.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ std::string ascii_lower(std::string s);
 std::string format_number(double v);
 
 std::string csv_field(std::string_view s);
+
+/// The whole of `text` as a finite number (strtod's syntax, nothing after it); nullopt for
+/// anything else, an empty text, NaN or an infinity. For flags that take numbers in text.
+std::optional<double> parse_finite_number(const std::string& text);
 
 /// A number for people: plain notation, never an exponent, `significant` digits (at least the
 /// whole part): 28970.4 -> "28970", 0.0047312 -> "0.004731", 2.5 -> "2.5"; "-" for NaN/inf.
