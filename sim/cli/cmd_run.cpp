@@ -109,8 +109,9 @@ int run_run(const RunOptions& o) {
   progress.finish();
   if (trace) trace->finish();
   if (events) events->commit();
-  const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo, ro);
-  const auto bench = vllm_bench_json(run->header, *run->sim, run->metrics, settings.slo, ro.percentiles);
+  RequestFigures figures;
+  const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo, ro, &figures);
+  const auto bench = vllm_bench_json(run->header, *run->sim, results, figures, settings.slo, ro.percentiles);
   if (out) {
     write_run_outputs(*out, results, bench, *run->sim, run->metrics);
     out->commit();

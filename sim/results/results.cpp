@@ -41,10 +41,9 @@ ojson summary_json(const Summary& s, const std::vector<double>& percentiles) {
   return out;
 }
 
-/// Request-level block for every request (cls == nullptr) or one class.
-ojson request_block(const MetricsCollector& m, const std::string* cls, const RunLengthSamples& itl, double duration,
-                    const SloConfig& slo, bool include_rejections, const std::vector<double>& percentiles) {
-  const RequestFigures f = request_figures(m, cls, itl, slo, percentiles);
+/// Request-level block of `f`: every request or one class's.
+ojson request_block(const MetricsCollector& m, const RequestFigures& f, double duration, bool include_rejections,
+                    const std::vector<double>& percentiles) {
   const int64_t finished = f.finished, good = f.good;
   const double d = duration > 0 ? duration : 0;
   auto rate = [d](double x) { return d > 0 ? x / d : 0.0; };
@@ -106,7 +105,7 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
 }
 
 ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo,
-                   const ResultsOptions& options) {
+                   const ResultsOptions& options, RequestFigures* all_requests) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
   ojson out;
   out["scenario"] = ojson{{"name", h.scenario},
@@ -131,7 +130,9 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"seed", h.seed},
                           {"load_scale", rounded_json_number(h.load_scale)}};
   const std::vector<double>& pct = options.percentiles;
-  ojson all = request_block(m, nullptr, m.itl()[0], duration, slo, true, pct);
+  RequestFigures all_figures = request_figures(m, nullptr, m.itl()[0], slo, pct);
+  ojson all = request_block(m, all_figures, duration, true, pct);
+  if (all_requests) *all_requests = std::move(all_figures);
   for (auto& [k, v] : all.items()) out[k] = v;
   out["duration_s"] = rounded_json_number(duration);
   // Requests the workload dropped before they could arrive (over-long prompts, failed trace rows,
@@ -280,7 +281,7 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
   std::sort(classes.begin(), classes.end());
   if (!classes.empty()) {
     ojson by = ojson::object();
-    for (const auto& [name, idx] : classes) by[name] = request_block(m, &name, m.itl()[idx + 1], duration, slo, false, pct);
+    for (const auto& [name, idx] : classes) by[name] = request_block(m, request_figures(m, &name, m.itl()[idx + 1], slo, pct), duration, false, pct);
     out["by_class"] = by;
   }
   // Which wall this run hit, by the rule search and report.html use too (sim/results/wall_rule.cpp).

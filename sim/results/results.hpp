@@ -10,6 +10,7 @@
 
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/results/request_figures.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/util/text.hpp"  // format_number
 
@@ -22,9 +23,11 @@ struct ResultsOptions {
   std::vector<double> percentiles{50, 90, 95, 99};
 };
 
-/// The aggregates of a finished run.
+/// The aggregates of a finished run. `all_requests`, when given, receives the figures of every
+/// request that the document was written from (vllm-bench formats the same ones).
 nlohmann::ordered_json results_json(const RunHeader& header, const Simulation& sim, const MetricsCollector& m,
-                                    const SloConfig& slo, const ResultsOptions& options = {});
+                                    const SloConfig& slo, const ResultsOptions& options = {},
+                                    RequestFigures* all_requests = nullptr);
 
 /// "p" + the percentile as vLLM's benchmark names it: str(int(p)) for whole numbers, else str(p).
 std::string percentile_key(double percent);

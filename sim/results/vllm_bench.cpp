@@ -29,21 +29,19 @@ void add_metric(ojson& out, const char* name, const Summary& s, const std::vecto
 
 }  // namespace
 
-ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo,
-                      const std::vector<double>& percentiles) {
-  const RequestFigures f = request_figures(m, nullptr, m.itl()[0], slo, percentiles);
+ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const ojson& results, const RequestFigures& f,
+                      const SloConfig& slo, const std::vector<double>& percentiles) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
   const auto rate = [duration](double x) { return duration > 0 ? x / duration : 0.0; };
-  double last_arrival = sim.first_arrival_s();
-  for (const RequestRecord& r : m.records()) last_arrival = std::max(last_arrival, r.arrival_s);
-  const double span = last_arrival - sim.first_arrival_s();
+  const ojson& offered = results["workload"]["offered_requests_per_s"];
   ojson out;
   out["backend"] = "kvcap";
   out["model_id"] = h.model;
   out["tokenizer_id"] = h.model;
   out["num_prompts"] = f.arrived();
-  // The client's rate: arrivals over their span (vLLM: the --request-rate it was given).
-  out["request_rate"] = span > 0 ? number(static_cast<double>(m.records().size()) / span) : ojson("inf");
+  // The client's rate: arrivals over their span, results.json's offered rate (vLLM: the
+  // --request-rate it was given; "inf" when every request arrived at once).
+  out["request_rate"] = offered.is_number() && offered.get<double>() > 0 ? offered : ojson("inf");
   out["duration"] = number(duration);
   out["completed"] = f.finished;
   out["failed"] = f.rejected + f.lost + f.in_flight;

@@ -15,11 +15,15 @@
 
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/results/request_figures.hpp"
 #include "sim/scenario/build_run.hpp"
 
 namespace kvcap {
 
-nlohmann::ordered_json vllm_bench_json(const RunHeader& header, const Simulation& sim, const MetricsCollector& m,
+/// From the run's results.json (its offered rate) and the request figures it was written from
+/// (results_json's `all_requests`), so nothing is summarized twice.
+nlohmann::ordered_json vllm_bench_json(const RunHeader& header, const Simulation& sim,
+                                       const nlohmann::ordered_json& results, const RequestFigures& figures,
                                        const SloConfig& slo, const std::vector<double>& percentiles);
 
 }  // namespace kvcap
