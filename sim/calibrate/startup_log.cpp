@@ -215,17 +215,23 @@ namespace {
 
 StartupAccuracy accuracy_of(const std::vector<const StartupCheck*>& rows) {
   StartupAccuracy a;
-  std::vector<double> tok, avail;
+  std::vector<double> tok, avail, cap;
   for (const StartupCheck* c : rows) {
     if (c->kv_tokens_error) tok.push_back(std::abs(*c->kv_tokens_error));
     if (c->available_kv_error) avail.push_back(std::abs(*c->available_kv_error));
+    if (auto e = c->capacity_error()) cap.push_back(std::abs(*e));
   }
+  auto med = [](const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); };
+  auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
   a.with_tokens = static_cast<int64_t>(tok.size());
   a.with_available = static_cast<int64_t>(avail.size());
-  a.kv_tokens_median_abs = tok.empty() ? 0 : median(tok);
-  a.available_median_abs = avail.empty() ? 0 : median(avail);
-  a.kv_tokens_worst_abs = tok.empty() ? 0 : *std::max_element(tok.begin(), tok.end());
-  a.available_worst_abs = avail.empty() ? 0 : *std::max_element(avail.begin(), avail.end());
+  a.with_capacity = static_cast<int64_t>(cap.size());
+  a.kv_tokens_median_abs = med(tok);
+  a.available_median_abs = med(avail);
+  a.capacity_median_abs = med(cap);
+  a.kv_tokens_worst_abs = worst(tok);
+  a.available_worst_abs = worst(avail);
+  a.capacity_worst_abs = worst(cap);
   return a;
 }
 
@@ -234,6 +240,9 @@ void print_accuracy(std::ostream& os, const StartupAccuracy& a, const std::strin
      << 100 * a.kv_tokens_worst_abs << "% over " << a.with_tokens << " rows\n";
   os << indent << "available KV: median |error| " << 100 * a.available_median_abs << "%, worst "
      << 100 * a.available_worst_abs << "% over " << a.with_available << " rows\n";
+  os << indent << "KV capacity:  median |error| " << 100 * a.capacity_median_abs << "%, worst "
+     << 100 * a.capacity_worst_abs << "% over " << a.with_capacity
+     << " rows (the token count where the log gives one, else the available KV)\n";
 }
 
 }  // namespace
@@ -249,13 +258,7 @@ StartupSummary summarize_startup_checks(const std::vector<StartupCheck>& checks)
     if (c.row->assumed.empty()) exact.push_back(&c);
     if (c.refusal_call_right) ++s.refusal_calls_right;
   }
-  const StartupAccuracy all = accuracy_of(runnable);
-  s.with_tokens = all.with_tokens;
-  s.with_available = all.with_available;
-  s.kv_tokens_median_abs = all.kv_tokens_median_abs;
-  s.kv_tokens_worst_abs = all.kv_tokens_worst_abs;
-  s.available_median_abs = all.available_median_abs;
-  s.available_worst_abs = all.available_worst_abs;
+  s.all = accuracy_of(runnable);
   s.exact_rows = static_cast<int64_t>(exact.size());
   s.exact = accuracy_of(exact);
   return s;
@@ -294,14 +297,7 @@ void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& che
   os << "\n" << s.rows << " rows, " << s.runnable << " runnable; refuse-to-start call right on " << s.refusal_calls_right
      << " of " << s.runnable << "\n";
   os << std::fixed << std::setprecision(2);
-  StartupAccuracy all;
-  all.with_tokens = s.with_tokens;
-  all.with_available = s.with_available;
-  all.kv_tokens_median_abs = s.kv_tokens_median_abs;
-  all.kv_tokens_worst_abs = s.kv_tokens_worst_abs;
-  all.available_median_abs = s.available_median_abs;
-  all.available_worst_abs = s.available_worst_abs;
-  print_accuracy(os, all, "");
+  print_accuracy(os, s.all, "");
   os << "exact tier (" << s.exact_rows << " runnable rows whose mapping assumes nothing):\n";
   print_accuracy(os, s.exact, "  ");
 }
@@ -329,25 +325,22 @@ nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& chec
     }
     rows.push_back(std::move(j));
   }
-  return {{"rows", rows},
-          {"summary",
-           {{"rows", s.rows},
-            {"runnable", s.runnable},
-            {"refusal_calls_right", s.refusal_calls_right},
-            {"kv_tokens_rows", s.with_tokens},
-            {"kv_tokens_median_abs_error", s.kv_tokens_median_abs},
-            {"kv_tokens_worst_abs_error", s.kv_tokens_worst_abs},
-            {"available_kv_rows", s.with_available},
-            {"available_kv_median_abs_error", s.available_median_abs},
-            {"available_kv_worst_abs_error", s.available_worst_abs},
-            {"exact_rows", s.exact_rows},
-            {"exact",
-             {{"kv_tokens_rows", s.exact.with_tokens},
-              {"kv_tokens_median_abs_error", s.exact.kv_tokens_median_abs},
-              {"kv_tokens_worst_abs_error", s.exact.kv_tokens_worst_abs},
-              {"available_kv_rows", s.exact.with_available},
-              {"available_kv_median_abs_error", s.exact.available_median_abs},
-              {"available_kv_worst_abs_error", s.exact.available_worst_abs}}}}}};
+  auto accuracy_json = [](const StartupAccuracy& a) {
+    return nlohmann::ordered_json{{"kv_tokens_rows", a.with_tokens},
+                                  {"kv_tokens_median_abs_error", a.kv_tokens_median_abs},
+                                  {"kv_tokens_worst_abs_error", a.kv_tokens_worst_abs},
+                                  {"available_kv_rows", a.with_available},
+                                  {"available_kv_median_abs_error", a.available_median_abs},
+                                  {"available_kv_worst_abs_error", a.available_worst_abs},
+                                  {"kv_capacity_rows", a.with_capacity},
+                                  {"kv_capacity_median_abs_error", a.capacity_median_abs},
+                                  {"kv_capacity_worst_abs_error", a.capacity_worst_abs}};
+  };
+  nlohmann::ordered_json summary = {{"rows", s.rows}, {"runnable", s.runnable}, {"refusal_calls_right", s.refusal_calls_right}};
+  summary.update(accuracy_json(s.all));
+  summary["exact_rows"] = s.exact_rows;
+  summary["exact"] = accuracy_json(s.exact);
+  return {{"rows", rows}, {"summary", summary}};
 }
 
 }  // namespace kvcap

@@ -48,6 +48,9 @@ struct StartupCheck {
   std::string refusal;              ///< kvcap refused to start (model does not fit, ...)
   std::optional<double> kv_tokens_error;     ///< (kvcap - logged) / logged
   std::optional<double> available_kv_error;  ///< idem, available KV bytes
+  /// The pool's size as the log states it: the token count where the log gives one, else the
+  /// available KV bytes (both count the same pages, so either measures the same error).
+  std::optional<double> capacity_error() const { return kv_tokens_error ? kv_tokens_error : available_kv_error; }
   bool refusal_call_right = true;   ///< kvcap refuses exactly when vLLM did
 };
 
@@ -55,15 +58,15 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
 
 /// Errors over a set of rows.
 struct StartupAccuracy {
-  int64_t with_tokens = 0, with_available = 0;
+  int64_t with_tokens = 0, with_available = 0, with_capacity = 0;
   double kv_tokens_median_abs = 0, kv_tokens_worst_abs = 0;
   double available_median_abs = 0, available_worst_abs = 0;
+  double capacity_median_abs = 0, capacity_worst_abs = 0;  ///< StartupCheck::capacity_error
 };
 
 struct StartupSummary {
-  int64_t rows = 0, runnable = 0, with_tokens = 0, with_available = 0, refusal_calls_right = 0;
-  double kv_tokens_median_abs = 0, kv_tokens_worst_abs = 0;
-  double available_median_abs = 0, available_worst_abs = 0;
+  int64_t rows = 0, runnable = 0, refusal_calls_right = 0;
+  StartupAccuracy all;     ///< every runnable row
   int64_t exact_rows = 0;  ///< runnable rows with nothing assumed
   StartupAccuracy exact;   ///< their errors
 };

@@ -69,21 +69,33 @@ std::vector<GpuSpec> build_catalog() {
   // NVIDIA H200 Tensor Core GPU data sheet (H200 SXM): 141 GB HBM3e at 4.8 TB/s; BF16 1,979
   // sparse -> 989.5 dense; FP8 3,958 sparse -> 1,979 dense; INT8 same; NVLink 900 GB/s; PCIe Gen5
   // 128 GB/s. Memory: nvidia-smi "NVIDIA H200 ... 143771MiB". Price: RunPod "H200" $6.35/h.
+  // Seen by vLLM: 139.81 GiB, in seven public logs found through a code search (2025-2026): a
+  // vLLM 0.10.2 start of Qwen3-Next-80B-A3B at TP 2 ("Free memory on device (139.21/139.81 GiB)",
+  // loading the fused-MoE config for device_name=NVIDIA_H200), a V0 start ("total_gpu_memory
+  // (139.81GiB) x gpu_memory_utilization (0.85)"), and refusals on busy H200s ("(116.87/139.81
+  // GiB)", nvidia-smi on the same card 143,771 MiB). Until then kvcap used nvidia-smi's 140.40.
   c.push_back({"h200", "NVIDIA H200 SXM 141GB", 143771 * kMiB, 4800 * kGB, 989.5 * kT, 1979 * kT, 1979 * kT,
-               64 * kGB, 450 * kGB, 6.35, "nvlink"});
+               64 * kGB, 450 * kGB, 6.35, "nvlink", gib_logged(139.81)});
 
   // NVIDIA HGX B200 data sheet, 8 GPUs: FP16/BF16 36 PFLOPS, FP8 72 PFLOPS, INT8 72 POPS (all with
   // sparsity) -> per GPU dense 2.25 / 4.5 / 4.5 PFLOPS; HBM3e 64 TB/s total -> 8 TB/s per GPU;
   // NVLink 5 1.8 TB/s per GPU (bidirectional); PCIe Gen5 x16 host link (128 GB/s bidirectional).
   // Memory: nvidia-smi "NVIDIA B200 ... 183359MiB". Price: RunPod "B200" $10.57/h.
+  // Seen by vLLM: 178.35 GiB in nine public logs found through a code search (2026), vLLM refusing
+  // to start on busy cards ("Free memory on device cuda:0 (41.24/178.35 GiB) on startup is less
+  // than desired GPU memory utilization (0.93, 165.87 GiB)"; one run's files are named "b200").
   c.push_back({"b200", "NVIDIA B200 180GB", 183359 * kMiB, 8000 * kGB, 2250 * kT, 4500 * kT, 4500 * kT,
-               64 * kGB, 900 * kGB, 10.57, "nvlink"});
+               64 * kGB, 900 * kGB, 10.57, "nvlink", gib_logged(178.35)});
 
   // NVIDIA L40S data sheet: GDDR6 864 GB/s; BF16 362.05 TFLOPS dense (733 sparse); FP8 733 dense
   // (1,466 sparse); INT8 733 TOPS dense; PCIe Gen4 x16 64 GB/s bidirectional; no NVLink (GPU-GPU
   // over PCIe). Memory: nvidia-smi "NVIDIA L40S ... 46068MiB". Price: RunPod "L40S" $1.40/h.
+  // Seen by vLLM: 44.42 GiB. A public vLLM 0.10.2 start of Qwen3-235B-A22B-Instruct-2507-FP8 on
+  // 8 x L40S (log of 2025-09-24, found through a code search; nvidia-smi "NVIDIA L40S ... 46068MiB"
+  // in the same file) prints "Free memory on device (43.93/44.42 GiB) on startup", and four other
+  // public logs of 48 GB RunPod cards show the same total. Until then kvcap used nvidia-smi's 44.99.
   c.push_back({"l40s", "NVIDIA L40S 48GB", 46068 * kMiB, 864 * kGB, 362.05 * kT, 733 * kT, 733 * kT,
-               32 * kGB, 32 * kGB, 1.40, "pcie"});
+               32 * kGB, 32 * kGB, 1.40, "pcie", gib_logged(44.42)});
 
   // NVIDIA L4 data sheet: GDDR6 300 GB/s; BF16 242 TFLOPS, FP8 485 TFLOPS, INT8 485 TOPS (all with
   // sparsity) -> 121 / 242.5 / 242.5 dense; PCIe Gen4 x16 64 GB/s bidirectional; no NVLink.

@@ -117,13 +117,25 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
   CHECK(s.runnable >= 42);
-  CHECK(s.available_median_abs <= 0.0175);
-  CHECK(s.kv_tokens_median_abs <= 0.0660);
+  CHECK(s.all.available_median_abs <= 0.0175);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0660);
   CHECK(s.refusal_calls_right >= 41);
   // The exact tier: rows whose mapping assumes no version, checkpoint, GPU or setting.
   CHECK(s.exact_rows >= 16);
   CHECK(s.exact.kv_tokens_median_abs <= 0.0025);
   CHECK(s.exact.available_median_abs <= 0.0031);
+  // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
+  // only gives GiB (llm-d's H100 logs), so every row with either figure counts once.
+  const auto& gib_only = find(checks, "llmd-llama31-8b-h100");
+  REQUIRE_FALSE(gib_only.kv_tokens_error);
+  REQUIRE(gib_only.available_kv_error);
+  CHECK(*gib_only.capacity_error() == *gib_only.available_kv_error);
+  REQUIRE(a100.kv_tokens_error);
+  CHECK(*a100.capacity_error() == *a100.kv_tokens_error);
+  int64_t either = 0;
+  for (const auto& c : checks) either += (c.kv_tokens_error || c.available_kv_error) ? 1 : 0;
+  CHECK(s.all.with_capacity == either);
+  CHECK(s.all.with_capacity > s.all.with_tokens);
 }
 
 TEST_CASE("kvcap fidelity --startup-logs prints the table and the summary; bad input exits 2") {
