@@ -325,6 +325,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       [o](int64_t n) { o->engine.enable_prefix_caching = n > 0; },
       "linear-attention models: prefix caching keeps 2 state pages per request (mamba_cache_mode align), "
       "1 without (default: vLLM's for --vllm-version, on from 0.27)");
+  cmd->add_option("--sampler", o->engine.sampler,
+                  "top-k/top-p sampler the profiling run exercises: flashinfer (docker images, installs with FlashInfer) or "
+                  "pytorch (a pip install of vLLM 0.8-0.20 without FlashInfer: its sort holds more memory)")
+      ->capture_default_str();
   cmd->add_flag("--language-model-only", o->engine.language_model_only,
                 "serve a vision-language checkpoint as text only: no vision tower weights or image profiling");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,

@@ -56,7 +56,16 @@ namespace kvcap {
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           bool logits_for_all_tokens = false, bool samples = true,
-                                          bool profile_vision = false, int64_t dp_gather = 1);
+                                          bool profile_vision = false, int64_t dp_gather = 1,
+                                          bool sort_sampler = false);
+
+/// Bytes per sampled row and vocabulary entry that vLLM V1's PyTorch-native top-k/top-p sampler
+/// (apply_top_k_top_p, vLLM 0.8-0.20; the profiling run's dummy sampler asks for both top-k and
+/// top-p) keeps alive on top of the fp32 logits at its peak, the re-sorting scatter: the sorted
+/// fp32 logits (4) and their int64 indices (8), the softmax of the sorted logits that cumsum
+/// overwrites (4), the top-k and top-p masks (1 + 1) and the scattered result (4). The logits in
+/// the model dtype and their fp32 copy are alive too; the default (FlashInfer) term counts them.
+constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 4 + 1 + 1 + 4;
 
 /// Peak bytes on one rank while the vision encoder runs vLLM's profiling image (Qwen3-VL-style
 /// towers, TP-split as vLLM's default mm_encoder_tp_mode "weights"): the image's pixel values in

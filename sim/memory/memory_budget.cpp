@@ -237,6 +237,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
+  if (cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
+    throw InputError("--sampler", "expected flashinfer or pytorch, got " + quote_input(cfg.sampler));
+  // The sort-based sampler is V1's fallback from 0.8 (V0 samples differently) until the Triton
+  // top-k/top-p kernel took over batches of 8 rows or more (present in 0.21.0's
+  // topk_topp_sampler.py); kvcap does not model that kernel's memory.
+  if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 21}))
+    throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p fallback of 0.8 to 0.20; --vllm-version " +
+                                      cfg.vllm_version + " samples otherwise (kvcap does not model its fallback's memory)");
   if (cfg.max_model_len > model.max_position_embeddings)
     throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
                                             std::to_string(model.max_position_embeddings) + ")");
@@ -326,7 +334,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
-        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1);
+        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, cfg.sampler == "pytorch");
     st.kv.block_size = b.block_size;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;

@@ -58,6 +58,12 @@ struct EngineMemoryConfig {
   bool language_model_only = false;
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
+  /// The top-k/top-p sampler the profiling run exercises (vllm/v1/sample/ops/topk_topp_sampler.py):
+  /// "flashinfer" (vLLM's docker images, and any install with FlashInfer) or "pytorch", the sort-based
+  /// PyTorch-native path a pip install of vLLM 0.8-0.10 takes without FlashInfer (its log says
+  /// "FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p &
+  /// top-k sampling"). The sort keeps far more alive per sampled row (activation.hpp).
+  std::string sampler = "flashinfer";
 };
 
 /// (major, minor) of a vLLM version string ("0.11.0", "0.10.1.1", "v0.15.1rc2"); InputError

@@ -114,16 +114,28 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& fp8 = find(checks, "club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown");
   REQUIRE(fp8.available_kv_error);
   CHECK(std::abs(*fp8.available_kv_error) < 0.02);
+  // The L40S start (vLLM 0.10.2, 8 x L40S, TP8 + EP) logs the PyTorch-native sampler fallback and a
+  // 1.40 GiB activation peak: with the sort's memory kvcap is within 2%, without it 8% high.
+  const auto& l40s = find(checks, "l40s-qwen3-235b-2507-fp8-8xl40s-tp8-ep");
+  REQUIRE(l40s.kv_tokens_error);
+  CHECK(std::abs(*l40s.kv_tokens_error) < 0.02);
+  StartupLogRow flashinfer = *l40s.row;
+  flashinfer.config.sampler = "flashinfer";
+  const auto without_sort = check_startup_logs({flashinfer});
+  REQUIRE(without_sort[0].kv_tokens_error);
+  CHECK(*without_sort[0].kv_tokens_error > 0.05);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 42);
+  CHECK(s.runnable >= 49);
   CHECK(s.all.available_median_abs <= 0.0175);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0660);
-  CHECK(s.refusal_calls_right >= 41);
+  CHECK(s.all.capacity_median_abs <= 0.0290);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0400);
+  CHECK(s.refusal_calls_right >= 47);
   // The exact tier: rows whose mapping assumes no version, checkpoint, GPU or setting.
-  CHECK(s.exact_rows >= 16);
-  CHECK(s.exact.kv_tokens_median_abs <= 0.0025);
-  CHECK(s.exact.available_median_abs <= 0.0031);
+  CHECK(s.exact_rows >= 18);
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0075);
+  CHECK(s.exact.available_median_abs <= 0.0040);
+  CHECK(s.exact.capacity_median_abs <= 0.0035);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
   // only gives GiB (llm-d's H100 logs), so every row with either figure counts once.
   const auto& gib_only = find(checks, "llmd-llama31-8b-h100");

@@ -67,6 +67,8 @@ TEST_CASE("kvcap memory: bad input exits 2 with the field named") {
   bad("memory --model no-such-model --gpu h100-sxm", "no-such-model");
   bad("memory --model llama-3.1-8b --gpu h900", "h900");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size 0", "--block-size");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --sampler torch", "--sampler");
+  bad("memory --model llama-3.1-8b --gpu h100-sxm --sampler pytorch --vllm-version 0.21", "--sampler");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size -16", "--block-size");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 0", "--gpu-memory-utilization");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 1.5", "--gpu-memory-utilization");

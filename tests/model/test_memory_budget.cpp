@@ -130,6 +130,37 @@ TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 ha
   }
 }
 
+TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more bytes per row and vocabulary entry") {
+  // Qwen3-8B on an A100-40GB, vLLM 0.9.2's serve defaults there: 2,048 tokens, 256 sequences.
+  // FlashInfer sampler: 2 x 256 x 151,936 x 4 + 2,048 x 4,096 x 2 = 311,164,928 + 16,777,216 =
+  // 327,942,144 B, above the forward (residual 2 x 2,048 x 4,096 x 2 = 33,554,432 + MLP 3 x 2,048
+  // x 12,288 x 2 = 150,994,944). The sort adds its sorted logits (4), int64 indices (8), sorted
+  // probabilities (4), two masks (1 + 1) and the scattered logits (4): 22 x 256 x 151,936 =
+  // 855,703,552 B more, 1,183,645,696 in all.
+  EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.9.2";
+  MemoryBudget b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
+  REQUIRE(b.max_num_batched_tokens == 2048);
+  REQUIRE(b.max_num_seqs == 256);
+  CHECK(b.activation_bytes_per_gpu == 327942144);
+  const int64_t kv_flashinfer = b.kv_cache_bytes_per_gpu;
+  cfg.sampler = "pytorch";
+  b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 1183645696);
+  CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 855703552);
+  // The sort path is V1's fallback from 0.8 to 0.20 only; other values are refused.
+  for (const char* version : {"0.6", "0.21", "0.28.0"}) {
+    cfg.vllm_version = version;
+    CAPTURE(version);
+    CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
+                         doctest::Contains("--sampler"), InputError);
+  }
+  cfg.vllm_version = "0.10";
+  cfg.sampler = "torch";
+  CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
+                       doctest::Contains("expected flashinfer or pytorch"), InputError);
+}
+
 TEST_CASE("what vLLM sees: the catalog's visible memory, or the override taken as seen") {
   const GpuSpec h100 = load_gpu("h100-sxm");
   CHECK(h100.memory_bytes == 81559LL * 1024 * 1024);     // nvidia-smi
