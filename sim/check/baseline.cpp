@@ -70,10 +70,11 @@ Expectation parse_expectation(const JsonObjectReader& r, const std::string& metr
 }
 
 CapacityRequest parse_capacity(const JsonObjectReader& r) {
-  r.reject_unknown({"attainment", "precision"});
+  r.reject_unknown({"attainment", "precision", "seeds"});
   CapacityRequest c;
   c.attainment = r.get_number_in("attainment", 1e-6, 1.0);
   c.precision = r.get_number_in("precision", 1e-4, 1.0);
+  c.seeds = static_cast<int>(r.get_int("seeds", 1, 64, 1));
   return c;
 }
 

@@ -145,6 +145,7 @@ ojson check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outc
       if (e.min) row["min"] = *e.min;
       if (e.max) row["max"] = *e.max;
       row["now"] = m.now ? ojson(*m.now) : ojson(nullptr);
+      if (m.interval) row["now_ci95"] = {m.interval->first, m.interval->second};
       row["change"] = m.change ? ojson(*m.change) : ojson(nullptr);
       row["verdict"] = verdict_code(m.verdict);
       row["detail"] = m.detail;

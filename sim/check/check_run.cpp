@@ -20,10 +20,11 @@ std::string short_number_g(double v) {
 
 }  // namespace
 
-MetricOutcome judge(const Expectation& e, std::optional<double> now) {
+MetricOutcome judge(const Expectation& e, std::optional<double> now, std::optional<std::pair<double, double>> interval) {
   MetricOutcome m;
   m.expect = &e;
   m.now = now;
+  m.interval = interval;
   if (!now) {
     m.verdict = Verdict::regression;
     m.detail = "the run reports no value (null)";
@@ -43,10 +44,19 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now) {
   }
   if (!e.value) return m;
   const double tol = std::max(e.rel_tol * std::fabs(*e.value), e.abs_tol);
-  const double up = v - *e.value;  // > 0: the figure rose
-  const bool beyond = std::fabs(up) > tol;
-  if (!beyond) return m;
-  const std::string by = "moved by more than the tolerance " + short_number_g(tol);
+  // A mean over seeds moved only when its whole interval lies beyond the tolerance on one side.
+  const double lo = interval ? interval->first : v, hi = interval ? interval->second : v;
+  const bool rose = lo - *e.value > tol, fell = *e.value - hi > tol;
+  if (!rose && !fell) {
+    if (interval && std::fabs(v - *e.value) > tol)
+      m.detail = "mean moved beyond " + short_number_g(tol) + ", but the 95% interval [" + short_number_g(lo) + ", " +
+                 short_number_g(hi) + "] still reaches the tolerance band";
+    return m;
+  }
+  const double up = rose ? 1.0 : -1.0;  // the side the interval (or the figure) moved to
+  const std::string by = interval ? "the 95% interval [" + short_number_g(lo) + ", " + short_number_g(hi) +
+                                        "] lies beyond the tolerance " + short_number_g(tol)
+                                  : "moved by more than the tolerance " + short_number_g(tol);
   switch (e.better) {
     case Better::higher: m.verdict = up > 0 ? Verdict::improved : Verdict::regression; break;
     case Better::lower: m.verdict = up < 0 ? Verdict::improved : Verdict::regression; break;
@@ -97,12 +107,21 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
         const nlohmann::ordered_json& results = ran.results;
         for (const Expectation& e : c.expect) {
           std::optional<double> now;
+          std::optional<std::pair<double, double>> interval;
           std::string note;
           if (e.metric == kCapacityRequestsPerS || e.metric == kCapacityLoadScale) {
-            if (co.capacity->found)
-              now = e.metric == kCapacityRequestsPerS ? co.capacity->requests_per_s : co.capacity->load_scale;
-            else
+            const CapacityFigures& f = *co.capacity;
+            const bool rps = e.metric == kCapacityRequestsPerS;
+            if (f.seeds > 1) {
+              // The mean over seeds counts a seed where no load met the goal as 0.
+              now = rps ? f.requests_per_s : f.load_scale;
+              interval = rps ? std::make_pair(f.requests_per_s_low, f.requests_per_s_high)
+                             : std::make_pair(f.load_scale_low, f.load_scale_high);
+            } else if (f.found) {
+              now = rps ? f.requests_per_s : f.load_scale;
+            } else {
               now = 0.0;  // not even the lowest load met the goal: no capacity
+            }
             if (!co.capacity->found) note = "no load met the SLO goal";
             if (co.capacity->capped) note = "capped: the highest load searched still met the goal";
           } else {
@@ -110,7 +129,7 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
             if (!m.found) throw InputError(baseline.file + ": " + e.pointer, m.problem);
             now = m.value;
           }
-          MetricOutcome mo = judge(e, now);
+          MetricOutcome mo = judge(e, now, interval);
           if (!note.empty()) mo.detail = mo.detail.empty() ? note : mo.detail + "; " + note;
           co.metrics.push_back(std::move(mo));
         }

@@ -21,6 +21,8 @@ struct MetricOutcome {
   std::optional<double> change;  ///< (now - value) / |value|, when both exist and value != 0
   Verdict verdict = Verdict::ok;
   std::string detail;            ///< why, for the table ("below min 0.9", "capacity capped at ...")
+  /// The 95% interval of `now` when it is a mean over workload seeds (capacity with seeds > 1).
+  std::optional<std::pair<double, double>> interval;
 };
 
 struct CheckOutcome {
@@ -29,8 +31,12 @@ struct CheckOutcome {
   std::vector<MetricOutcome> metrics;
 };
 
-/// Judges one figure (pure; the tests exercise it directly).
-MetricOutcome judge(const Expectation& e, std::optional<double> now);
+/// Judges one figure (pure; the tests exercise it directly). With `interval` (the 95% interval of
+/// a mean over seeds) a move counts only when the whole interval lies beyond the tolerance: below
+/// value - tolerance for a regression of a higher-is-better figure, above value + tolerance for
+/// an improvement (mirrored for lower-is-better; either side is a regression for none).
+MetricOutcome judge(const Expectation& e, std::optional<double> now,
+                    std::optional<std::pair<double, double>> interval = std::nullopt);
 
 /// Runs the checks (only `only` when not empty; InputError naming --only when no check has that
 /// name). InputError naming the check and the metric for a path results.json does not have, and

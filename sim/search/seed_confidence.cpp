@@ -17,6 +17,21 @@ double student_t_975(int df) {
   return df <= 30 ? kTable[df - 1] : 1.96;
 }
 
+MeanInterval mean_interval_95(const std::vector<double>& samples) {
+  MeanInterval m;
+  const int k = static_cast<int>(samples.size());
+  if (k == 0) return m;
+  const double n = static_cast<double>(k);
+  for (double v : samples) m.mean += v / n;
+  double ss = 0;
+  for (double v : samples) ss += (v - m.mean) * (v - m.mean);
+  m.std_dev = k > 1 ? std::sqrt(ss / (n - 1)) : 0;
+  const double half = k > 1 ? student_t_975(k - 1) * m.std_dev / std::sqrt(n) : 0;
+  m.low = m.mean - half;
+  m.high = m.mean + half;
+  return m;
+}
+
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options, int seeds, const LoadSearchResult& first) {
   SeedConfidence c;
@@ -35,15 +50,12 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
     c.last_pass_scale.push_back(r->found ? r->capacity_load_scale : 0.0);
     c.first_fail_scale.push_back(r->first_failing_scale);
   }
-  const double n = static_cast<double>(seeds);
-  for (double v : c.capacity_requests_per_s) c.mean += v / n;
-  double ss = 0;
-  for (double v : c.capacity_requests_per_s) ss += (v - c.mean) * (v - c.mean);
-  c.std_dev = seeds > 1 ? std::sqrt(ss / (n - 1)) : 0;
-  const double half = seeds > 1 ? student_t_975(seeds - 1) * c.std_dev / std::sqrt(n) : 0;
-  c.ci_low = c.mean - half;
-  c.ci_high = c.mean + half;
-  c.half_width_fraction = c.mean > 0 ? half / c.mean : 0;
+  const MeanInterval m = mean_interval_95(c.capacity_requests_per_s);
+  c.mean = m.mean;
+  c.std_dev = m.std_dev;
+  c.ci_low = m.low;
+  c.ci_high = m.high;
+  c.half_width_fraction = c.mean > 0 ? (m.high - m.mean) / c.mean : 0;
   return c;
 }
 

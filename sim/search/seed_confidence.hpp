@@ -25,6 +25,13 @@ struct SeedConfidence {
 /// Student's t quantile at 0.975 for `df` degrees of freedom (table to 30, 1.96 past it).
 double student_t_975(int df);
 
+/// Mean of `samples` and its 95% interval, mean +- t(0.975, K-1) x s / sqrt(K) with the sample
+/// standard deviation s (K-1); one sample gives a zero-width interval.
+struct MeanInterval {
+  double mean = 0, std_dev = 0, low = 0, high = 0;
+};
+MeanInterval mean_interval_95(const std::vector<double>& samples);
+
 /// Runs the load search once per seed; `first` is the search already run at the scenario's own
 /// seed (reused, not rerun).
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,

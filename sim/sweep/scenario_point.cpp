@@ -4,6 +4,7 @@
 
 #include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
+#include "sim/search/seed_confidence.hpp"
 #include "workloads/workload_spec.hpp"
 
 namespace kvcap {
@@ -48,15 +49,35 @@ CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& fi
   c.requests_per_s = r.found ? r.capacity_requests_per_s : 0.0;
   c.load_scale = r.found ? r.capacity_load_scale : 0.0;
   c.probes = static_cast<int>(r.probes.size());
+  c.requests_per_s_low = c.requests_per_s_high = c.requests_per_s;
+  c.load_scale_low = c.load_scale_high = c.load_scale;
+  if (req.seeds > 1) {
+    const SeedConfidence s = search_over_seeds(doc, file, o, req.seeds, r);
+    const MeanInterval rps = mean_interval_95(s.capacity_requests_per_s);
+    const MeanInterval scale = mean_interval_95(s.last_pass_scale);
+    c.seeds = req.seeds;
+    c.requests_per_s = rps.mean;
+    c.requests_per_s_low = rps.low;
+    c.requests_per_s_high = rps.high;
+    c.load_scale = scale.mean;
+    c.load_scale_low = scale.low;
+    c.load_scale_high = scale.high;
+  }
   return c;
 }
 
 nlohmann::ordered_json capacity_json(const CapacityFigures& c) {
-  return nlohmann::ordered_json{{"found", c.found},
-                                {"capped", c.capped},
-                                {"requests_per_s", c.requests_per_s},
-                                {"load_scale", c.load_scale},
-                                {"probes", c.probes}};
+  nlohmann::ordered_json j{{"found", c.found},
+                           {"capped", c.capped},
+                           {"requests_per_s", c.requests_per_s},
+                           {"load_scale", c.load_scale},
+                           {"probes", c.probes}};
+  if (c.seeds > 1) {
+    j["seeds"] = c.seeds;
+    j["requests_per_s_ci95"] = {c.requests_per_s_low, c.requests_per_s_high};
+    j["load_scale_ci95"] = {c.load_scale_low, c.load_scale_high};
+  }
+  return j;
 }
 
 }  // namespace kvcap

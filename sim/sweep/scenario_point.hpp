@@ -30,6 +30,9 @@ nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& f
 struct CapacityRequest {
   double attainment = 0.99;  ///< fraction of arrived requests that must meet the scenario's SLO
   double precision = 0.05;   ///< relative width of the final load bracket
+  /// Workload seeds to search with (the scenario's, +1, ...): above 1 the capacity is their mean,
+  /// with a 95% interval (sim/search/seed_confidence.hpp).
+  int seeds = 1;
 };
 
 /// The figures of a capacity search that reports print.
@@ -39,6 +42,11 @@ struct CapacityFigures {
   double requests_per_s = 0;
   double load_scale = 0;
   int probes = 0;
+  /// With seeds > 1: requests_per_s and load_scale are the means over the seeds (0 for a seed
+  /// where no load met the goal), each with its 95% interval; found/capped are the first seed's.
+  int seeds = 1;
+  double requests_per_s_low = 0, requests_per_s_high = 0;
+  double load_scale_low = 0, load_scale_high = 0;
 };
 
 /// `exec`: where its probes run (LoadSearchOptions::exec); the figures do not depend on it.

@@ -112,6 +112,60 @@ TEST_CASE("a baseline 20% better than reality is a regression naming the metric 
   CHECK(kvcap_cli("check " + file).code == 0);
 }
 
+TEST_CASE("capacity over seeds: check gates on the 95% interval that kvcap search --seeds reports") {
+  // The same search as `kvcap search --seeds 3` (basic-roofline, a 15 s window): check's figure is
+  // its mean, with its interval; a recorded value the whole interval lies below passes as
+  // "improved" only beyond the tolerance, and one above the interval is a regression.
+  const std::string scen = source_path("scenarios/basic-roofline.json");
+  const auto s = kvcap_cli("search " + scen + " --set workload.duration_s=15 --precision 0.05 --seeds 3 --json", false);
+  REQUIRE(s.code == 0);
+  const json conf = json::parse(s.out).at("seed_confidence");
+  const double mean = conf.at("capacity_requests_per_s_mean").get<double>();
+  const double lo = conf.at("ci95").at(0).get<double>(), hi = conf.at("ci95").at(1).get<double>();
+  REQUIRE(lo < mean);
+  REQUIRE(mean < hi);
+  TempDir tmp("seeds");
+  const auto file = (tmp.path / "b.json").string();
+  auto baseline = [&](double value) {
+    json check{{"name", "seeds"},
+               {"scenario", scen},
+               {"set", json::array({"workload.duration_s=15"})},
+               {"capacity", {{"attainment", 0.99}, {"precision", 0.05}, {"seeds", 3}}},
+               {"expect", {{"capacity_requests_per_s", {{"value", value}, {"rel_tol", 0.0}, {"better", "higher"}}}}}};
+    return json{{"checks", json::array({check})}}.dump(2);
+  };
+  write_text(file, baseline(mean));
+  auto r = kvcap_cli("check " + file + " --json", false);
+  REQUIRE(r.code == 0);
+  json m = json::parse(r.out).at("checks").at(0).at("metrics").at(0);
+  // search.json rounds its figures to 9 significant digits.
+  CHECK(m.at("now").get<double>() == doctest::Approx(mean).epsilon(1e-8));
+  CHECK(m.at("now_ci95").at(0).get<double>() == doctest::Approx(lo).epsilon(1e-8));
+  CHECK(m.at("now_ci95").at(1).get<double>() == doctest::Approx(hi).epsilon(1e-8));
+  // Inside the interval but off the mean by more than the (zero) tolerance: still ok.
+  write_text(file, baseline(0.5 * (mean + hi)));
+  r = kvcap_cli("check " + file);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("still reaches the tolerance band") != std::string::npos);
+  // Recorded above the whole interval: the code lost capacity at 95% confidence.
+  write_text(file, baseline(hi * 1.01));
+  r = kvcap_cli("check " + file);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("95% interval") != std::string::npos);
+  // Below it: improved.
+  write_text(file, baseline(lo * 0.99));
+  r = kvcap_cli("check " + file);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("improved") != std::string::npos);
+  // seeds out of range is bad input naming the field.
+  json bad = json::parse(baseline(mean));
+  bad["checks"][0]["capacity"]["seeds"] = 0;
+  write_text(file, bad.dump());
+  r = kvcap_cli("check " + file);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("/checks/0/capacity/seeds") != std::string::npos);
+}
+
 TEST_CASE("malformed baselines, unknown keys and missing metrics are exit 2 naming the field") {
   TempDir tmp("malformed");
   const auto file = (tmp.path / "b.json").string();

@@ -58,3 +58,31 @@ TEST_CASE("judge: min/max bounds are hard, even against an improvement; null is 
   CHECK(judge(both, 0.6).verdict == Verdict::regression);  // "improved" past the bound still fails
   CHECK(judge(e, std::nullopt).verdict == Verdict::regression);
 }
+
+TEST_CASE("judge with a seed interval: a move counts only when the whole 95% interval lies beyond the tolerance") {
+  // value 100, tolerance 5 (rel 5%): the band is [95, 105].
+  const Expectation e = with_value(100, 0.05, 0, Better::higher);
+  using I = std::pair<double, double>;
+  // Mean 92 is 8 below, but the interval [88, 96] still reaches 95: not a regression.
+  MetricOutcome m = judge(e, 92.0, I{88, 96});
+  CHECK(m.verdict == Verdict::ok);
+  CHECK(m.detail.find("still reaches the tolerance band") != std::string::npos);
+  REQUIRE(m.interval);
+  CHECK(m.interval->second == 96);
+  // The whole interval [90, 94.5] below 95: a regression, naming the interval.
+  m = judge(e, 92.0, I{90, 94.5});
+  CHECK(m.verdict == Verdict::regression);
+  CHECK(m.detail.find("[90, 94.5]") != std::string::npos);
+  // Above the band: improved only once the low end clears 105.
+  CHECK(judge(e, 108.0, I{104, 112}).verdict == Verdict::ok);
+  CHECK(judge(e, 108.0, I{105.5, 110.5}).verdict == Verdict::improved);
+  // A degenerate interval (one seed) is the plain rule.
+  CHECK(judge(e, 94.9, I{94.9, 94.9}).verdict == judge(e, 94.9).verdict);
+  // Lower is better mirrors; none fails on either side.
+  const Expectation lower = with_value(100, 0.05, 0, Better::lower);
+  CHECK(judge(lower, 108.0, I{105.5, 110.5}).verdict == Verdict::regression);
+  CHECK(judge(lower, 92.0, I{90, 94.5}).verdict == Verdict::improved);
+  const Expectation none = with_value(100, 0.05, 0, Better::none);
+  CHECK(judge(none, 92.0, I{90, 94.5}).verdict == Verdict::regression);
+  CHECK(judge(none, 92.0, I{88, 96}).verdict == Verdict::ok);
+}

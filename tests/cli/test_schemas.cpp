@@ -198,7 +198,7 @@ const std::vector<KeyList>& baseline_key_lists() {
   static const std::vector<KeyList> lists = {
       {"", {"$schema", "description", "checks"}, "sim/check/baseline.cpp load_baseline"},
       {"/$defs/check", {"name", "why", "scenario", "set", "capacity", "expect"}, "sim/check/baseline.cpp parse_check"},
-      {"/$defs/check/properties/capacity", {"attainment", "precision"}, "sim/check/baseline.cpp parse_capacity"},
+      {"/$defs/check/properties/capacity", {"attainment", "precision", "seeds"}, "sim/check/baseline.cpp parse_capacity"},
       {"/$defs/expectation", {"value", "rel_tol", "abs_tol", "better", "min", "max", "why"},
        "sim/check/baseline.cpp parse_expectation"},
   };
@@ -612,6 +612,11 @@ TEST_CASE("schemas: baselines kvcap check refuses (exit 2), the schema refuses")
         {"capacity attainment out of range",
          [](json& d) {
            d["checks"][0]["capacity"] = {{"attainment", 1.5}, {"precision", 0.05}};
+           d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
+         }},
+        {"capacity seeds above 64",
+         [](json& d) {
+           d["checks"][0]["capacity"] = {{"attainment", 0.99}, {"precision", 0.05}, {"seeds", 65}};
            d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
          }},
     };
