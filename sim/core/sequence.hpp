@@ -28,6 +28,9 @@ struct SeqState {
   int64_t cached_tokens_first = 0;  ///< prefix-cache hit at the first admission
   int64_t lost_tokens = 0;          ///< computed tokens discarded by the last preemption
   int64_t swapped_blocks = 0;       ///< CPU swap-tier blocks holding this request's KV (status swapped)
+  /// Pipeline parallelism: the step (batch) in the pipe that will sample this request's next
+  /// token, or -1. While it is set the request cannot be scheduled again (the engine checks).
+  int64_t sampling_step = -1;
 
   double first_scheduled_s = -1;
   double first_token_s = -1;

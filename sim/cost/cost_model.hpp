@@ -73,6 +73,16 @@ class CostModel {
   /// False when the numbers come from a spec sheet, not a measurement on a GPU.
   virtual bool measured() const = 0;
   virtual UtilizationCeiling utilization_ceiling() const { return {}; }
+  /// Pipeline parallelism: the stages a step passes through one after another (1 = the whole
+  /// model in one pass; PipelineCostModel, sim/cost/pipeline_cost_model.hpp, has more).
+  virtual int64_t pipeline_stages() const { return 1; }
+  /// Prices `step` on each stage: `stages[k]` the cost of stage k's share of the model, `send_s[k]`
+  /// the time stage k's activations take over the GPU link to stage k + 1 (k < stages - 1). Both
+  /// spans hold pipeline_stages() entries. Must not allocate. One stage: the whole step.
+  virtual void price_stages(const StepComposition& step, std::span<StepCost> stages, std::span<double> send_s) const {
+    stages[0] = price(step);
+    send_s[0] = 0;
+  }
 };
 
 }  // namespace kvcap

@@ -1,9 +1,11 @@
 #include "sim/cost/cost_model_factory.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
 #include "sim/cost/constant_cost_model.hpp"
+#include "sim/cost/pipeline_cost_model.hpp"
 #include "sim/cost/profile_cost_model.hpp"
 #include "sim/cost/roofline_cost_model.hpp"
 #include "sim/model/param_count.hpp"
@@ -19,7 +21,20 @@ namespace {
 bool weights_are_fp8(const ModelSpec& m) { return m.quant.method.rfind("fp8", 0) == 0; }
 
 ModelCostShape shape_for(const CostModelContext& ctx) {
+  if (ctx.pipeline_parallel_size > 1)
+    return make_stage_cost_shape(ctx.model, ctx.budget, ctx.tensor_parallel_size, ctx.pipeline_parallel_size,
+                                 ctx.pipeline_stage);
   return make_cost_shape(ctx.model, count_parameters(ctx.model), ctx.budget, ctx.tensor_parallel_size);
+}
+
+/// Pipeline stages after the first: the engine loop's CPU work for a batch (scheduling, the input
+/// preparation the GPU waits for) is exposed once, before the batch enters the pipe; a later
+/// stage's worker prepares its inputs while the earlier stages compute (vLLM's worker builds its
+/// inputs before it receives the previous stage's activations: GPUModelRunner.execute_model).
+void later_stage_engine(const CostModelContext& ctx, EngineOverheads& e, CostCoefficients& c) {
+  if (ctx.pipeline_parallel_size <= 1 || ctx.pipeline_stage == 0) return;
+  e.step_fixed_s = e.per_sequence_s = e.per_token_s = 0;
+  c.step_overhead_s = 0;
 }
 
 void require_interconnect(const CostModelContext& ctx, const std::string& where) {
@@ -92,28 +107,29 @@ std::unique_ptr<CostModel> make_roofline(const JsonObjectReader& r, const CostMo
   require_interconnect(ctx, r.where("kind"));
   eb = bind_engine(r, ctx);
   CostCoefficients c = roofline_coefficients(ctx.gpu, eff, ctx.budget.kv_dtype, weights_are_fp8(ctx.model));
+  EngineOverheads engine = eb.overheads;
+  later_stage_engine(ctx, engine, c);
   std::ostringstream d;
   if (is_auto) d << "auto: no measured kernel profile ships for " << ctx.gpu.id << ", so ";
   d << "roofline (" << ctx.gpu.id << " spec sheet, not measured; compute eff " << eff.compute << ", memory eff "
     << eff.memory << ", kv dequant overhead " << eff.kv_dequant_overhead << ", step overhead " << eff.step_overhead_s
     << " s)" << engine_suffix(eb);
   auto m = std::make_unique<RooflineCostModel>(shape_for(ctx), c, d.str());
-  m->set_engine(eb.overheads);
+  m->set_engine(engine);
   return m;
 }
 
-}  // namespace
-
-std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std::string& file,
-                                           const std::string& pointer, const CostModelContext& ctx,
-                                           EngineBinding* binding) {
+std::unique_ptr<CostModel> make_one_cost_model(const nlohmann::json& spec, const std::string& file,
+                                               const std::string& pointer, const CostModelContext& ctx,
+                                               EngineBinding* binding) {
   JsonObjectReader r(spec, file, pointer);
   std::string kind = r.get_string("kind");
   EngineBinding eb;
   std::unique_ptr<CostModel> out;
   if (kind == "constant") {
     r.reject_unknown({"kind", "step_s"});
-    out = std::make_unique<ConstantCostModel>(r.get_number_in("step_s", 1e-9, 3600.0));
+    out = std::make_unique<ConstantCostModel>(r.get_number_in("step_s", 1e-9, 3600.0) /
+                                              static_cast<double>(ctx.pipeline_parallel_size));
   } else if (kind == "roofline" || kind == "auto") {
     r.reject_unknown({"kind", "compute_efficiency", "memory_efficiency", "kv_dequant_overhead",
                       "interconnect_efficiency", "step_overhead_s", "engine_profile", "front_end"});
@@ -127,10 +143,12 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std
     eb = bind_engine(r, ctx);
     Profile p = read_profile_file(path);
     CostCoefficients c = profile_coefficients(p, ctx.gpu, ctx.budget.kv_dtype, weights_are_fp8(ctx.model), path);
+    EngineOverheads engine = eb.overheads;
+    later_stage_engine(ctx, engine, c);
     std::ostringstream d;
     d << "profile " << path << " (" << p.gpu_id << ", " << profile_origin(p) << ")" << engine_suffix(eb);
     auto m = std::make_unique<ProfileCostModel>(shape_for(ctx), c, p.measured, d.str());
-    m->set_engine(eb.overheads);
+    m->set_engine(engine);
     out = std::move(m);
   } else {
     throw InputError(r.where("kind"),
@@ -138,6 +156,36 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std
   }
   if (binding) *binding = std::move(eb);
   return out;
+}
+
+}  // namespace
+
+std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std::string& file,
+                                           const std::string& pointer, const CostModelContext& ctx,
+                                           EngineBinding* binding) {
+  const int64_t pp = ctx.pipeline_parallel_size;
+  if (pp <= 1) return make_one_cost_model(spec, file, pointer, ctx, binding);
+  const bool constant = spec.is_object() && spec.contains("kind") && spec["kind"] == "constant";
+  if (!constant && !(ctx.gpu.interconnect_bytes_per_s > 0))
+    throw InputError(file + ": " + pointer, "pipeline_parallel_size " + std::to_string(pp) + " needs gpu " +
+                                                quote_input(ctx.gpu.id) +
+                                                " to have interconnect_bytes_per_s > 0 to send activations between stages");
+  std::vector<std::unique_ptr<CostModel>> stages;
+  for (int64_t k = 0; k < pp; ++k) {
+    CostModelContext c = ctx;
+    c.pipeline_stage = k;
+    stages.push_back(make_one_cost_model(spec, file, pointer, c, k == 0 ? binding : nullptr));
+  }
+  // vLLM's decoder models hand the next stage two tensors per token, the hidden states and the
+  // residual (IntermediateTensors in vllm/model_executor/models/llama.py LlamaModel.forward, and
+  // the same in the models built like it); each TP rank sends its 1/TP slice
+  // (PPGroup send_tensor_dict with all_gather_group). The receiving all-gather is not priced.
+  const double act_bytes = std::max(1, dtype_bits(ctx.model.dtype) / 8);
+  const double send = constant ? 0.0
+                               : 2.0 * static_cast<double>(ctx.model.hidden_size) * act_bytes /
+                                     static_cast<double>(ctx.tensor_parallel_size);
+  const double link = constant ? 1.0 : ctx.gpu.interconnect_bytes_per_s;
+  return std::make_unique<PipelineCostModel>(std::move(stages), send, link);
 }
 
 }  // namespace kvcap

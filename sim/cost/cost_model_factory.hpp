@@ -28,6 +28,9 @@ struct CostModelContext {
   std::string engine;
   /// The engine's CUDA-graph capture sizes from its limits (applied with an engine profile).
   CudaGraphSizes graphs{false, 0};
+  /// vLLM --pipeline-parallel-size: > 1 builds a PipelineCostModel of that many stages.
+  int64_t pipeline_parallel_size = 1;
+  int64_t pipeline_stage = 0;  ///< (internal) the stage being built
 };
 
 /// The engine profile a cost model was built with (or why none), for the run's outputs and for
@@ -43,6 +46,10 @@ struct EngineBinding {
 /// Build from the scenario's "cost_model" object ({"kind": "auto"|"roofline"|"profile"|"constant",
 /// "engine_profile": "auto"|"none"|NAME|PATH, "front_end": true, ...}); InputError naming `file`
 /// and the field for anything malformed. `binding` (optional) receives the engine profile used.
+/// With ctx.pipeline_parallel_size > 1: a PipelineCostModel (sim/cost/pipeline_cost_model.hpp)
+/// whose stages are this spec built on each stage's share of the model; the engine's CPU terms
+/// (EngineOverheads step_fixed/per_sequence/per_token, the kernel profile's step overhead) are
+/// charged on the first stage only; a "constant" model gives each stage step_s / stages.
 std::unique_ptr<CostModel> make_cost_model(const nlohmann::json& spec, const std::string& file,
                                            const std::string& pointer, const CostModelContext& ctx,
                                            EngineBinding* binding = nullptr);

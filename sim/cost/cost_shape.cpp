@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/model/pipeline_parallel.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -137,6 +138,48 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   s.activation_bytes_per_token =
       2 * per_layer_elems * s.activation_dtype_bytes * static_cast<double>(model.num_layers);
   s.gemm_launches_per_step = 4 * model.num_layers + 1;
+  return s;
+}
+
+namespace {
+int64_t kv_layers_of(const ModelSpec& m) {
+  int64_t n = 0;
+  for (const auto& l : m.layers) n += l.attention == AttentionKind::linear ? 0 : 1;
+  return n;
+}
+}  // namespace
+
+ModelCostShape make_stage_cost_shape(const ModelSpec& model, const MemoryBudget& budget, int64_t tp, int64_t pp,
+                                     int64_t stage) {
+  KVCAP_CHECK(pp >= 1 && stage >= 0 && stage < pp, "pipeline stage out of range");
+  const bool last = stage == pp - 1;
+  // The budget's per-GPU figures belong to its binding stage: bytes per parameter (quantization
+  // and scales included) and KV bytes per KV layer are the same on every stage.
+  const int64_t bind = std::clamp<int64_t>(budget.binding_stage, 0, pp - 1);
+  const ModelSpec bind_model = pp == 1 ? model : pipeline_stage_model(model, pp, bind);
+  const ParamCount bind_params = count_parameters_per_stage_gpu(bind_model, tp, bind == 0, bind == pp - 1);
+  KVCAP_CHECK(bind_params.total > 0, "pipeline stage holds no parameters");
+  const double bytes_per_param = static_cast<double>(budget.weight_bytes_per_gpu) / static_cast<double>(bind_params.total);
+  const double kv_per_layer = static_cast<double>(budget.kv_bytes_per_token_per_gpu) /
+                              static_cast<double>(std::max<int64_t>(1, kv_layers_of(bind_model)));
+
+  const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, stage);
+  // make_cost_shape takes whole-model counts (it divides by TP); the stage model counts its own
+  // layers plus the embedding and the LM head, which are settled below.
+  const ParamCount params = count_parameters(stage_model);
+  MemoryBudget b = budget;
+  b.weight_bytes_per_gpu =
+      static_cast<int64_t>(bytes_per_param * static_cast<double>(params.total) / static_cast<double>(tp));
+  b.kv_bytes_per_token_per_gpu = static_cast<int64_t>(kv_per_layer * static_cast<double>(kv_layers_of(stage_model)));
+  ModelCostShape s = make_cost_shape(stage_model, params, b, tp);
+  if (!last) {
+    // No LM head here (with tied embeddings the matrix is only the first stage's lookup table).
+    const double lm_head = static_cast<double>(stage_model.tie_word_embeddings ? params.embedding : params.lm_head) /
+                           static_cast<double>(tp);
+    s.fixed_weight_bytes_per_gpu = std::max(0.0, s.fixed_weight_bytes_per_gpu - lm_head * bytes_per_param);
+    s.lm_head_params_per_gpu = 0;
+    s.gemm_launches_per_step -= 1;
+  }
   return s;
 }
 

@@ -64,6 +64,14 @@ struct ModelCostShape {
 ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
                                const MemoryBudget& budget, int64_t tensor_parallel_size);
 
+/// Pipeline stage `stage` of `pipeline_parallel_size` for one TP rank: that stage's decoder layers
+/// (vLLM's default partition, sim/model/pipeline_parallel.hpp), the LM head only on the last stage
+/// (the embedding, a row lookup, costs nothing anywhere). `budget` is the pipeline's
+/// (compute_memory_budget with pipeline_parallel_size set): its per-GPU weight and KV bytes are
+/// its binding stage's, from which bytes per parameter and KV bytes per layer are taken.
+ModelCostShape make_stage_cost_shape(const ModelSpec& model, const MemoryBudget& budget, int64_t tensor_parallel_size,
+                                     int64_t pipeline_parallel_size, int64_t stage);
+
 /// Keys a causal chunk of `tokens` new queries at positions context_before+1 .. context_before+tokens
 /// attends to in total, each query seeing at most `window` keys (0 = unlimited):
 /// Σ_{p=c+1}^{c+t} min(p, window). Exact in closed form.

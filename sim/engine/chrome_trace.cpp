@@ -75,8 +75,7 @@ void ChromeTraceWriter::begin_event() {
 }
 
 void ChromeTraceWriter::on_schedule(const Replica& r, int64_t step, double now_s, const StepPlan& plan) {
-  Pending& p = pending_.at(static_cast<size_t>(r.index()));
-  p = Pending{};
+  Pending& p = pending_.at(static_cast<size_t>(r.index())).emplace_back();
   p.step = step;
   p.start_ns = trace_ns(now_s);
   p.requests = static_cast<int64_t>(plan.scheduled.size());
@@ -98,7 +97,10 @@ void ChromeTraceWriter::on_schedule(const Replica& r, int64_t step, double now_s
 }
 
 void ChromeTraceWriter::on_step_end(const Replica& r, double now_s, std::span<const int32_t> finished) {
-  const Pending& p = pending_.at(static_cast<size_t>(r.index()));
+  std::deque<Pending>& queue = pending_.at(static_cast<size_t>(r.index()));
+  if (queue.empty()) return;
+  const Pending p = queue.front();
+  queue.pop_front();
   Counters& c = counters_[static_cast<size_t>(r.index())];
   const int64_t pid = trace_pid(r.index());
   const auto head = [&](const char* ph) {

@@ -15,6 +15,7 @@
 // a short one. Times are whole nanoseconds written as microseconds with three decimals (step
 // boundaries never collide or overlap, and equal runs give byte-identical files).
 #include <cstdint>
+#include <deque>
 #include <ostream>
 #include <span>
 #include <string>
@@ -53,7 +54,9 @@ class ChromeTraceWriter final : public StepObserver {
 
   std::ostream& os_;
   std::string other_data_;
-  std::vector<Pending> pending_;
+  /// Per replica, steps scheduled and not yet ended, oldest first (pipeline parallelism keeps up
+  /// to pipeline_parallel_size in flight; their events overlap on the steps thread).
+  std::vector<std::deque<Pending>> pending_;
   std::vector<Counters> counters_;
   std::string line_;  ///< reused for every event, so steps allocate nothing once it has grown
   bool first_event_ = true;

@@ -22,11 +22,9 @@ void id_list(std::string& out, const Replica& r, const std::vector<int32_t>& slo
 
 void EventLogWriter::on_schedule(const Replica& r, int64_t step, double now_s, const StepPlan& plan) {
   const auto idx = static_cast<size_t>(r.index());
-  if (head_.size() <= idx) {
-    head_.resize(idx + 1);
-    tail_.resize(idx + 1);
-  }
-  std::string& h = head_[idx];
+  if (pending_.size() <= idx) pending_.resize(idx + 1);
+  Pending& p = pending_[idx].emplace_back();
+  std::string& h = p.head;
   h = "{\"replica\":" + std::to_string(r.index()) + ",\"step\":" + std::to_string(step) +
       ",\"time_s\":" + format_number(now_s) + ",\"scheduled\":[";
   for (size_t i = 0; i < plan.scheduled.size(); ++i) {
@@ -37,7 +35,7 @@ void EventLogWriter::on_schedule(const Replica& r, int64_t step, double now_s, c
   }
   h += "],\"preempted\":";
   id_list(h, r, plan.preempted);
-  std::string& t = tail_[idx];
+  std::string& t = p.tail;
   t = ",\"free_blocks\":" + std::to_string(r.kv().num_free_blocks()) + ",\"running\":";
   id_list(t, r, r.state().running);
   t += ",\"waiting\":";
@@ -50,7 +48,10 @@ void EventLogWriter::on_step_end(const Replica& r, double, std::span<const int32
   const auto idx = static_cast<size_t>(r.index());
   std::string fin = ",\"finished\":";
   id_list(fin, r, std::vector<int32_t>(finished.begin(), finished.end()));
-  os_ << head_[idx] << fin << tail_[idx] << '\n';
+  if (idx >= pending_.size() || pending_[idx].empty()) return;
+  const Pending& p = pending_[idx].front();
+  os_ << p.head << fin << p.tail << '\n';
+  pending_[idx].pop_front();
 }
 
 }  // namespace kvcap

@@ -4,6 +4,7 @@
 // order, kind new|running|resumed, cached_tokens = prefix hit at admission), preempted, finished
 // (at the step's end), free_blocks (after the step's allocations), running and waiting (ids in
 // order, after scheduling).
+#include <deque>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -20,8 +21,12 @@ class EventLogWriter final : public StepObserver {
 
  private:
   std::ostream& os_;
-  std::vector<std::string> head_;  ///< per replica: the line up to "preempted"
-  std::vector<std::string> tail_;  ///< per replica: from "free_blocks" on
+  /// Per replica, steps scheduled and not yet ended, oldest first (pipeline parallelism keeps
+  /// several in flight): the line up to "preempted" and from "free_blocks" on.
+  struct Pending {
+    std::string head, tail;
+  };
+  std::vector<std::deque<Pending>> pending_;
   std::vector<int32_t> order_;
 };
 

@@ -19,6 +19,14 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
       metrics_(metrics),
       state_(cfg.policy, *kv_) {
   usage_ = kv_->usage();
+  pp_ = std::max<int64_t>(1, cost_.pipeline_stages());
+  if (pp_ > 1) {
+    const auto n = static_cast<size_t>(pp_);
+    pipe_.resize(n);
+    stage_free_s_.assign(n, 0.0);
+    stage_cost_.resize(n);
+    stage_send_s_.assign(n, 0.0);
+  }
 }
 
 int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
@@ -38,10 +46,13 @@ int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
   s.cached_tokens_first = 0;
   s.lost_tokens = 0;
   s.swapped_blocks = 0;
+  s.sampling_step = -1;
   s.first_scheduled_s = s.first_token_s = s.last_token_s = -1;
   s.max_itl_s = 0;
   s.block_hashes.clear();
-  if (cfg_.async_scheduling && step_in_progress_) {
+  // With pipeline parallelism the batch queue is the overlap: a new arrival joins the next
+  // scheduling call (vLLM's loop reads its input queue between calls).
+  if (cfg_.async_scheduling && step_in_progress_ && pp_ == 1) {
     // Step step_index_ (the next to start) is already planned; this request can join the one after.
     inbox_.push_back({slot, step_index_ + 1});
   } else {
@@ -102,6 +113,9 @@ double Replica::price_plan(double now_s) {
     metrics_.on_admission(s.num_tokens(), e.cached_tokens, recomputed);
   }
   for (size_t i = 0; i < plan_.preempted.size(); ++i) metrics_.on_preemption();
+  // A preempted request's token in flight is void (it recomputes); it may be scheduled again.
+  if (pp_ > 1)
+    for (int32_t slot : plan_.preempted) state_.seq(slot).sampling_step = -1;
   if (plan_.priority_preemptions > 0) metrics_.on_priority_preemptions(plan_.priority_preemptions);
   interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
   // Session KV copies since the last step (engine.session_kv swap) share the host link with it.
@@ -126,11 +140,22 @@ double Replica::price_plan(double now_s) {
     state_.release_slot(a.slot);
   }
 
-  step_start_s_ = now_s;
-  step_in_progress_ = true;
+  if (pp_ == 1) {
+    step_start_s_ = now_s;
+    step_in_progress_ = true;
+  }
+  progressed_ = !plan_.empty() || !plan_.preempted.empty() || !plan_.aborted.empty();
   usage_ = kv_->usage();
   integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
   integrals_.max_running = std::max(integrals_.max_running, static_cast<int64_t>(state_.running.size()));
+  // Pipeline parallelism: a call that puts nothing into the pipe (every running request waits
+  // for a batch in it, or the scheduler only preempted) is no step: the observers, which pair
+  // each step's start with its end in pipe order, do not hear of it; its preemptions are counted
+  // above. The engine schedules again at once after a preemption (pipeline_schedules_again).
+  if (pp_ > 1 && plan_.empty() && swap_bytes == 0) {
+    KVCAP_CHECK(progressed_ || pipe_count_ > 0, "scheduler made no progress with work pending");
+    return now_s;
+  }
   if (observer_) observer_->on_schedule(*this, step_index_, now_s, plan_);
   ++step_index_;
   step_cost_ = StepCost{};
@@ -141,10 +166,12 @@ double Replica::price_plan(double now_s) {
     // Only a preemption of the request being scheduled (or an abort) leaves a step empty; the
     // next step starts at once (vLLM's engine loop runs an empty step and schedules again),
     // after the swap copies if any.
-    KVCAP_CHECK(!plan_.preempted.empty() || !plan_.aborted.empty(), "scheduler made no progress with work pending");
+    KVCAP_CHECK(!plan_.preempted.empty() || !plan_.aborted.empty() || pipe_count_ > 0,
+                "scheduler made no progress with work pending");
     if (swap_bytes == 0) return now_s;
     prefills_.clear();
     comp.prefills = prefills_;
+    if (pp_ > 1) return launch_batch(now_s, comp);
     step_cost_ = cost_.price(comp);
     KVCAP_CHECK(std::isfinite(step_cost_.time_s) && step_cost_.time_s > 0, "cost model returned a non-positive step time");
     return now_s + step_cost_.time_s;
@@ -161,13 +188,73 @@ double Replica::price_plan(double now_s) {
     }
   }
   comp.prefills = prefills_;
+  if (pp_ > 1) return launch_batch(now_s, comp);
   step_cost_ = cost_.price(comp);
   KVCAP_CHECK(std::isfinite(step_cost_.time_s) && step_cost_.time_s > 0, "cost model returned a non-positive step time");
   return now_s + step_cost_.time_s;
 }
 
+double Replica::launch_batch(double now_s, const StepComposition& comp) {
+  KVCAP_CHECK(static_cast<int64_t>(pipe_count_) < pp_, "more batches in flight than pipeline stages");
+  cost_.price_stages(comp, stage_cost_, stage_send_s_);
+  Batch& b = pipe_[(pipe_head_ + pipe_count_) % pipe_.size()];
+  ++pipe_count_;
+  step_in_progress_ = true;
+  std::swap(b.plan, plan_);  // plan_ takes the ring slot's old buffers for the next schedule
+  b.dead = false;
+  b.step = step_index_ - 1;
+  b.prefill_tokens = step_prefill_tokens_;
+  b.tags.clear();
+  for (const ScheduledEntry& e : b.plan.scheduled) {
+    SeqState& s = state_.seq(e.slot);
+    b.tags.push_back({s.uid, s.num_preemptions});
+    // vLLM V1 (vllm/v1/core/sched/scheduler.py Scheduler.schedule, main 2025-26) advances
+    // num_computed_tokens when it schedules, so a request whose batch is in flight has 0 new
+    // tokens and is skipped ("PP>1 and we have already scheduled all prompt tokens but they are
+    // not finished yet") until update_from_output appends its sampled token; the next chunk of a
+    // prompt is not held back and may enter the next batch while the previous chunk is in the
+    // pipe. (The V2 model runner with async scheduling makes a decoded request eligible again
+    // pp steps later, AsyncScheduler._update_after_schedule next_decode_eligible_step: the same
+    // rule.) Here: one batch at most samples a request's next token.
+    if (e.context_before + e.tokens >= s.num_tokens()) {
+      KVCAP_CHECK(s.sampling_step < 0, "a request waiting for its token in the pipe was scheduled again");
+      s.sampling_step = b.step;
+    }
+  }
+  // Stage k starts when stage k-1 has finished this batch and its activations have arrived, and
+  // stage k has finished the batch before; the batch's outputs apply at the last stage's end.
+  double ready = now_s, busy = 0, compute = 0, bandwidth = 0;
+  StepCost total;
+  for (size_t k = 0; k < stage_free_s_.size(); ++k) {
+    const StepCost& c = stage_cost_[k];
+    KVCAP_CHECK(std::isfinite(c.time_s) && c.time_s > 0, "cost model returned a non-positive stage time");
+    const double end = std::max(ready, stage_free_s_[k]) + c.time_s;
+    stage_free_s_[k] = end;
+    ready = end + stage_send_s_[k];
+    busy += c.time_s;
+    compute += c.compute_utilization * c.time_s;
+    bandwidth += c.bandwidth_utilization * c.time_s;
+    total.flops += c.flops;
+    total.hbm_bytes += c.hbm_bytes;
+    total.engine += c.engine;
+  }
+  // Figures per GPU of the replica, as at pp = 1: each stage's GPUs are busy only for their stage.
+  const double n = static_cast<double>(pp_);
+  total.time_s = busy / n;
+  total.compute_utilization = compute / busy;
+  total.bandwidth_utilization = bandwidth / busy;
+  StepEngineTerms& e = total.engine;
+  for (double* v : {&e.cpu_s, &e.launch_s, &e.moe_routing_s, &e.allreduce_latency_s, &e.attention_seq_s, &e.padding_s})
+    *v /= n;
+  e.padded_tokens = stage_cost_[0].engine.padded_tokens;
+  b.cost = total;
+  b.end_s = stage_free_s_.back();
+  return b.end_s;
+}
+
 double Replica::start_step(double now_s) {
-  KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
+  KVCAP_CHECK(pp_ > 1 || !step_in_progress_, "a step is already in progress");
+  progressed_ = false;
   plan_.clear();
   release_inbox();
   if (admission_) admission_->expire_waiting(state_, now_s, metrics_);
@@ -202,6 +289,8 @@ void Replica::crash(double now_s) {
   for (int32_t slot : state_.swapped) scratch_slots_.push_back(slot);
   for (const Held& h : inbox_) scratch_slots_.push_back(h.slot);
   inbox_.clear();
+  // Batches in the pipe produce nothing (their end events still come, and are ignored).
+  for (size_t i = 0; i < pipe_count_; ++i) pipe_[(pipe_head_ + i) % pipe_.size()].dead = true;
   for (int32_t slot : scratch_slots_) {
     SeqState& s = state_.seq(slot);
     if (s.status == SeqStatus::finished) continue;
@@ -333,12 +422,36 @@ double Replica::start_plain_decode_step(double now_s) {
 
 void Replica::finish_step(double now_s) {
   KVCAP_CHECK(step_in_progress_, "finish_step without a step in progress");
-  step_in_progress_ = false;
   finished_.clear();
   to_park_.clear();
-  for (const ScheduledEntry& e : plan_.scheduled) {
+  if (pp_ > 1) {
+    Batch& b = pipe_[pipe_head_];
+    KVCAP_CHECK(b.end_s == now_s, "pipeline batches must end in order");
+    pipe_head_ = (pipe_head_ + 1) % pipe_.size();
+    --pipe_count_;
+    step_in_progress_ = pipe_count_ > 0;
+    if (b.dead) {
+      if (observer_) observer_->on_step_end(*this, now_s, std::span<const int32_t>{});
+      return;
+    }
+    std::swap(plan_, b.plan);
+    step_cost_ = b.cost;
+    step_prefill_tokens_ = b.prefill_tokens;
+    finishing_ = &b;
+  } else {
+    step_in_progress_ = false;
+  }
+  for (size_t i = 0; i < plan_.scheduled.size(); ++i) {
+    const ScheduledEntry& e = plan_.scheduled[i];
     SeqState& s = state_.seq(e.slot);
     if (s.status != SeqStatus::running || s.num_computed_tokens < s.num_tokens()) continue;
+    if (pp_ > 1) {
+      // Only the batch that computed up to the request's last token samples, and only for the
+      // request it was scheduled for (not one preempted since, nor a recycled slot).
+      const Batch::Tag& tag = finishing_->tags[i];
+      if (tag.uid != s.uid || tag.num_preemptions != s.num_preemptions || s.sampling_step != finishing_->step) continue;
+      s.sampling_step = -1;
+    }
     // The request caught up with its tokens: the step's forward pass sampled one more.
     s.num_output_tokens += 1;
     if (s.first_token_s < 0) {
@@ -381,7 +494,8 @@ void Replica::finish_step(double now_s) {
   interval_.decode_tokens += plan_.total_tokens - step_prefill_tokens_;
   interval_.finished += static_cast<int64_t>(finished_.size());
   // The part of the step before the last sample was counted in that sample's interval.
-  const double in_interval = std::clamp(now_s - interval_start_s_, 0.0, t);
+  // (Pipeline parallelism: batches overlap, so each is counted whole in the interval it ends in.)
+  const double in_interval = pp_ > 1 ? t : std::clamp(now_s - interval_start_s_, 0.0, t);
   interval_.busy_s += in_interval;
   interval_.compute_util += step_cost_.compute_utilization * in_interval;
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
@@ -397,7 +511,7 @@ void Replica::finish_step(double now_s) {
 }
 
 IntervalCounters Replica::take_interval(double now_s) {
-  if (step_in_progress_) {
+  if (step_in_progress_ && pp_ == 1) {
     const double elapsed = std::max(0.0, now_s - std::max(step_start_s_, interval_start_s_));
     interval_.busy_s += elapsed;
     interval_.compute_util += step_cost_.compute_utilization * elapsed;

@@ -1,7 +1,17 @@
 #pragma once
-// One inference server instance (one model copy on tensor_parallel_size GPUs), simulated
-// iteration by iteration: the scheduler picks the batch, the cost model prices it, and at the
-// step's end tokens are sampled, requests finish and free their KV. A Cluster holds N of these.
+// One inference server instance (one model copy on tensor_parallel_size x pipeline stages GPUs),
+// simulated iteration by iteration: the scheduler picks the batch, the cost model prices it, and
+// at the step's end tokens are sampled, requests finish and free their KV. A Cluster holds N.
+//
+// Pipeline parallelism (the cost model has pipeline_stages() > 1) runs as vLLM V1's engine loop
+// does with a batch queue (vllm/v1/engine/core.py EngineCore.step_with_batch_queue; vLLM main
+// 2025-26, max_concurrent_batches = pipeline_parallel_size): up to `pp` batches are in flight. A
+// batch is scheduled at once when fewer than pp are in flight and the previous scheduling call
+// produced one; it enters stage 0 when stage 0 is free, stage k when stage k-1 has finished it
+// (plus the activation send) and stage k is free. Its outputs (sampled tokens, finished requests,
+// freed KV) apply at the end of the last stage, in batch order. A scheduling call that finds
+// nothing to run (every running request waits for its token) leaves the engine blocked on the
+// oldest batch, as vLLM's loop blocks on it: the next call comes when a batch finishes.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -34,18 +44,30 @@ class Replica {
   bool has_work() const {
     return !state_.running.empty() || !state_.waiting.empty() || !state_.swapped.empty() || !inbox_.empty();
   }
+  /// A step is running (pipeline parallelism: at least one batch is in the pipe).
   bool step_in_progress() const { return step_in_progress_; }
+  /// Pipeline stages the cost model prices (1 = no pipeline parallelism).
+  int64_t pipeline_stages() const { return pp_; }
+  /// Batches in the pipe (pipeline parallelism; 0 or 1 otherwise).
+  int64_t batches_in_flight() const { return pp_ > 1 ? static_cast<int64_t>(pipe_count_) : (step_in_progress_ ? 1 : 0); }
+  /// Pipeline parallelism: the last start_step scheduled something (a batch, or a preemption) and
+  /// the pipe has room, so the engine schedules again at once (vLLM's batch-queue loop does not
+  /// block while its queue has room and the scheduler produced work).
+  bool pipeline_schedules_again() const { return pp_ > 1 && progressed_ && static_cast<int64_t>(pipe_count_) < pp_; }
   bool step_start_pending = false;  ///< a StepStart event is queued (owned by the engine)
 
   /// Integrates the time-weighted state up to now_s (call before any change at now_s).
   void advance(double now_s);
   /// Schedules and prices the step starting at now_s; returns its end time, or now_s if the
-  /// scheduler chose nothing (the replica then idles until the next arrival).
+  /// scheduler chose nothing (the replica then idles until the next arrival). Pipeline
+  /// parallelism: puts a batch into the pipe and returns the end of its last stage (now_s, with
+  /// step_in_progress() unchanged, when nothing was scheduled).
   double start_step(double now_s);
   /// Same as start_step when scheduler().next_step_is_plain_decode() holds, without the
   /// scheduler: every running request computes one token.
   double start_plain_decode_step(double now_s);
-  /// Applies the outputs of the step in progress at its end time now_s.
+  /// Applies the outputs of the step in progress at its end time now_s (pipeline parallelism:
+  /// of the oldest batch in the pipe, which ends at now_s).
   void finish_step(double now_s);
   bool next_step_is_plain_decode() const {
     // A queue-wait bound must be checked at every step, as stepping one by one would.
@@ -109,6 +131,8 @@ class Replica {
 
  private:
   double price_plan(double now_s);
+  /// Pipeline parallelism: prices the scheduled plan per stage and puts it into the pipe.
+  double launch_batch(double now_s, const StepComposition& comp);
   /// The process dies: every request held (running or waiting) is lost, memory is gone.
   void crash(double now_s);
   /// Releases parked session KV that timed out or that the next step may need.
@@ -154,6 +178,31 @@ class Replica {
   int64_t step_prefill_tokens_ = 0;
   std::vector<PrefillChunk> prefills_;
   std::vector<int32_t> finished_;
+  /// Pipeline parallelism (pp_ > 1): a ring of pp_ batches, each with its own plan (swapped with
+  /// plan_ so that no buffer is allocated once they have grown), and per-stage scratch arrays.
+  struct Batch {
+    StepPlan plan;
+    /// Per scheduled entry: the request it was scheduled for (a preempted or recycled slot
+    /// must not take this batch's token).
+    struct Tag {
+      uint64_t uid;
+      int num_preemptions;
+    };
+    std::vector<Tag> tags;
+    StepCost cost;  ///< time_s = mean busy time over the stages (what one GPU of the replica spent)
+    int64_t prefill_tokens = 0;
+    int64_t step = 0;
+    double end_s = 0;
+    bool dead = false;  ///< the replica crashed while it was in flight: nothing comes out
+  };
+  int64_t pp_ = 1;
+  std::vector<Batch> pipe_;
+  size_t pipe_head_ = 0, pipe_count_ = 0;
+  std::vector<double> stage_free_s_;    ///< when each stage finishes its last batch
+  std::vector<StepCost> stage_cost_;    ///< scratch: the batch's cost on each stage
+  std::vector<double> stage_send_s_;    ///< scratch: activation send after each stage
+  const Batch* finishing_ = nullptr;    ///< the batch finish_step is applying
+  bool progressed_ = false;             ///< the last start_step scheduled or preempted something
   ReplicaIntegrals integrals_;
   IntervalCounters interval_;
   double interval_start_s_ = 0;  ///< time of the last take_interval

@@ -93,9 +93,30 @@ void Simulation::dispatch(Request& req, double now_s) {
   }
 }
 
+void Simulation::run_pipeline_step(Replica& r, double now_s) {
+  const int64_t before = r.batches_in_flight();
+  const double end = r.start_step(now_s);
+  if (opt_.check_invariants) check_invariants(now_s);
+  if (r.is_down()) {
+    queue_.push(r.restart_at_s(), EventKind::restart, r.index());
+    return;
+  }
+  if (r.batches_in_flight() > before) queue_.push(end, EventKind::step_end, r.index());
+  // vLLM's batch-queue loop schedules again at once while its queue has room and the scheduler
+  // produced work; otherwise it blocks on the oldest batch, whose end starts the next call.
+  if (r.pipeline_schedules_again() && r.has_work() && !r.step_start_pending) {
+    r.step_start_pending = true;
+    queue_.push(now_s, EventKind::step_start, r.index());
+  }
+}
+
 void Simulation::run_step(Replica& r, double now_s) {
   r.advance(now_s);
   if (!r.has_work()) return;
+  if (r.pipeline_stages() > 1) {  // batches overlap: no event skipping, every step through the queue
+    run_pipeline_step(r, now_s);
+    return;
+  }
   double end = r.start_step(now_s);
   if (opt_.check_invariants) check_invariants(now_s);
   if (r.is_down()) {  // on_oom = crash: it comes back empty after restart_s

@@ -94,6 +94,7 @@ class Simulation final : private RequestEndListener {
   void dispatch(Request& req, double now_s);
   void pull_next_arrival(double now_s);
   void run_step(Replica& r, double now_s);
+  void run_pipeline_step(Replica& r, double now_s);
   void handle_step_end(Replica& r, double now_s);
   void take_sample(double now_s);
   void report_progress(double now_s);

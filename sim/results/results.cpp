@@ -104,6 +104,19 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
   return out;
 }
 
+void insert_pipeline_fields(ojson& obj, const RunHeader& h) {
+  if (h.pipeline_parallel_size <= 1) return;
+  ojson out;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    out[it.key()] = std::move(it.value());
+    if (it.key() == "tensor_parallel_size") {
+      out["pipeline_parallel_size"] = h.pipeline_parallel_size;
+      out["gpus_per_replica"] = h.tensor_parallel_size * h.pipeline_parallel_size;
+    }
+  }
+  obj = std::move(out);
+}
+
 ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsCollector& m, const SloConfig& slo,
                    const ResultsOptions& options, RequestFigures* all_requests) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
@@ -129,6 +142,7 @@ ojson results_json(const RunHeader& h, const Simulation& sim, const MetricsColle
                           {"kv_accounting", h.kv_accounting},
                           {"seed", h.seed},
                           {"load_scale", rounded_json_number(h.load_scale)}};
+  insert_pipeline_fields(out["scenario"], h);
   const std::vector<double>& pct = options.percentiles;
   RequestFigures all_figures = request_figures(m, nullptr, m.itl()[0], slo, pct);
   ojson all = request_block(m, all_figures, duration, true, pct);
@@ -344,7 +358,9 @@ void print_summary(std::ostream& os, const ojson& res) {
   };
   const auto& sc = res["scenario"];
   os << "scenario " << sc["name"].get<std::string>() << ": " << sc["model"].get<std::string>() << " on "
-     << sc["gpu"].get<std::string>() << " x" << s(sc["tensor_parallel_size"]) << " (TP), " << s(sc["replicas"])
+     << sc["gpu"].get<std::string>() << " x" << s(sc["tensor_parallel_size"]) << " (TP)"
+     << (sc.contains("pipeline_parallel_size") ? " x" + s(sc["pipeline_parallel_size"]) + " (PP)" : std::string())
+     << ", " << s(sc["replicas"])
      << " replica(s), " << sc["scheduler"].get<std::string>() << ", " << s(sc["num_gpu_blocks"]) << " blocks of "
      << s(sc["block_size"]) << " tokens\n";
   os << "cost model: " << sc["cost_model"].get<std::string>() << "\n";

@@ -25,6 +25,11 @@ struct ResultsOptions {
 
 /// The aggregates of a finished run. `all_requests`, when given, receives the figures of every
 /// request that the document was written from (vllm-bench formats the same ones).
+/// Pipeline parallelism: after `obj`'s "tensor_parallel_size", the run's
+/// "pipeline_parallel_size" and "gpus_per_replica" (TP x PP). Left out at pipeline_parallel_size 1,
+/// so that those runs' outputs read as before pipeline parallelism was modelled.
+void insert_pipeline_fields(nlohmann::ordered_json& obj, const RunHeader& header);
+
 nlohmann::ordered_json results_json(const RunHeader& header, const Simulation& sim, const MetricsCollector& m,
                                     const SloConfig& slo, const ResultsOptions& options = {},
                                     RequestFigures* all_requests = nullptr);

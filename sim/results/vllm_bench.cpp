@@ -63,6 +63,7 @@ ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const ojson& re
                        {"cost_model", h.cost_model},
                        {"cost_model_measured", h.cost_model_measured},
                        {"seed", h.seed}};
+  insert_pipeline_fields(out["kvcap"], h);
   if (slo.any()) {
     // vLLM's --goodput thresholds are in ms ("ttft:2000 tpot:100").
     ojson g = ojson::object();

@@ -7,6 +7,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/scenario/policy_factory.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 #include "workloads/transform/transforms.hpp"
 #include "workloads/workload_spec.hpp"
 
@@ -96,12 +97,17 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   } catch (const InputError& err) {
     throw InputError(field(s, "/gpu"), err.what());
   }
-  if (s.engine.pipeline_parallel_size > 1)
+  if (s.engine.pipeline_parallel_size > 1 && s.engine.scheduler != "vllm-v1")
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
-                     "kvcap run, search and sweep price steps for pipeline_parallel_size 1 only (vLLM keeps "
-                     "pipeline_parallel_size batches in flight, which the engine does not model yet); `kvcap memory "
-                     "--pipeline-parallel-size " + std::to_string(s.engine.pipeline_parallel_size) +
-                         "` sizes the KV cache per stage");
+                     "pipeline_parallel_size " + std::to_string(s.engine.pipeline_parallel_size) +
+                         " is modelled for the vllm-v1 scheduler only (vLLM V1's batch queue keeps one batch "
+                         "per stage in flight); scheduler is " + quote_input(s.engine.scheduler));
+  const auto layers = static_cast<int64_t>(run->model.layers.size());
+  if (s.engine.pipeline_parallel_size > layers)
+    throw InputError(field(s, "/engine/pipeline_parallel_size"),
+                     "expected 1 to " + std::to_string(layers) + " (" + run->model.name + " has " +
+                         std::to_string(layers) + " decoder layers; each stage needs one), got " +
+                         std::to_string(s.engine.pipeline_parallel_size));
   try {
     run->budget = budget_for(s, run->model, run->gpu);
   } catch (const InputError& err) {
@@ -156,6 +162,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                          " blocks; vLLM refuses to start); lower engine.max_model_len");
 
   CostModelContext cctx{run->model, run->gpu, run->budget, e.tensor_parallel_size, s.base_dir};
+  cctx.pipeline_parallel_size = e.pipeline_parallel_size;
   // Shipped engine profiles model vLLM V1; the other schedulers have none (kernels only).
   if (e.scheduler == "vllm-v1") cctx.engine = "vllm";
   cctx.graphs = CudaGraphSizes::vllm_default(e.max_num_seqs, e.max_num_batched_tokens, e.enforce_eager,
@@ -227,6 +234,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.cost_model_measured = run->cost->measured();
   h.replicas = s.deployment.replicas;
   h.tensor_parallel_size = e.tensor_parallel_size;
+  h.pipeline_parallel_size = e.pipeline_parallel_size;
   h.num_gpu_blocks = pool_blocks;
   h.block_size = b.block_size;
   h.max_model_len = max_model_len;

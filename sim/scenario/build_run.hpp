@@ -31,6 +31,7 @@ struct RunHeader {
   bool cost_model_measured = false;
   int64_t replicas = 1;
   int64_t tensor_parallel_size = 1;
+  int64_t pipeline_parallel_size = 1;  ///< stages; a replica holds tensor_parallel_size x this many GPUs
   int64_t num_gpu_blocks = 0;   ///< per replica, as vLLM logs it (one is reserved)
   int64_t block_size = 16;
   int64_t max_model_len = 0;

@@ -117,7 +117,8 @@ struct SizingRow {
   std::string why_not;
   bool found = false;          ///< some replica count up to max_replicas met the goal
   int64_t replicas = 0;        ///< the fewest that met it
-  int64_t gpus = 0;            ///< replicas × tensor_parallel_size
+  int64_t gpus = 0;            ///< replicas × tensor_parallel_size × pipeline_parallel_size
+  int64_t pipeline_parallel_size = 1;  ///< the scenario's pipeline stages (every candidate's)
   double price_per_gpu_hour_usd = 0;  ///< 0 = unknown
   bool price_overridden = false;      ///< from SizingOptions rather than the catalog
   double cost_per_hour_usd = 0;       ///< gpus × price (0 when the price is unknown or not found)

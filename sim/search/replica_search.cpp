@@ -109,7 +109,7 @@ void size_one(const nlohmann::json& scenario, const std::string& file, double lo
   if (!pass) return;
   row.found = true;
   row.replicas = pass;
-  row.gpus = pass * row.candidate.tensor_parallel_size;
+  row.gpus = pass * row.candidate.tensor_parallel_size * row.pipeline_parallel_size;  // GPUs per replica: TP x PP
   for (size_t i = 0; i < row.probes.size(); ++i)
     if (row.probes[i].replicas == pass) row.best_probe = static_cast<int>(i);
   row.cost_per_hour_usd = static_cast<double>(row.gpus) * row.price_per_gpu_hour_usd;
@@ -142,6 +142,7 @@ std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const
           throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
         SizingRow row;
         row.candidate = c;
+        row.pipeline_parallel_size = base.engine.pipeline_parallel_size;
         row.price_per_gpu_hour_usd = price_of(c, base.base_dir, options, row.price_overridden);
         size_one(scenario, file, base.load_scale, options, each, row);
         return row;

@@ -274,6 +274,7 @@ ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, co
     ojson j{{"gpu", row.candidate.gpu},
             {"tensor_parallel_size", row.candidate.tensor_parallel_size},
             {"fits", row.fits}};
+    if (row.pipeline_parallel_size > 1) j["pipeline_parallel_size"] = row.pipeline_parallel_size;
     if (!row.fits) j["why_not"] = row.why_not;
     j["found"] = row.found;
     j["replicas"] = row.found ? ojson(row.replicas) : ojson(nullptr);
@@ -357,8 +358,9 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
   if (!best) {
     os << "answer: no candidate meets the SLO with <= " << o.max_replicas << " replicas\n";
   } else {
-    os << "answer: " << best->replicas << " x " << best->candidate.gpu << " TP" << best->candidate.tensor_parallel_size
-       << " = " << best->gpus << " GPUs";
+    os << "answer: " << best->replicas << " x " << best->candidate.gpu << " TP" << best->candidate.tensor_parallel_size;
+    if (best->pipeline_parallel_size > 1) os << " PP" << best->pipeline_parallel_size;
+    os << " = " << best->gpus << " GPUs";
     if (best->price_per_gpu_hour_usd > 0) os << " at " << fmt("%.2f", best->cost_per_hour_usd) << " USD/h";
     os << (rows.front().found && rows.front().price_per_gpu_hour_usd > 0 ? " (cheapest)" : " (no prices known)") << "\n";
   }

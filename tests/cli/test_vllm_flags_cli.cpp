@@ -106,10 +106,6 @@ TEST_CASE("a flag and a --set of the same field are refused, naming both") {
   const auto lists = run_kvcap_split("run " + kScenario + " --gpu h100,h200", "flags-list", false);
   CHECK(lists.code == 2);
   CHECK(lists.err.find("--min-replicas") != std::string::npos);
-  const auto pp = run_kvcap_split("run " + kScenario + " -pp 2", "flags-pp", false);
-  CHECK(pp.code == 2);
-  CHECK(pp.err.find("pipeline_parallel_size") != std::string::npos);
-  CHECK(pp.err.find("kvcap memory --pipeline-parallel-size 2") != std::string::npos);
   const auto range = run_kvcap_split("run " + kScenario + " --gpu-memory-utilization 1.5", "flags-range", false);
   CHECK(range.code == 2);
   CHECK(range.err.find("--gpu-memory-utilization") != std::string::npos);
@@ -148,4 +144,34 @@ TEST_CASE("search and sweep take the same flags") {
   // Each point is the run with the flags: the same KV capacity as kvcap run gives.
   const auto run = nlohmann::json::parse(run_json("--kv-cache-dtype fp8 -tp 2 --max-num-seqs 8", "sweep-run"));
   CHECK(s["points"][0]["figures"]["kv.capacity_tokens"] == run["kv"]["capacity_tokens"]);
+}
+
+TEST_CASE("-pp runs the pipeline: results state PP and GPUs per replica; impossible stages exit 2, located") {
+  const auto ok = run_kvcap_split(
+      "run --model llama-3.1-70b --gpu h100 -tp 4 -pp 2 --isl 1000 --osl 100 --num-prompts 50 --request-rate 5 --json",
+      "flags-pp", true);
+  REQUIRE(ok.code == 0);
+  const auto j = nlohmann::json::parse(ok.out);
+  CHECK(j["scenario"]["tensor_parallel_size"] == 4);
+  CHECK(j["scenario"]["pipeline_parallel_size"] == 2);
+  CHECK(j["scenario"]["gpus_per_replica"] == 8);
+  CHECK(j["scenario"]["cost_model"].get<std::string>().find("pipeline of 2 stages") != std::string::npos);
+  REQUIRE(ok.files.count("results.json"));
+  CHECK(nlohmann::json::parse(ok.files.at("results.json"))["scenario"]["pipeline_parallel_size"] == 2);
+  CHECK(j["requests"]["finished"] == 50);
+  // At pp 1 the fields are left out (those runs' outputs read as before).
+  const auto one = run_kvcap_split("run " + kScenario, "flags-pp1", false);
+  REQUIRE(one.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(one.out)["scenario"].contains("pipeline_parallel_size"));
+  // More stages than the model's 80 decoder layers.
+  const auto many = run_kvcap_split("run --model llama-3.1-70b --gpu h100 -tp 4 -pp 81 --isl 100 --osl 10 --num-prompts 2",
+                                    "flags-pp-many", false);
+  CHECK(many.code == 2);
+  CHECK(many.err.find("pipeline_parallel_size") != std::string::npos);
+  CHECK(many.err.find("expected 1 to 80") != std::string::npos);
+  // Another scheduler than vLLM V1's.
+  const auto v0 = run_kvcap_split("run " + kScenario + " -pp 2 --set engine.scheduler=vllm-v0", "flags-pp-v0", false);
+  CHECK(v0.code == 2);
+  CHECK(v0.err.find("/engine/pipeline_parallel_size") != std::string::npos);
+  CHECK(v0.err.find("vllm-v1") != std::string::npos);
 }
