@@ -165,11 +165,9 @@ int run_search(const SearchOptions& o) {
     return 0;
   }
 
-  if (o.seeds != 1)
-    throw InputError("--seeds", "applies to the load search for now; with --min-replicas, rerun the sizing with "
-                                "--set seed=N to see whether the answer moves");
   SizingOptions so;
   so.goal = goal;
+  so.seeds = o.seeds;
   so.max_replicas = o.max_replicas;
   if (o.max_replicas < 1 || o.max_replicas > 4096)
     throw InputError("--max-replicas", "expected 1 to 4096 replicas, got " + std::to_string(o.max_replicas));
@@ -238,7 +236,8 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
   cmd->add_option("--seeds", o->seeds,
                   "rerun the load search with K workload seeds (the scenario's, +1, ...): the capacity's mean and 95% "
-                  "confidence interval (Student's t) in the summary and search.json's seed_confidence (1)");
+                  "confidence interval (Student's t) in the summary and search.json's seed_confidence; with --min-replicas a replica "
+                  "count passes only when the traffic of every seed meets the SLO (1)");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
   cmd->add_option("--out", o->out_dir,
                   "folder for search.json, search.csv and search.html, and with --min-replicas the procurement report "

@@ -168,6 +168,12 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
                             return s;
                           }()) + "; goal " + report::percent(o.goal.min_attainment) + " of arrived requests within " +
                           slo_text(in) + " (rejected, lost and unfinished requests are misses).");
+  if (o.seeds > 1)
+    as.paragraphs.push_back("Traffic: a replica count counts as meeting the goal only when the workload of each of " +
+                            std::to_string(o.seeds) +
+                            " seeds (the scenario's and the next ones) meets it; the latencies shown are the worst "
+                            "seed's run. Headroom and the sensitivity rows follow the same rule except headroom, which "
+                            "searches the scenario's own seed.");
   as.paragraphs.push_back(std::string(kPriceSource) + "; $/month = $/hour x " + format_plain(kHoursPerMonth) + ".");
   out.push_back(std::move(as));
   return out;

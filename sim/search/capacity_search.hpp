@@ -42,6 +42,12 @@ struct Probe {
   double compute_util_busy = 0;       ///< compute utilization averaged over stepping time only
   double bandwidth_util_busy = 0;     ///< memory-bandwidth utilization over stepping time only
   nlohmann::ordered_json results;     ///< the run's whole results.json document
+  /// Sizing over several workload seeds (SizingOptions::seeds > 1): the probe passes only when
+  /// every seed's run met the goal, and the figures above are those of the worst seed's run
+  /// (the first that failed, else the lowest attainment), whose seed this is.
+  int seeds = 1;
+  int seeds_passed = 0;
+  uint64_t seed = 0;
 };
 
 /// Which wall a failing probe hit first: the shared rule (sim/results/wall_rule.hpp) on its own
@@ -106,6 +112,9 @@ struct SizingOptions {
   /// Price overrides in USD per GPU-hour, keyed by the candidate's `gpu` string as given;
   /// other GPUs use their catalog (or GPU file) price, 0 meaning unknown.
   std::map<std::string, double> price_per_gpu_hour_usd;
+  /// Workload seeds (the scenario's, +1, ...): a replica count passes only when the traffic of
+  /// every seed meets the goal, so the answer holds across that many draws of the traffic.
+  int seeds = 1;
   /// Candidates are sized concurrently on exec.pool, each with its share of it for its own
   /// probes (as LoadSearchOptions::exec); rows and probes are those of the sequential search.
   Execution exec;

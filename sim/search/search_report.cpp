@@ -47,7 +47,7 @@ double kv_peak_share(const ojson& res) { return kv_peak_fraction(res).value_or(N
 
 ojson probe_json(const Probe& p, int index) {
   const ojson& res = p.results;
-  return ojson{{"index", index},
+  ojson j{{"index", index},
                {"load_scale", json_number(p.load_scale)},
                {"replicas", p.replicas},
                {"offered_requests_per_s", json_number(p.offered_requests_per_s)},
@@ -69,6 +69,12 @@ ojson probe_json(const Probe& p, int index) {
                {"busy_fraction", json_number(p.busy_fraction)},
                {"compute_util_busy", json_number(p.compute_util_busy)},
                {"bandwidth_util_busy", json_number(p.bandwidth_util_busy)}};
+  if (p.seeds > 1) {
+    j["seeds"] = p.seeds;
+    j["seeds_passed"] = p.seeds_passed;
+    j["worst_seed"] = p.seed;
+  }
+  return j;
 }
 
 ojson goal_json(const SloGoal& g, const SearchInputs& in) {
@@ -268,6 +274,7 @@ ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, co
   out["scenario"] = inputs_json(in);
   out["goal"] = goal_json(o.goal, in);
   out["options"] = ojson{{"max_replicas", o.max_replicas}};
+  if (o.seeds > 1) out["options"]["seeds"] = o.seeds;
   out["price_source"] = kPriceSource;
   ojson arr = ojson::array();
   for (const SizingRow& row : rows) {
@@ -362,7 +369,9 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
     if (best->pipeline_parallel_size > 1) os << " PP" << best->pipeline_parallel_size;
     os << " = " << best->gpus << " GPUs";
     if (best->price_per_gpu_hour_usd > 0) os << " at " << fmt("%.2f", best->cost_per_hour_usd) << " USD/h";
-    os << (rows.front().found && rows.front().price_per_gpu_hour_usd > 0 ? " (cheapest)" : " (no prices known)") << "\n";
+    os << (rows.front().found && rows.front().price_per_gpu_hour_usd > 0 ? " (cheapest)" : " (no prices known)");
+    if (o.seeds > 1) os << "; met with every one of " << o.seeds << " workload seeds";
+    os << "\n";
   }
   os << kPriceSource << "\n";
 }

@@ -104,3 +104,43 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
   CHECK(md.find("$/month = $/hour x 730") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("sizing with --seeds K: a replica count passes only when every seed's traffic meets the SLO") {
+  // Bursty traffic at 20 req/s: one H100 meets the SLO for seeds 1, 2 and 4 but not for seed 3
+  // (separate sizings below), so sizing over seeds 1-2 keeps one replica, over seeds 1-3 needs two.
+  const std::string quick = "--model llama-3.1-8b --gpu h100 --max-model-len 8192 --isl 1500 --osl 200 "
+                            "--request-rate 20 --burstiness 0.5 --num-prompts 120 --ttft-p99 0.5 --tpot-p99 0.04 --quiet";
+  auto replicas = [&](const std::string& extra) {
+    const json out = json::parse(kvcap_out("search --min-replicas " + quick + " " + extra + " --json"));
+    return out.at("candidates").at(0);
+  };
+  std::vector<int64_t> per_seed;
+  for (int s = 1; s <= 3; ++s) per_seed.push_back(replicas("--set seed=" + std::to_string(s)).at("replicas").get<int64_t>());
+  REQUIRE(per_seed == std::vector<int64_t>{1, 1, 2});
+  const json two = replicas("--seeds 2");
+  CHECK(two.at("replicas") == 1);
+  const json three = replicas("--seeds 3");
+  CHECK(three.at("replicas") == 2);  // the largest of the seeds' own answers
+  // Probes carry the count of seeds that passed and the worst seed's run: one replica failed for
+  // seed 3 alone, two passed for all three.
+  bool saw_one = false;
+  for (const auto& p : three.at("probes")) {
+    CHECK(p.at("seeds") == 3);
+    if (p.at("replicas") == 1) {
+      saw_one = true;
+      CHECK(p.at("pass") == false);
+      CHECK(p.at("seeds_passed") == 2);
+      CHECK(p.at("worst_seed") == 3);
+    }
+  }
+  CHECK(saw_one);
+  const json best = three.at("probes").at(three.at("best_probe").get<size_t>());
+  CHECK(best.at("seeds_passed") == 3);
+  const auto text = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN +
+                                          "' search --min-replicas " + quick + " --seeds 3 2>&1");
+  CHECK(text.output.find("met with every one of 3 workload seeds") != std::string::npos);
+  const auto bad = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN +
+                                         "' search --min-replicas " + quick + " --seeds 0 2>&1");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("--seeds") != std::string::npos);
+}
