@@ -95,7 +95,7 @@ std::string identity_difference(const ojson& expected, const ojson& found) {
     if (f == found.end() || *f != value) {
       std::string phrase = identity_key_phrase(key);
       if (key == "kvcap_version" && f != found.end() && f->is_string() && value.is_string())
-        phrase += " (" + f->get<std::string>() + ", this kvcap is " + value.get<std::string>() + ")";
+        phrase += " (" + f->get<std::string>() + " vs " + value.get<std::string>() + ")";
       return phrase;
     }
   }
