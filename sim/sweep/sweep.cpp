@@ -1,6 +1,5 @@
 #include "sim/sweep/sweep.hpp"
 
-#include <cerrno>
 #include <cstdlib>
 
 #include "sim/metrics/metric_path.hpp"

@@ -134,7 +134,7 @@ void SweepJournal::start(const ojson& identity, const std::optional<ShardSpec>& 
       if (!differs.empty() || found.value("shard", ojson()) != header["shard"])
         throw InputError(escape_text(shown_),
                          "was written by a sweep with other arguments (" +
-                             (differs.empty() ? std::string("another --shard") : differs) +
+                             (differs.empty() ? std::string("the --shard") : differs) +
                              " differs), so its points are not this sweep's: run without --resume to start "
                              "over, or give another --out");
       for (size_t i = 1; i < lines.size(); ++i) {
