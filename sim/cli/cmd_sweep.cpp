@@ -1,5 +1,5 @@
 // kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
-//   [--precision P]] [--headline METRIC] [--json] [--out DIR]
+//   [--precision P]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,7 +9,10 @@
 #include "sim/cli/engine_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/sweep/sweep.hpp"
+#include "sim/sweep/sweep_journal.hpp"
 #include "sim/sweep/sweep_report.hpp"
+#include "sim/sweep/sweep_shard.hpp"
+#include "sim/util/error.hpp"
 
 namespace kvcap::cli {
 
@@ -25,6 +28,8 @@ struct SweepCliOptions {
   std::string headline;
   bool json = false;
   std::string out_dir;
+  std::string shard;
+  bool resume = false;
   EngineFlags engine;
   ParallelFlags parallel;
 };
@@ -38,15 +43,32 @@ int run_sweep_command(const SweepCliOptions& o) {
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
   so.headline = o.headline;
+  if (!o.shard.empty()) so.shard = parse_shard(o.shard);
+  if (o.out_dir.empty() && (so.shard || o.resume))
+    throw InputError(so.shard ? "--shard " + o.shard : "--resume",
+                     so.shard ? "needs --out DIR: the shard's points go to DIR/shard.jsonl for kvcap merge"
+                              : "needs --out DIR: the journal of the sweep to resume is in DIR");
   // Opened before the grid runs: a folder kvcap may not replace is refused before any point runs.
+  // With --out, every finished point is journaled there at once (sim/sweep/sweep_journal.hpp).
   std::unique_ptr<OutputFolder> out;
-  if (!o.out_dir.empty()) out = std::make_unique<OutputFolder>(o.out_dir, sweep_output_names(so.axes));
+  std::unique_ptr<SweepJournal> journal;
+  if (!o.out_dir.empty()) {
+    out = std::make_unique<OutputFolder>(o.out_dir, so.shard ? shard_output_names() : sweep_output_names(so.axes));
+    journal = std::make_unique<SweepJournal>(o.out_dir, o.resume);
+    so.journal = journal.get();
+  }
   CommandRunner runner(o.parallel, "sweep", "points");
   so.exec = runner.exec();
   const SweepResult result = run_sweep(so);
   runner.finish();
+  if (o.resume)
+    std::cerr << "kvcap sweep: resumed " << result.resumed << " of " << result.points.size() << " point(s) from "
+              << journal->path() << ", ran " << result.points.size() - result.resumed << "\n";
   if (out) {
-    write_sweep_outputs(*out, result);
+    if (so.shard)
+      write_shard_outputs(*out, result);
+    else
+      write_sweep_outputs(*out, result);
     out->commit();
   }
   if (o.json)
@@ -81,7 +103,13 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
   cmd->add_option("--out", opts->out_dir,
                   "folder for sweep.csv, sweep.json and each point's results.json (written whole, replacing a "
-                  "previous kvcap set)");
+                  "previous kvcap set); while the sweep runs, DIR/.kvcap-journal.jsonl records each finished point");
+  cmd->add_flag("--resume", opts->resume,
+                "with --out: keep the points a killed or failed run of this same sweep journaled in DIR, run only the "
+                "rest (a journal of other arguments is exit 2; without --resume a journal is started afresh)");
+  cmd->add_option("--shard", opts->shard,
+                  "I/N: run only the points whose index mod N is I (array jobs: --shard $SLURM_ARRAY_TASK_ID/N) and "
+                  "write them to --out DIR/shard.jsonl; kvcap merge OUT DIR... then writes the whole sweep's outputs");
   add_engine_flags(cmd, opts->engine);
   add_jobs_flag(cmd, opts->parallel);
   add_progress_flags(cmd, opts->parallel);

@@ -19,6 +19,7 @@ void add_trace_command(CLI::App& app, CommandAction& action);      // cmd_trace.
 void add_calibrate_command(CLI::App& app, CommandAction& action);  // cmd_calibrate.cpp
 void add_search_command(CLI::App& app, CommandAction& action);     // cmd_search.cpp
 void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.cpp
+void add_merge_command(CLI::App& app, CommandAction& action);      // cmd_merge.cpp (sweep shards)
 void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
 void add_fidelity_command(CLI::App& app, CommandAction& action);   // cmd_fidelity.cpp
 /// `completion bash|zsh` and `man`: they walk `app` when they run, so register them last or first alike.

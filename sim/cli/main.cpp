@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
         kvcap::cli::add_calibrate_command(app, action);
         kvcap::cli::add_search_command(app, action);
         kvcap::cli::add_sweep_command(app, action);
+        kvcap::cli::add_merge_command(app, action);
         kvcap::cli::add_check_command(app, action);
         kvcap::cli::add_fidelity_command(app, action);
         kvcap::cli::add_completion_commands(app, action);

@@ -1,8 +1,12 @@
 #include "sim/sweep/sweep.hpp"
 
+#include <cstdlib>
+
 #include "sim/metrics/metric_path.hpp"
+#include "sim/sweep/sweep_journal.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -17,7 +21,29 @@ std::string resolve_headline(const SweepOptions& o) {
   return o.capacity ? kCapacityRequestsPerS : "throughput.output_tokens_per_s";
 }
 
-std::optional<double> headline_of(const SweepPoint& p, const std::string& path) {
+}  // namespace
+
+ShardSpec parse_shard(const std::string& text, const std::string& flag) {
+  const std::string where = flag + " " + escape_text(text);
+  const std::string expected = "expected I/N, this process's shard I of N (0 <= I < N), e.g. 3/8";
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw InputError(where, expected);
+  auto whole = [&](const std::string& part) -> int64_t {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
+      throw InputError(where, expected);
+    return std::strtoll(part.c_str(), nullptr, 10);
+  };
+  ShardSpec s;
+  s.index = whole(text.substr(0, slash));
+  s.count = whole(text.substr(slash + 1));
+  if (s.count < 1) throw InputError(where, "N, the number of shards, must be at least 1");
+  if (s.index >= s.count)
+    throw InputError(where, "I must be below N (shards are numbered from 0, as Slurm's --array=0-" +
+                                std::to_string(s.count - 1) + " does)");
+  return s;
+}
+
+std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path) {
   if (path == kCapacityRequestsPerS) return p.capacity->requests_per_s;
   if (path == kCapacityLoadScale) return p.capacity->load_scale;
   const MetricLookup m = lookup_metric(p.results, path);
@@ -25,7 +51,24 @@ std::optional<double> headline_of(const SweepPoint& p, const std::string& path) 
   return m.value;
 }
 
-}  // namespace
+nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::json& document) {
+  using ojson = nlohmann::ordered_json;
+  ojson grids = ojson::array();
+  for (const auto& a : o.axes) {
+    ojson values = ojson::array();
+    for (const auto& v : a.values) values.push_back(ojson::parse(v.dump()));
+    grids.push_back(ojson{{"path", a.path}, {"values", values}});
+  }
+  ojson id{{"kvcap_version", KVCAP_VERSION},
+           {"scenario", o.scenario_file},
+           {"document", ojson::parse(document.dump())},
+           {"set", o.sets},
+           {"grids", grids}};
+  id["capacity"] = o.capacity ? ojson{{"attainment", o.capacity_request.attainment},
+                                      {"precision", o.capacity_request.precision}}
+                              : ojson(nullptr);
+  return id;
+}
 
 SweepResult run_sweep(const SweepOptions& options) {
   SweepResult out;
@@ -33,18 +76,21 @@ SweepResult run_sweep(const SweepOptions& options) {
   out.headline = resolve_headline(options);
   const nlohmann::json base = with_overrides(read_json_file(options.scenario_file), options.sets);
   const std::vector<GridPoint> points = grid_points(options.axes);
+  out.grid_size = points.size();
   try {
     (void)check_point_format(base, options.scenario_file);
   } catch (const InputError& e) {
     throw InputError(options.sets.empty() ? "" : "with the --set overrides", e.what());
   }
 
-  // Format pass over every point before anything runs: a misspelt path or a value the format
-  // refuses is bad input of the sweep, not a row.
+  // Format pass over every point before anything runs (a shard's too: every shard refuses the
+  // same bad grid): a misspelt path or a value the format refuses is bad input of the sweep, not
+  // a row.
   std::vector<nlohmann::json> docs;
   docs.reserve(points.size());
   for (size_t i = 0; i < points.size(); ++i) {
     SweepPoint sp;
+    sp.index = i;
     sp.point = points[i];
     sp.folder = point_folder_name(options.axes, points[i], i);
     nlohmann::json doc = base;
@@ -58,22 +104,51 @@ SweepResult run_sweep(const SweepOptions& options) {
       }
     }
     docs.push_back(std::move(doc));
-    out.points.push_back(std::move(sp));
+    if (!options.shard || options.shard->holds(i)) out.points.push_back(std::move(sp));
+  }
+  out.identity = sweep_identity(options, base);
+
+  // The points still to run: with a journal, those it does not hold yet.
+  std::vector<size_t> to_run;  // positions in out.points
+  if (options.journal) options.journal->start(out.identity, options.shard, points.size());
+  const std::map<size_t, SweepPoint>* finished = options.journal ? &options.journal->finished() : nullptr;
+  for (size_t k = 0; k < out.points.size(); ++k) {
+    SweepPoint& sp = out.points[k];
+    if (finished) {
+      if (const auto f = finished->find(sp.index); f != finished->end()) {
+        sp.ok = f->second.ok;
+        sp.error = f->second.error;
+        sp.results = f->second.results;
+        sp.capacity = f->second.capacity;
+        ++out.resumed;
+        continue;
+      }
+    }
+    to_run.push_back(k);
   }
 
   // Points are independent: run concurrently on the pool, collected in grid order (each point's
-  // headline, and which error ends the sweep, are decided in that order, as in a loop).
+  // headline, and which error ends the sweep, are decided in that order, as in a loop). Each
+  // point is journaled as soon as it finishes, whichever order they finish in.
   struct Ran {
     bool ok = false;
     std::string error;
     nlohmann::ordered_json results;
     std::optional<CapacityFigures> capacity;
   };
-  const Execution each = options.exec.share(points.size());
-  if (options.exec.progress) options.exec.progress->total.store(static_cast<int64_t>(points.size()));
+  const Execution each = options.exec.share(to_run.size());
+  if (options.exec.progress) options.exec.progress->total.store(static_cast<int64_t>(to_run.size()));
+  size_t headlines_done = 0;  // out.points before this have their headline
+  auto headlines_up_to = [&](size_t end) {
+    for (; headlines_done < end; ++headlines_done) {
+      SweepPoint& sp = out.points[headlines_done];
+      if (sp.ok) sp.headline = sweep_headline(sp, out.headline);
+    }
+  };
   run_in_order<Ran>(
-      options.exec, points.size(),
-      [&](size_t i) {
+      options.exec, to_run.size(),
+      [&](size_t j) {
+        const size_t i = out.points[to_run[j]].index;
         Ran r;
         try {
           r.results = run_point(docs[i], options.scenario_file, each.progress);
@@ -83,17 +158,27 @@ SweepResult run_sweep(const SweepOptions& options) {
           r = Ran{};
           r.error = e.what();
         }
+        if (options.journal) {
+          SweepPoint done;
+          done.index = i;
+          done.ok = r.ok;
+          done.error = r.error;
+          done.results = r.results;
+          done.capacity = r.capacity;
+          options.journal->record(done);
+        }
         if (options.exec.progress) options.exec.progress->add_done();
         return r;
       },
-      [&](size_t i, Ran&& r) {
-        SweepPoint& sp = out.points[i];
+      [&](size_t j, Ran&& r) {
+        SweepPoint& sp = out.points[to_run[j]];
         sp.ok = r.ok;
         sp.error = std::move(r.error);
         sp.results = std::move(r.results);
         sp.capacity = std::move(r.capacity);
-        if (sp.ok) sp.headline = headline_of(sp, out.headline);
+        headlines_up_to(to_run[j] + 1);
       });
+  headlines_up_to(out.points.size());
   return out;
 }
 

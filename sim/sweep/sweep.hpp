@@ -1,6 +1,7 @@
 #pragma once
 // `kvcap sweep`: every point of a grid run as a full simulation of the scenario (and optionally
 // a capacity search), with the key figures side by side.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,21 @@
 #include "sim/sweep/scenario_point.hpp"
 
 namespace kvcap {
+
+class SweepJournal;  // sim/sweep/sweep_journal.hpp
+
+/// --shard I/N: this process runs the grid points whose index mod N is I (round robin, so that
+/// each shard gets a like mix of cheap and dear points: a grid's last axis, which turns fastest,
+/// is often the one that makes a run dearer). Which points a shard runs depends on I, N and the
+/// grid only, never on --jobs.
+struct ShardSpec {
+  int64_t index = 0;
+  int64_t count = 1;
+  bool holds(size_t point) const { return static_cast<int64_t>(point % static_cast<size_t>(count)) == index; }
+};
+
+/// Parses "I/N" (0 <= I < N). InputError naming `flag` otherwise.
+ShardSpec parse_shard(const std::string& text, const std::string& flag = "--shard");
 
 struct SweepOptions {
   std::string scenario_file;
@@ -24,10 +40,16 @@ struct SweepOptions {
   /// Points run concurrently on exec.pool; every row, file and error is that of the sequential
   /// sweep (sim/util/task_pool.hpp: run_in_order).
   Execution exec;
+  /// Only the points of this shard run (and appear in the result); absent: every point.
+  std::optional<ShardSpec> shard;
+  /// Where finished points are recorded as they finish and, when resuming, read back from
+  /// (nullptr: nowhere). Not owned.
+  SweepJournal* journal = nullptr;
 };
 
 /// One row.
 struct SweepPoint {
+  size_t index = 0;                      ///< in the whole grid (a shard holds some of them)
   GridPoint point;
   std::vector<std::string> assignments;  ///< the grid values as --set assignments
   std::string folder;                    ///< subfolder name under --out
@@ -41,13 +63,29 @@ struct SweepPoint {
 struct SweepResult {
   SweepOptions options;
   std::string headline;  ///< the resolved headline path
-  std::vector<SweepPoint> points;
+  std::vector<SweepPoint> points;  ///< every grid point, or a shard's, in grid order
+  size_t grid_size = 0;            ///< points in the whole grid
+  /// What the points' figures depend on (sweep_identity): shards of one sweep have the same.
+  nlohmann::ordered_json identity;
+  size_t resumed = 0;              ///< points read back from the journal instead of run
 };
+
+/// The inputs every point's outcome depends on: the kvcap version, the scenario file as named
+/// and its document after --set, the --set list, the grid axes and the capacity goal. (Not the
+/// headline, --jobs or the shard: they do not change a point's figures.) Files the scenario
+/// refers to (traces, model configs) are named, not hashed.
+nlohmann::ordered_json sweep_identity(const SweepOptions& options, const nlohmann::json& document);
+
+/// The point's headline figure (`path` as resolved); InputError naming --headline when the
+/// point's results.json has no such number.
+std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path);
 
 /// Checks every point's document against the scenario format first (InputError naming the grid
 /// flag: nothing runs when one point is malformed), then runs them in grid order. A point whose
 /// run fails with InputError (the model does not fit, too few blocks...) becomes a row with the
 /// message. A headline path absent from results.json is an InputError naming --headline.
+/// With a shard, only its points run and are returned; with a journal, points it already holds
+/// are taken from it and every point run is recorded in it as soon as it finishes.
 SweepResult run_sweep(const SweepOptions& options);
 
 }  // namespace kvcap

@@ -52,6 +52,7 @@ std::string short_number(std::optional<double> v) {
 }
 
 std::optional<double> vs_first(const SweepResult& s, const SweepPoint& p) {
+  if (s.points.empty() || s.points.front().index != 0) return std::nullopt;  // a shard without point 0
   const auto& first = s.points.front();
   if (!p.headline || !first.headline || *first.headline == 0) return std::nullopt;
   return *p.headline / *first.headline;
@@ -98,7 +99,7 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
   std::vector<std::string> errors(s.points.size());
   for (size_t i = 0; i < s.points.size(); ++i) {
     const SweepPoint& p = s.points[i];
-    std::vector<std::string> row = {std::to_string(i)};
+    std::vector<std::string> row = {std::to_string(p.index)};
     for (size_t k = 0; k < axes.size(); ++k) row.push_back(grid_value_label(axes[k].values[p.point[k]]));
     if (!p.ok) {
       errors[i] = p.error;
@@ -134,8 +135,10 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     os << line << "\n";
   };
-  os << "sweep of " << s.options.scenario_file << ": " << s.points.size() << " point(s); \"vs first\" is "
-     << s.headline << " / point 0's\n";
+  os << "sweep of " << s.options.scenario_file << ": " << s.points.size() << " point(s)";
+  if (s.options.shard)
+    os << " (shard " << s.options.shard->index << "/" << s.options.shard->count << " of " << s.grid_size << ")";
+  os << "; \"vs first\" is " << s.headline << " / point 0's\n";
   print_row(header);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!errors[i].empty()) {
@@ -170,7 +173,7 @@ ojson sweep_json(const SweepResult& s) {
     ojson values = ojson::object();
     for (size_t k = 0; k < s.options.axes.size(); ++k)
       values[s.options.axes[k].path] = ojson::parse(s.options.axes[k].values[p.point[k]].dump());
-    ojson row{{"index", i}, {"values", values}, {"folder", p.folder}, {"ok", p.ok}};
+    ojson row{{"index", p.index}, {"values", values}, {"folder", p.folder}, {"ok", p.ok}};
     if (!p.ok) {
       row["error"] = p.error;
     } else {
@@ -194,6 +197,8 @@ ojson sweep_json(const SweepResult& s) {
   if (s.options.capacity)
     doc["capacity_goal"] = ojson{{"attainment", s.options.capacity_request.attainment},
                                  {"precision", s.options.capacity_request.precision}};
+  if (s.options.shard)
+    doc["shard"] = ojson{{"index", s.options.shard->index}, {"count", s.options.shard->count}, {"grid_points", s.grid_size}};
   doc["points"] = points;
   return doc;
 }
@@ -209,7 +214,7 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
   os << line << "\n";
   for (size_t i = 0; i < s.points.size(); ++i) {
     const SweepPoint& p = s.points[i];
-    line = std::to_string(i);
+    line = std::to_string(p.index);
     for (size_t k = 0; k < s.options.axes.size(); ++k)
       line += "," + csv_field(grid_value_label(s.options.axes[k].values[p.point[k]]));
     line += std::string(",") + (p.ok ? "true" : "false") + "," + csv_field(p.error);

@@ -34,7 +34,7 @@ std::set<std::string> marker_names(const fs::path& dir) {
 }
 
 /// Refuses to replace `dir` unless it is absent, or a folder holding only entries of a kvcap
-/// output set: `names`, what its marker lists, the marker, kvcap temporaries.
+/// output set: `names`, what its marker lists, the marker, a sweep's journal, kvcap temporaries.
 void check_replaceable(const fs::path& dir, const std::string& shown, const std::set<std::string>& names) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -47,7 +47,7 @@ void check_replaceable(const fs::path& dir, const std::string& shown, const std:
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (names.count(name) || listed.count(name) || name == kOutputSetMarker) continue;
+    if (names.count(name) || listed.count(name) || name == kOutputSetMarker || name == kOutputJournal) continue;
     if (name.starts_with(".") && name.find(".kvcap-tmp.") != std::string::npos) continue;
     throw InputError(escape_text(shown),
                      "holds " + quote_input(name) + ", which is not a kvcap output: --out replaces the whole folder, "

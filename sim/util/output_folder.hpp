@@ -14,7 +14,7 @@
 //
 // Because the move replaces DIR as a whole, kvcap never deletes what it did not write: an
 // existing DIR must be empty or hold only entries of a kvcap output set (the new set's names,
-// those the previous set's marker lists, and kvcap temporaries). Anything else is an InputError
+// those the previous set's marker lists, a sweep's journal, and kvcap temporaries). Anything else is an InputError
 // naming the entry, raised before any work is done. Errors name DIR/NAME as the user gave it.
 #include <functional>
 #include <memory>
@@ -30,6 +30,10 @@ namespace kvcap {
 
 /// The marker file every output set holds (its top-level entries, one a line, after a comment).
 inline constexpr const char* kOutputSetMarker = ".kvcap-output-set";
+/// The journal of a sweep still running in (or killed while writing) DIR: its finished points,
+/// which `--resume` keeps (sim/sweep/sweep_journal.hpp). Not part of any set: a committed set
+/// replaces the folder that held it, so it goes with the previous set.
+inline constexpr const char* kOutputJournal = ".kvcap-journal.jsonl";
 
 class OutputFolder {
  public:

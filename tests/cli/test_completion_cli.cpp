@@ -16,7 +16,7 @@ using cli_test::temp_path;
 
 namespace {
 
-const char* const kAllCommands[] = {"memory", "models", "gpus", "run", "trace", "calibrate", "search", "sweep",
+const char* const kAllCommands[] = {"memory", "models", "gpus", "run", "trace", "calibrate", "search", "sweep", "merge",
                                  "check", "fidelity", "completion", "man"};
 
 /// The long flags a command's --help lists (CLI11's "  -q,--quantization TEXT" lines).

@@ -38,6 +38,19 @@ inline std::optional<Snapshot> snapshot(const fs::path& dir) {
   return s;
 }
 
+/// The journal a sweep keeps in its --out folder while it runs (sim/util/output_folder.hpp:
+/// kOutputJournal); a killed or failed sweep leaves it there for --resume.
+inline constexpr const char* kJournal = ".kvcap-journal.jsonl";
+
+/// An --out folder's output set: `s` without a sweep's journal, nullopt when nothing else is
+/// there (a folder made for the journal before any set was written counts as absent).
+inline std::optional<Snapshot> output_set(std::optional<Snapshot> s) {
+  if (!s) return s;
+  s->erase(kJournal);
+  if (s->empty()) return std::nullopt;
+  return s;
+}
+
 /// Every entry name in `dir`, hidden ones too.
 inline std::set<std::string> entries(const fs::path& dir) {
   std::set<std::string> names;

@@ -30,9 +30,10 @@ struct Writer {
   std::vector<fs::path> outputs;
 };
 
-/// What an output holds now: a folder's files, or a file's content under "" (nullopt: absent).
+/// What an output holds now: a folder's files (a sweep's journal aside: it keeps the points that
+/// finished before the disk filled, for --resume), or a file's content under "" (nullopt: absent).
 std::optional<Snapshot> state_of(const fs::path& o) {
-  if (fs::is_directory(o) || !fs::exists(o)) return snapshot(o);
+  if (fs::is_directory(o) || !fs::exists(o)) return output_set(snapshot(o));
   Snapshot s;
   s[""] = slurp(o);
   return s;

@@ -1,7 +1,9 @@
 // Fault injection: `kvcap run --out DIR --events FILE` and `kvcap sweep --out DIR`, killed with
 // SIGKILL at random moments, many times, alternating two variants whose outputs differ. After
 // every kill DIR must hold exactly one variant's complete set (byte for byte what an unkilled
-// run writes) or not exist yet, FILE likewise, and nothing else may be visible beside them (only
+// run writes) or not exist yet (beside a sweep's journal of finished points, which a sweep
+// killed while running leaves for --resume, and the next run without --resume starts afresh),
+// FILE likewise, and nothing else may be visible beside them (only
 // kvcap's hidden temporaries). A final unkilled run must complete and clean those up.
 //
 // KVCAP_KILL_ITERATIONS=N sets the runs killed per command (default 40; 8, and shorter runs, under
@@ -97,7 +99,7 @@ void kill_many_times(const KillCase& c) {
       const auto t0 = Clock::now();
       REQUIRE(run_kvcap(args) == 0);
       fastest = std::min(fastest, std::chrono::duration<double>(Clock::now() - t0).count());
-      const auto s = snapshot(c.dir);
+      const auto s = output_set(snapshot(c.dir));
       REQUIRE(s.has_value());
       if (run == 0) {
         ref_dir.push_back(*s);
@@ -149,7 +151,7 @@ void kill_many_times(const KillCase& c) {
     if (writing) std::this_thread::sleep_for(std::chrono::duration<double>(t));
     ::kill(pid, SIGKILL);
     const int status = wait_for(pid);
-    const auto state = snapshot(c.dir);
+    const auto state = output_set(snapshot(c.dir));
     if (WIFEXITED(status)) {
       ++finished;
       if (at_writing) window /= 2;
@@ -182,9 +184,10 @@ void kill_many_times(const KillCase& c) {
   CHECK_MESSAGE(killed_writing > 0, "no kill landed while the outputs were being written: the test proved nothing");
   // A rerun completes, writes the set, and removes what the killed runs left.
   REQUIRE(run_kvcap(c.variants[0]) == 0);
-  const auto final_state = snapshot(c.dir);
+  const auto final_state = output_set(snapshot(c.dir));
   REQUIRE(final_state.has_value());
   CHECK(*final_state == ref_dir[0]);
+  CHECK(!fs::exists(c.dir / kJournal));  // a sweep that completes takes its journal away with the old set
   if (!c.file.empty()) CHECK(slurp(c.file) == ref_file[0]);
   CHECK(entries(parent) == allowed);
 }
