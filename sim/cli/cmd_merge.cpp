@@ -35,10 +35,7 @@ int run_merge_command(const MergeCliOptions& o) {
   OutputFolder folder(o.out_dir, sweep_output_names(result.options.axes));
   write_sweep_outputs(folder, result);
   folder.commit();
-  if (o.json)
-    std::cout << sweep_json(result).dump(2) << "\n";
-  else
-    print_sweep_table(std::cout, result);
+  print_sweep(std::cout, result, o.json);
   return 0;
 }
 

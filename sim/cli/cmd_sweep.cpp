@@ -71,10 +71,7 @@ int run_sweep_command(const SweepCliOptions& o) {
       write_sweep_outputs(*out, result);
     out->commit();
   }
-  if (o.json)
-    std::cout << sweep_json(result).dump(2) << "\n";
-  else
-    print_sweep_table(std::cout, result);
+  print_sweep(std::cout, result, o.json);
   return 0;
 }
 

@@ -55,6 +55,29 @@ struct StepCost {
   StepEngineTerms engine;
 };
 
+/// Pipeline stages' costs summed into one step's: FLOPs, bytes and engine terms add up, stage
+/// busy time adds up in `busy_s`, and the utilizations are busy-time weighted (finish() divides).
+/// Shared by PipelineCostModel::price and the engine's pipeline, which times stages itself.
+struct StageCostSum {
+  StepCost total;
+  double busy_s = 0, compute_weighted = 0, bandwidth_weighted = 0;
+  void add(const StepCost& stage) {
+    busy_s += stage.time_s;
+    compute_weighted += stage.compute_utilization * stage.time_s;
+    bandwidth_weighted += stage.bandwidth_utilization * stage.time_s;
+    total.flops += stage.flops;
+    total.hbm_bytes += stage.hbm_bytes;
+    total.engine += stage.engine;
+  }
+  /// Sets the utilizations (busy-time weighted means); time_s is the caller's.
+  void finish() {
+    if (busy_s > 0) {
+      total.compute_utilization = compute_weighted / busy_s;
+      total.bandwidth_utilization = bandwidth_weighted / busy_s;
+    }
+  }
+};
+
 /// The fractions of peak FLOP/s and HBM bandwidth a cost model's kernels can reach (its assumed
 /// or fitted efficiencies): what a compute- or bandwidth-bound run approaches, so utilization is
 /// judged against it, not against a peak no step reaches. 0 = the model reports no utilization.

@@ -31,25 +31,16 @@ void PipelineCostModel::price_stages(const StepComposition& step, std::span<Step
 }
 
 StepCost PipelineCostModel::price(const StepComposition& step) const {
-  StepCost total;
+  StageCostSum sum;
   const double s = send_s(step_tokens(step));
-  double busy = 0, compute = 0, bandwidth = 0;
+  double sends = 0;
   for (size_t k = 0; k < stages_.size(); ++k) {
-    const StepCost c = stages_[k]->price(step);
-    busy += c.time_s;
-    compute += c.compute_utilization * c.time_s;
-    bandwidth += c.bandwidth_utilization * c.time_s;
-    total.flops += c.flops;
-    total.hbm_bytes += c.hbm_bytes;
-    total.engine += c.engine;
-    if (k + 1 < stages_.size()) total.time_s += s;
+    sum.add(stages_[k]->price(step));
+    if (k + 1 < stages_.size()) sends += s;
   }
-  total.time_s += busy;
-  if (busy > 0) {
-    total.compute_utilization = compute / busy;
-    total.bandwidth_utilization = bandwidth / busy;
-  }
-  return total;
+  sum.finish();
+  sum.total.time_s = sends + sum.busy_s;
+  return sum.total;
 }
 
 std::string PipelineCostModel::describe() const {

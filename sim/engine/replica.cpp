@@ -223,26 +223,21 @@ double Replica::launch_batch(double now_s, const StepComposition& comp) {
   }
   // Stage k starts when stage k-1 has finished this batch and its activations have arrived, and
   // stage k has finished the batch before; the batch's outputs apply at the last stage's end.
-  double ready = now_s, busy = 0, compute = 0, bandwidth = 0;
-  StepCost total;
+  double ready = now_s;
+  StageCostSum sum;
   for (size_t k = 0; k < stage_free_s_.size(); ++k) {
     const StepCost& c = stage_cost_[k];
     KVCAP_CHECK(std::isfinite(c.time_s) && c.time_s > 0, "cost model returned a non-positive stage time");
     const double end = std::max(ready, stage_free_s_[k]) + c.time_s;
     stage_free_s_[k] = end;
     ready = end + stage_send_s_[k];
-    busy += c.time_s;
-    compute += c.compute_utilization * c.time_s;
-    bandwidth += c.bandwidth_utilization * c.time_s;
-    total.flops += c.flops;
-    total.hbm_bytes += c.hbm_bytes;
-    total.engine += c.engine;
+    sum.add(c);
   }
+  sum.finish();
   // Figures per GPU of the replica, as at pp = 1: each stage's GPUs are busy only for their stage.
+  StepCost& total = sum.total;
   const double n = static_cast<double>(pp_);
-  total.time_s = busy / n;
-  total.compute_utilization = compute / busy;
-  total.bandwidth_utilization = bandwidth / busy;
+  total.time_s = sum.busy_s / n;
   StepEngineTerms& e = total.engine;
   for (double* v : {&e.cpu_s, &e.launch_s, &e.moe_routing_s, &e.allreduce_latency_s, &e.attention_seq_s, &e.padding_s})
     *v /= n;

@@ -246,4 +246,11 @@ void write_sweep_outputs(OutputFolder& out, const SweepResult& s) {
     if (p.ok) out.write(p.folder + "/results.json", [&](std::ostream& os) { os << p.results.dump(2) << "\n"; });
 }
 
+void print_sweep(std::ostream& os, const SweepResult& sweep, bool json) {
+  if (json)
+    os << sweep_json(sweep).dump(2) << "\n";
+  else
+    print_sweep_table(os, sweep);
+}
+
 }  // namespace kvcap

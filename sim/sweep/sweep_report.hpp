@@ -16,6 +16,8 @@ const std::vector<std::string>& sweep_figure_paths();
 
 void print_sweep_table(std::ostream& os, const SweepResult& sweep);
 nlohmann::ordered_json sweep_json(const SweepResult& sweep);
+/// What `kvcap sweep` and `kvcap merge` print: sweep_json (indented) with `json`, else the table.
+void print_sweep(std::ostream& os, const SweepResult& sweep, bool json);
 void write_sweep_csv(std::ostream& os, const SweepResult& sweep);
 
 /// The top-level entries of a sweep's --out set over `axes`: sweep.csv, sweep.json and every
