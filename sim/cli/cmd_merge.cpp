@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/report/sweep_report_html.hpp"
 #include "sim/sweep/sweep_report.hpp"
 #include "sim/sweep/sweep_shard.hpp"
 #include "sim/util/error.hpp"
@@ -33,7 +34,7 @@ int run_merge_command(const MergeCliOptions& o) {
   }
   const SweepResult result = merge_sweep_shards(o.shards);
   OutputFolder folder(o.out_dir, sweep_output_names(result.options.axes));
-  write_sweep_outputs(folder, result);
+  write_sweep_report(folder, result);
   folder.commit();
   print_sweep(std::cout, result, o.json);
   return 0;
@@ -46,7 +47,7 @@ void add_merge_command(CLI::App& app, CommandAction& action) {
   CLI::App* cmd = app.add_subcommand(
       "merge", "Combine the shards of a sweep (kvcap sweep ... --shard I/N --out SHARD_DIR, one per array job) into "
                "the outputs the sweep run whole writes, byte for byte");
-  cmd->add_option("out", opts->out_dir, "output folder: sweep.csv, sweep.json and each point's results.json")
+  cmd->add_option("out", opts->out_dir, "output folder: sweep.csv, sweep.json, sweep.html and each point's results.json")
       ->required();
   cmd->add_option("shards", opts->shards,
                   "the shards' --out folders (or their shard.jsonl), all N of them, in any order")

@@ -1,5 +1,5 @@
 // kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
-//   [--precision P]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]]
+//   [--precision P] [--seeds K]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -8,6 +8,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
+#include "sim/report/sweep_report_html.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sim/sweep/sweep_journal.hpp"
 #include "sim/sweep/sweep_report.hpp"
@@ -25,6 +26,7 @@ struct SweepCliOptions {
   bool capacity = false;
   double attainment = 0.99;
   double precision = 0.05;
+  int seeds = 1;
   std::string headline;
   bool json = false;
   std::string out_dir;
@@ -42,6 +44,8 @@ int run_sweep_command(const SweepCliOptions& o) {
   so.capacity = o.capacity;
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
+  so.capacity_request.seeds = o.seeds;
+  if (o.seeds > 1 && !o.capacity) throw InputError("--seeds " + std::to_string(o.seeds), "needs --capacity: it reruns each point's capacity search");
   so.headline = o.headline;
   if (!o.shard.empty()) so.shard = parse_shard(o.shard);
   if (o.out_dir.empty() && (so.shard || o.resume))
@@ -68,7 +72,7 @@ int run_sweep_command(const SweepCliOptions& o) {
     if (so.shard)
       write_shard_outputs(*out, result);
     else
-      write_sweep_outputs(*out, result);
+      write_sweep_report(*out, result);
     out->commit();
   }
   print_sweep(std::cout, result, o.json);
@@ -94,12 +98,16 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--precision", opts->precision, "with --capacity: relative width of the final load bracket")
       ->check(CLI::Range(1e-4, 1.0));
+  cmd->add_option("--seeds", opts->seeds,
+                  "with --capacity: search each point with K workload seeds (the scenario's, +1, ...; 1 to 100): its "
+                  "capacity is their mean with a 95% interval, and a capacity \"vs first\" ratio gets one too")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--headline", opts->headline,
                   "figure for the \"vs first\" column: a results.json path (e.g. running.max) or "
                   "capacity_requests_per_s (default: capacity with --capacity, else throughput.output_tokens_per_s)");
   cmd->add_flag("--json", opts->json, "print one JSON document instead of the table");
   cmd->add_option("--out", opts->out_dir,
-                  "folder for sweep.csv, sweep.json and each point's results.json (written whole, replacing a "
+                  "folder for sweep.csv, sweep.json, sweep.html and each point's results.json (written whole, replacing a "
                   "previous kvcap set); while the sweep runs, DIR/.kvcap-journal.jsonl records each finished point");
   cmd->add_flag("--resume", opts->resume,
                 "with --out: keep the points a killed or failed run of this same sweep journaled in DIR, run only the "

@@ -179,7 +179,7 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
   return out;
 }
 
-std::string md_cell(const std::string& s) {
+std::string procurement_md_cell(const std::string& s) {
   std::string out;
   for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
   return out;
@@ -196,13 +196,13 @@ std::string procurement_markdown(const std::vector<SizingRow>& rows, const Sizin
     for (const auto& p : s.paragraphs) os << p << "\n\n";
     if (!s.table_header.empty() && !s.table.empty()) {
       os << "|";
-      for (const auto& h : s.table_header) os << " " << md_cell(h) << " |";
+      for (const auto& h : s.table_header) os << " " << procurement_md_cell(h) << " |";
       os << "\n|";
       for (size_t i = 0; i < s.table_header.size(); ++i) os << (i == 0 ? " --- |" : " ---: |");
       os << "\n";
       for (const auto& r : s.table) {
         os << "|";
-        for (const auto& c : r) os << " " << md_cell(c) << " |";
+        for (const auto& c : r) os << " " << procurement_md_cell(c) << " |";
         os << "\n";
       }
     }

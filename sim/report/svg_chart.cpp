@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -248,6 +249,16 @@ void write_svg_chart(std::ostream& os, const Chart& chart) {
      << escape_html(c.y.label) << "</text>\n";
 
   for (const Series& s : c.series) write_polyline(os, c, s);
+  for (const ScatterPoint& p : c.scatter) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    os << "<circle cx=\"" << px(to_px_x(f, c.x, p.x)) << "\" cy=\"" << px(to_px_y(f, c.y, p.y)) << "\" r=\""
+       << (p.dim ? "3.5" : "4.5") << "\" fill=\"" << escape_html(p.color) << "\""
+       << (p.dim ? " fill-opacity=\"0.3\"" : " stroke=\"#ffffff\" stroke-width=\"1\"");
+    if (!p.css_class.empty()) os << " class=\"" << escape_html(p.css_class) << "\"";
+    os << ">";
+    if (!p.title.empty()) os << "<title>" << escape_html(p.title) << "</title>";
+    os << "</circle>\n";
+  }
 
   // Marker labels: the first candidate place inside the plot that overlaps no label and covers
   // no point of a series (a label on the curve hides the curve).
@@ -272,6 +283,10 @@ void write_svg_chart(std::ostream& os, const Chart& chart) {
       px0 = x1, py0 = y1, have_prev = true;
     }
   }
+  std::vector<std::pair<double, double>> dots;  // scatter centres: no label may cover one
+  for (const ScatterPoint& p : c.scatter)
+    if (std::isfinite(p.x) && std::isfinite(p.y)) dots.emplace_back(to_px_x(f, c.x, p.x), to_px_y(f, c.y, p.y));
+  drawn.insert(drawn.end(), dots.begin(), dots.end());
   auto free_at = [&](const Box& b) {
     if (b.x0 < left || b.x1 > right || b.y0 < top || b.y1 > bottom) return false;
     for (const Box& o : placed)
@@ -321,6 +336,52 @@ void write_svg_chart(std::ostream& os, const Chart& chart) {
       }
     write_text(os, m.label, chosen.x, chosen.y, chosen.anchor, " fill=\"" + escape_html(m.color) + "\"");
     placed.push_back(text_box(m.label, chosen.x, chosen.y, chosen.anchor, kFont));
+  }
+  // Scatter labels: around the point, nearest places first; the short label where the label
+  // finds no free place; where neither does, one that covers a line but no point or label;
+  // else none.
+  for (const ScatterPoint& p : c.scatter) {
+    if (p.label.empty() || !std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    const double x = to_px_x(f, c.x, p.x), y = to_px_y(f, c.y, p.y);
+    struct Place {
+      double x, y;
+      char anchor;
+    };
+    std::vector<Place> candidates;
+    for (const double d : {7.0, 14.0, 24.0, 36.0}) {
+      candidates.push_back({x + d, y + 4, 's'});
+      candidates.push_back({x - d, y + 4, 'e'});
+      candidates.push_back({x, y - d + 2, 'm'});
+      candidates.push_back({x, y + d + 8, 'm'});
+      candidates.push_back({x + d * 0.7, y - d * 0.7, 's'});
+      candidates.push_back({x - d * 0.7, y - d * 0.7, 'e'});
+      candidates.push_back({x + d * 0.7, y + d * 0.7 + 8, 's'});
+      candidates.push_back({x - d * 0.7, y + d * 0.7 + 8, 'e'});
+    }
+    auto no_clash = [&](const Box& b) {
+      if (b.x0 < left || b.x1 > right || b.y0 < top || b.y1 > bottom) return false;
+      for (const Box& o : placed)
+        if (b.overlaps(o)) return false;
+      for (const auto& [dx, dy] : dots)
+        if (b.contains(dx, dy)) return false;
+      return true;
+    };
+    bool done = false;
+    for (const auto& fits : {std::function<bool(const Box&)>(free_at), std::function<bool(const Box&)>(no_clash)}) {
+      for (const std::string* text : {&p.label, &p.short_label}) {
+        if (text->empty()) continue;
+        for (const Place& q : candidates) {
+          const Box b = text_box(*text, q.x, q.y, q.anchor, kFont);
+          if (!fits(b)) continue;
+          write_text(os, *text, q.x, q.y, q.anchor, " fill=\"#333333\"");
+          placed.push_back(b);
+          done = true;
+          break;
+        }
+        if (done) break;
+      }
+      if (done) break;
+    }
   }
   os << "</svg>\n</div>\n";
 }

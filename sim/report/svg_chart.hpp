@@ -51,11 +51,23 @@ struct Marker {
   std::string color = "#555555";
 };
 
+/// A point drawn on its own (a scatter plot): a circle, optionally labelled.
+struct ScatterPoint {
+  double x = 0, y = 0;         ///< in data units
+  std::string color = "#1f77b4";
+  bool dim = false;            ///< drawn smaller and faint (e.g. a dominated point)
+  std::string label;           ///< placed at a free place beside the point; "" none
+  std::string short_label;     ///< tried where `label` finds no free place ("" none)
+  std::string title;           ///< the circle's tooltip
+  std::string css_class;       ///< the circle's class attribute ("" none)
+};
+
 struct Chart {
   std::string title;
   Axis x, y;
   std::vector<Series> series;
   std::vector<Marker> markers;
+  std::vector<ScatterPoint> scatter;  ///< drawn over the series
   PlotFrame frame;
 };
 
@@ -95,7 +107,9 @@ void write_svg_bar_chart(std::ostream& os, const BarChart& chart);
 /// Writes the chart as one <svg> element (no XML prolog, for inline use in HTML). Values outside
 /// the axis range are clamped to the plot box edge. Text never overlaps other text: a long
 /// title wraps, the legend flows onto more rows (the plot moves down and the chart grows), and
-/// marker labels take the first free place beside their line, off the series' points.
+/// marker labels take the first free place beside their line, off the series' points; a
+/// scatter point's label takes the first free place around it (nearest first), else its short
+/// label does, else it is left out (the circle keeps its tooltip).
 void write_svg_chart(std::ostream& os, const Chart& chart);
 
 /// Width of a text in SVG units at `font_px`: 0.6 em per character (sans-serif's average is

@@ -1,5 +1,6 @@
 #include "sim/search/seed_confidence.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/scenario/scenario.hpp"
@@ -32,8 +33,21 @@ MeanInterval mean_interval_95(const std::vector<double>& samples) {
   return m;
 }
 
+std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const MeanInterval& den) {
+  if (!(den.mean > 0) || !std::isfinite(num.mean)) return std::nullopt;
+  RatioInterval r;
+  r.ratio = num.mean / den.mean;
+  const double rn = num.mean != 0 ? (num.high - num.low) / 2 / num.mean : 0;
+  const double rd = (den.high - den.low) / 2 / den.mean;
+  const double rel = std::sqrt(rn * rn + rd * rd);
+  r.low = std::max(0.0, r.ratio * (1 - rel));
+  r.high = r.ratio * (1 + rel);
+  return r;
+}
+
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
-                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first) {
+                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
+                                 const std::function<void(int, const LoadSearchResult&)>& each) {
   SeedConfidence c;
   const uint64_t base = parse_scenario(scenario, file).seed;
   for (int k = 0; k < seeds; ++k) {
@@ -45,6 +59,7 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
       other = search_max_load(doc, file, options);
       r = &other;
     }
+    if (each) each(k, *r);
     c.seeds.push_back(base + static_cast<uint64_t>(k));
     c.capacity_requests_per_s.push_back(r->found ? r->capacity_requests_per_s : 0.0);
     c.last_pass_scale.push_back(r->found ? r->capacity_load_scale : 0.0);

@@ -5,6 +5,8 @@
 // bracket (last passing, first failing load). One seed's bisection step (--precision) is part
 // of the spread it measures.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,10 +34,25 @@ struct MeanInterval {
 };
 MeanInterval mean_interval_95(const std::vector<double>& samples);
 
+/// A 95% interval for the ratio num.mean / den.mean of two independent means, each given with
+/// its own 95% interval (mean_interval_95 of the same number of samples, so both use the same
+/// t quantile). First-order delta method: the ratio's relative standard error is the root sum of
+/// squares of the two means' relative standard errors, so its relative half-width is
+/// sqrt(rn^2 + rd^2) with rn, rd the relative half-widths of the two intervals; the interval is
+/// ratio x (1 -+ that), its lower end floored at 0. Seeds shared by the two means (a sweep runs
+/// every point with the same seeds) correlate them positively, which only narrows the true
+/// interval: treating them as independent is conservative. nullopt when den.mean <= 0.
+struct RatioInterval {
+  double ratio = 0, low = 0, high = 0;
+};
+std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const MeanInterval& den);
+
 /// Runs the load search once per seed; `first` is the search already run at the scenario's own
-/// seed (reused, not rerun).
+/// seed (reused, not rerun). `each`, when given, is called with every seed's index (0 for
+/// `first`) and search, in seed order, for figures beyond the capacity (e.g. the run at it).
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
-                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first);
+                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
+                                 const std::function<void(int, const LoadSearchResult&)>& each = {});
 
 nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c);
 

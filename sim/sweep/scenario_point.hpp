@@ -2,6 +2,8 @@
 // One what-if point: a scenario document with overrides applied, checked against the scenario
 // format, then simulated (results.json) and, when asked, searched for its capacity. Shared by
 // `kvcap sweep` and `kvcap check`, so both read a point exactly as `kvcap run --set` does.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,13 +49,35 @@ struct CapacityFigures {
   int seeds = 1;
   double requests_per_s_low = 0, requests_per_s_high = 0;
   double load_scale_low = 0, load_scale_high = 0;
+  /// With seeds > 1: each seed's search, in seed order: its capacity (0 where no load met the
+  /// goal) and the bracket it reached, last passing and first failing load_scale (infinite when
+  /// the highest load tried still passed).
+  struct SeedRun {
+    uint64_t seed = 0;
+    double requests_per_s = 0;
+    double last_pass_scale = 0, first_fail_scale = 0;
+  };
+  std::vector<SeedRun> per_seed;
+  /// The run at the capacity load (with seeds > 1, the mean over the seeds that found one), for
+  /// the sweep's Pareto view: output tokens/s and mean TPOT. Absent when no load met the goal.
+  std::optional<double> output_tokens_per_s, tpot_mean_s;
 };
 
 /// `exec`: where its probes run (LoadSearchOptions::exec); the figures do not depend on it.
 CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& file, const CapacityRequest& req,
                                 const Execution& exec = {});
 
-/// JSON form used by sweep.json and check --json.
+/// JSON form used by sweep.json and check --json (with seeds > 1: the intervals and per_seed).
+/// The at-capacity run figures are not in it (at_capacity_json).
 nlohmann::ordered_json capacity_json(const CapacityFigures& c);
+
+/// The at-capacity run figures as the sweep journal and shard files record them (null when
+/// absent), and back: InputError naming `where` for a malformed object.
+nlohmann::ordered_json at_capacity_json(const CapacityFigures& c);
+void read_at_capacity_json(const nlohmann::ordered_json& j, CapacityFigures& c, const std::string& where);
+
+/// capacity_json read back (sweep journal, shard files): InputError naming `where` when a field
+/// is missing or of the wrong type.
+CapacityFigures read_capacity_json(const nlohmann::ordered_json& j, const std::string& where);
 
 }  // namespace kvcap

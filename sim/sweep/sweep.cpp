@@ -67,6 +67,7 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
   id["capacity"] = o.capacity ? ojson{{"attainment", o.capacity_request.attainment},
                                       {"precision", o.capacity_request.precision}}
                               : ojson(nullptr);
+  if (o.capacity && o.capacity_request.seeds > 1) id["capacity"]["seeds"] = o.capacity_request.seeds;
   return id;
 }
 

@@ -39,7 +39,11 @@ ojson point_record(const SweepPoint& p) {
     r["results"] = p.results;
   else
     r["error"] = p.error;
-  if (p.capacity) r["capacity"] = capacity_json(*p.capacity);
+  if (p.capacity) {
+    r["capacity"] = capacity_json(*p.capacity);
+    // For the Pareto view of sweep.json and sweep.html (kvcap merge reads it back).
+    if (const auto a = at_capacity_json(*p.capacity); !a.is_null()) r["at_capacity"] = a;
+  }
   return r;
 }
 
@@ -63,27 +67,9 @@ SweepPoint read_point_record(const ojson& record, const std::string& where) {
     p.error = error->get<std::string>();
   }
   if (const auto c = record.find("capacity"); c != record.end()) {
-    auto field = [&](const char* key) -> const ojson& {
-      const auto f = c->find(key);
-      if (f == c->end()) bad(std::string("expected \"capacity\" with \"") + key + "\"");
-      return *f;
-    };
-    if (!c->is_object()) bad("expected \"capacity\", an object");
-    CapacityFigures f;
-    const ojson& found = field("found");
-    const ojson& capped = field("capped");
-    const ojson& rps = field("requests_per_s");
-    const ojson& scale = field("load_scale");
-    const ojson& probes = field("probes");
-    if (!found.is_boolean() || !capped.is_boolean() || !rps.is_number() || !scale.is_number() ||
-        !probes.is_number_integer())
-      bad("\"capacity\" holds a value of the wrong type");
-    f.found = found.get<bool>();
-    f.capped = capped.get<bool>();
-    f.requests_per_s = rps.get<double>();
-    f.load_scale = scale.get<double>();
-    f.probes = probes.get<int>();
-    p.capacity = f;
+    CapacityFigures f = read_capacity_json(*c, where);
+    if (const auto a = record.find("at_capacity"); a != record.end()) read_at_capacity_json(*a, f, where);
+    p.capacity = std::move(f);
   }
   return p;
 }

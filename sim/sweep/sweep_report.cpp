@@ -7,6 +7,8 @@
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/results/results.hpp"
+#include "sim/search/seed_confidence.hpp"
+#include "sim/sweep/sweep_pareto.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -58,6 +60,28 @@ std::optional<double> vs_first(const SweepResult& s, const SweepPoint& p) {
   return *p.headline / *first.headline;
 }
 
+std::optional<RatioInterval> vs_first_interval(const SweepResult& s, const SweepPoint& p) {
+  if (s.options.capacity_request.seeds <= 1 || !is_capacity_metric(s.headline)) return std::nullopt;
+  if (!vs_first(s, p) || !p.capacity || !s.points.front().capacity) return std::nullopt;
+  const CapacityFigures& a = *p.capacity;
+  const CapacityFigures& b = *s.points.front().capacity;
+  if (a.seeds <= 1 || b.seeds <= 1) return std::nullopt;
+  if (p.index == 0) return RatioInterval{1, 1, 1};
+  const bool rps = s.headline == kCapacityRequestsPerS;
+  auto interval = [rps](const CapacityFigures& c) {
+    return rps ? MeanInterval{c.requests_per_s, 0, c.requests_per_s_low, c.requests_per_s_high}
+               : MeanInterval{c.load_scale, 0, c.load_scale_low, c.load_scale_high};
+  };
+  return ratio_interval_95(interval(a), interval(b));
+}
+
+/// Three significant digits: "1.19", "26.7".
+std::string sig3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 bool headline_is_extra_column(const std::string& headline) {
   if (is_capacity_metric(headline)) return headline != kCapacityRequestsPerS;
   for (const auto& c : table_columns())
@@ -68,12 +92,20 @@ bool headline_is_extra_column(const std::string& headline) {
 std::string capacity_cell(const SweepPoint& p) {
   if (!p.capacity) return "-";
   if (!p.capacity->found) return "none";
+  if (p.capacity->seeds > 1)
+    return sig3(p.capacity->requests_per_s) + " (" + sig3(p.capacity->requests_per_s_low) + "-" +
+           sig3(p.capacity->requests_per_s_high) + ")";
   return (p.capacity->capped ? ">=" : "") + short_number(p.capacity->requests_per_s);
 }
 
 std::string csv_number(std::optional<double> v) { return v ? format_number(*v) : ""; }
 
 }  // namespace
+
+std::optional<double> sweep_vs_first(const SweepResult& s, const SweepPoint& p) { return vs_first(s, p); }
+std::optional<RatioInterval> sweep_vs_first_ci95(const SweepResult& s, const SweepPoint& p) {
+  return vs_first_interval(s, p);
+}
 
 const std::vector<std::string>& sweep_figure_paths() {
   static const std::vector<std::string> paths = {
@@ -117,7 +149,10 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
     if (s.options.capacity) row.push_back(capacity_cell(p));
     if (extra) row.push_back(short_number(p.headline));
     const auto r = vs_first(s, p);
-    row.push_back(r ? "x" + short_number(*r) : "-");
+    if (const auto ci = vs_first_interval(s, p); ci && p.index != 0)
+      row.push_back("x" + sig3(ci->ratio) + " (" + sig3(ci->low) + "-" + sig3(ci->high) + ")");
+    else
+      row.push_back(r ? "x" + short_number(*r) : "-");
     rows.push_back(row);
   }
   std::vector<size_t> width(header.size(), 0);
@@ -138,7 +173,11 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
   os << "sweep of " << s.options.scenario_file << ": " << s.points.size() << " point(s)";
   if (s.options.shard)
     os << " (shard " << s.options.shard->index << "/" << s.options.shard->count << " of " << s.grid_size << ")";
-  os << "; \"vs first\" is " << s.headline << " / point 0's\n";
+  os << "; \"vs first\" is " << s.headline << " / point 0's";
+  if (s.options.capacity && s.options.capacity_request.seeds > 1)
+    os << "; capacity: the mean over " << s.options.capacity_request.seeds
+       << " workload seeds (95% interval), a capacity ratio's interval by the delta method";
+  os << "\n";
   print_row(header);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!errors[i].empty()) {
@@ -189,17 +228,30 @@ ojson sweep_json(const SweepResult& s) {
       row["headline"] = p.headline ? ojson(*p.headline) : ojson(nullptr);
       const auto r = vs_first(s, p);
       row["vs_first"] = r ? ojson(*r) : ojson(nullptr);
+      if (s.options.capacity && s.options.capacity_request.seeds > 1 && is_capacity_metric(s.headline)) {
+        const auto ci = vs_first_interval(s, p);
+        row["vs_first_ci95"] = ci ? ojson{ci->low, ci->high} : ojson(nullptr);
+      }
     }
     points.push_back(row);
   }
   ojson doc{{"scenario", s.options.scenario_file}, {"set", s.options.sets}, {"grids", grids},
             {"headline", s.headline}};
-  if (s.options.capacity)
+  if (s.options.capacity) {
     doc["capacity_goal"] = ojson{{"attainment", s.options.capacity_request.attainment},
                                  {"precision", s.options.capacity_request.precision}};
+    if (s.options.capacity_request.seeds > 1) {
+      doc["capacity_goal"]["seeds"] = s.options.capacity_request.seeds;
+      doc["capacity_goal"]["method"] =
+          "capacity: the mean of the seeds' capacities, 95% interval mean +- t(0.975, K-1) x s / sqrt(K); vs_first_ci95: "
+          "the ratio of two independent means by the delta method, ratio x (1 -+ sqrt(rn^2 + rd^2)) with rn, rd the "
+          "relative half-widths of the two intervals (conservative: the points share their seeds)";
+    }
+  }
   if (s.options.shard)
     doc["shard"] = ojson{{"index", s.options.shard->index}, {"count", s.options.shard->count}, {"grid_points", s.grid_size}};
   doc["points"] = points;
+  if (s.options.capacity) doc["pareto"] = pareto_json(sweep_pareto(s));
   return doc;
 }
 
@@ -209,8 +261,14 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
   line += ",ok,error";
   for (const auto& path : sweep_figure_paths()) line += "," + path;
   line += ",kv_peak_fraction";
+  const bool seeds = s.options.capacity && s.options.capacity_request.seeds > 1;
+  const bool ratio_ci = seeds && is_capacity_metric(s.headline);
   if (s.options.capacity) line += ",capacity_requests_per_s,capacity_load_scale,capacity_found,capacity_capped";
+  if (seeds)
+    line += ",capacity_seeds,capacity_requests_per_s_ci95_low,capacity_requests_per_s_ci95_high,"
+            "capacity_load_scale_ci95_low,capacity_load_scale_ci95_high";
   line += ",headline,vs_first";
+  if (ratio_ci) line += ",vs_first_ci95_low,vs_first_ci95_high";
   os << line << "\n";
   for (size_t i = 0; i < s.points.size(); ++i) {
     const SweepPoint& p = s.points[i];
@@ -227,13 +285,25 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
       else
         line += ",,,,";
     }
+    if (seeds) {
+      if (p.capacity && p.capacity->seeds > 1)
+        line += "," + std::to_string(p.capacity->seeds) + "," + format_number(p.capacity->requests_per_s_low) + "," +
+                format_number(p.capacity->requests_per_s_high) + "," + format_number(p.capacity->load_scale_low) + "," +
+                format_number(p.capacity->load_scale_high);
+      else
+        line += ",,,,,";
+    }
     line += "," + csv_number(p.headline) + "," + csv_number(vs_first(s, p));
+    if (ratio_ci) {
+      const auto ci = vs_first_interval(s, p);
+      line += "," + (ci ? format_number(ci->low) : std::string()) + "," + (ci ? format_number(ci->high) : std::string());
+    }
     os << line << "\n";
   }
 }
 
 std::vector<std::string> sweep_output_names(const std::vector<GridAxis>& axes) {
-  std::vector<std::string> names = {"sweep.csv", "sweep.json"};
+  std::vector<std::string> names = {"sweep.csv", "sweep.json", "sweep.html"};
   const std::vector<GridPoint> points = grid_points(axes);
   for (size_t i = 0; i < points.size(); ++i) names.push_back(point_folder_name(axes, points[i], i));
   return names;

@@ -132,6 +132,11 @@ SweepOptions options_from_identity(const ojson& id, const std::string& headline,
     o.capacity = true;
     o.capacity_request.attainment = (*capacity)["attainment"].get<double>();
     o.capacity_request.precision = (*capacity)["precision"].get<double>();
+    if (const auto seeds = capacity->find("seeds"); seeds != capacity->end()) {
+      if (!seeds->is_number_integer() || seeds->get<int64_t>() < 2 || seeds->get<int64_t>() > 100)
+        bad("\"capacity\": \"seeds\" must be a whole number from 2 to 100");
+      o.capacity_request.seeds = seeds->get<int>();
+    }
   }
   o.headline = headline;
   return o;

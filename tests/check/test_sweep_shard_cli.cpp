@@ -79,9 +79,10 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
   REQUIRE(m.code == 0);
   CHECK(m.out == w.out);
   const auto expected = files_of(whole), got = files_of(merged);
-  // sweep.csv, sweep.json, the marker and the three points that ran: each byte for byte.
-  CHECK(expected.size() == 6);
+  // sweep.csv, sweep.json, sweep.html, the marker and the three points that ran: each byte for byte.
+  CHECK(expected.size() == 7);
   CHECK(expected.count("sweep.csv") == 1);
+  CHECK(expected.count("sweep.html") == 1);
   CHECK(expected.count("sweep.json") == 1);
   CHECK(expected.count(".kvcap-output-set") == 1);
   CHECK(expected.count("000_gpu_memory_utilization-0.9_max_num_seqs-8/results.json") == 1);

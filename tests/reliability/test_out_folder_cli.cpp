@@ -28,7 +28,7 @@ TEST_CASE("kvcap sweep --out over a previous sweep of another grid: only the new
   CHECK(entries(out).count("000_block_size-16") == 1);
   REQUIRE(kvcap_cli("sweep " + kBasic + " --grid engine.max_num_seqs=2,4 --out " + out).code == 0);
   CHECK(entries(out) == std::set<std::string>{".kvcap-output-set", "000_max_num_seqs-2", "001_max_num_seqs-4",
-                                             "sweep.csv", "sweep.json"});
+                                             "sweep.csv", "sweep.html", "sweep.json"});
   CHECK(entries(dir.path) == std::set<std::string>{"out"});
 }
 

@@ -61,7 +61,7 @@ TEST_CASE("sweep killed with SIGKILL mid-run, then --resume: no finished point r
   REQUIRE(run_kvcap(resume_sweep_args(ref)) == 0);
   const auto reference = snapshot(ref);
   REQUIRE(reference.has_value());
-  CHECK(reference->size() == 9);  // sweep.csv, sweep.json, the marker, six results.json
+  CHECK(reference->size() == 10);  // sweep.csv, sweep.json, sweep.html, the marker, six results.json
   CHECK(reference->count(kJournal) == 0);
 
   // Killed once the journal holds a finished point (its first line names the sweep).

@@ -160,6 +160,29 @@ TEST_CASE("bar charts: long labels under and over many bars wrap instead of coll
   CHECK(label_problems(os.str()) == "");
 }
 
+TEST_CASE("scatter charts: crowded labelled points find free places or their short label, never overlap") {
+  Chart c;
+  c.title = "Throughput per GPU vs throughput per user, at capacity";
+  c.x = Axis{"output tokens/s per user", 0, 100, 1};
+  c.y = Axis{"output tokens/s per GPU", 0, 1000, 1};
+  Series line{"Pareto frontier", "#d62728", false, {}, false, {}, {}};
+  for (int i = 0; i < 24; ++i) {
+    ScatterPoint p;
+    p.x = 10 + 3.5 * i;
+    p.y = 900 - 30 * i + (i % 3) * 15;
+    p.label = "max_num_seqs=" + std::to_string(8 << (i % 6)) + " kv_cache_dtype=fp8";
+    p.short_label = "#" + std::to_string(i);
+    p.css_class = "pareto-frontier";
+    line.points.push_back({p.x, p.y});
+    c.scatter.push_back(p);
+  }
+  c.series.push_back(line);
+  std::ostringstream os;
+  write_svg_chart(os, c);
+  CHECK(label_problems(os.str()) == "");
+  CHECK(kvcap::test::unbalanced_tags(os.str()) == "");
+}
+
 TEST_CASE("the reports kvcap writes have no overlapping labels") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("kvcap-labels-" + std::to_string(::getpid()));
@@ -181,6 +204,9 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
       {"search --min-replicas --model llama-3.1-8b --gpu h100,h200,l40s,rtx-4090 --tp 1,2 --max-model-len 8192 --isl 2000 "
        "--osl 300 --request-rate 15 --num-prompts 120 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "procurement", "sizing.html"},
+      {"sweep scenarios/basic-roofline.json --set workload.duration_s=8 --grid engine.max_num_seqs=8,16,32,64,128 "
+       "--grid engine.kv_cache_dtype=auto,fp8 --capacity --precision 0.2 --quiet",
+       "sweep", "sweep.html"},
   };
   for (const Job& j : jobs) {
     // Under the sanitizers the first run report and the procurement report (the code paths no
