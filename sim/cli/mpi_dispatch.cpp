@@ -22,7 +22,9 @@ namespace kvcap::cli {
 
 #if KVCAP_HAVE_MPI
 
-namespace {
+// A named namespace, not an anonymous one: the file is compiled in a unity batch with the
+// subcommands, whose anonymous namespaces it shares.
+namespace mpi_wire {
 
 // Message tags. Worker -> rank 0: kReady, kResult, kFailed; rank 0 -> worker: kWork, kStop.
 enum Tag : int { kReady = 1, kResult = 2, kFailed = 3, kWork = 4, kStop = 5 };
@@ -90,7 +92,8 @@ std::string describe(const std::exception_ptr& e) {
   throw std::runtime_error(where + ": " + what);
 }
 
-}  // namespace
+}  // namespace mpi_wire
+
 
 struct MpiJob::State : PointDispatcher {
   /// Rank 0's view of a worker: a message from it is due (kAwaited), it waits for our answer
@@ -116,15 +119,15 @@ struct MpiJob::State : PointDispatcher {
     size_t back = 0;  // records received
     auto hand_out = [&](int w) {
       if (next == indexes.size()) return;  // held until the command ends (STOP)
-      send(w, kWork, std::to_string(indexes[next++]));
+      mpi_wire::send(w, mpi_wire::kWork, std::to_string(indexes[next++]));
       workers[static_cast<size_t>(w)] = Worker::kAwaited;
     };
     while (back < indexes.size()) {
-      const Message m = receive(MPI_ANY_SOURCE);
+      const mpi_wire::Message m = mpi_wire::receive(MPI_ANY_SOURCE);
       workers[static_cast<size_t>(m.source)] = Worker::kHeld;
-      if (m.tag == kFailed) rethrow_failure(m);
+      if (m.tag == mpi_wire::kFailed) mpi_wire::rethrow_failure(m);
       hand_out(m.source);  // before done(): its journal fsync need not keep the worker idle
-      if (m.tag == kResult) {
+      if (m.tag == mpi_wire::kResult) {
         ++back;
         ++points_run[static_cast<size_t>(m.source)];
         done(m.text);
@@ -134,15 +137,15 @@ struct MpiJob::State : PointDispatcher {
 
   /// A worker: READY, then a point per WORK until STOP.
   void serve(const std::function<std::string(size_t)>& run) {
-    send(0, kReady, "");
+    mpi_wire::send(0, mpi_wire::kReady, "");
     while (true) {
-      const Message m = receive(0);
-      if (m.tag == kStop) {
+      const mpi_wire::Message m = mpi_wire::receive(0);
+      if (m.tag == mpi_wire::kStop) {
         stopped = true;
         stop_code = std::stoi(m.text);
         return;
       }
-      send(0, kResult, run(static_cast<size_t>(std::stoull(m.text))));
+      mpi_wire::send(0, mpi_wire::kResult, run(static_cast<size_t>(std::stoull(m.text))));
     }
   }
 
@@ -152,8 +155,8 @@ struct MpiJob::State : PointDispatcher {
     if (rank == 0) {
       for (int w = 1; w < size; ++w) {
         Worker& s = workers[static_cast<size_t>(w)];
-        if (s == Worker::kAwaited) (void)receive(w);
-        if (s != Worker::kStopped) send(w, kStop, std::to_string(code));
+        if (s == Worker::kAwaited) (void)mpi_wire::receive(w);
+        if (s != Worker::kStopped) mpi_wire::send(w, mpi_wire::kStop, std::to_string(code));
         s = Worker::kStopped;
       }
     }
@@ -212,10 +215,11 @@ int MpiJob::run(const std::function<int()>& command) {
   if (!s.stopped) {
     // Its checks or a point failed (or, a bug, it never served): rank 0 reports it and ends the
     // job, whose STOP gives the exit code. The worker prints nothing itself.
-    send(0, kFailed,
-         failed ? describe(failed) : "internal\nthe worker's command ended before it was handed any point");
-    const Message m = receive(0);  // STOP: rank 0 hands no work after a FAILED
-    s.stop_code = m.tag == kStop ? std::stoi(m.text) : kExitInternalError;
+    mpi_wire::send(0, mpi_wire::kFailed,
+                   failed ? mpi_wire::describe(failed)
+                          : "internal\nthe worker's command ended before it was handed any point");
+    const mpi_wire::Message m = mpi_wire::receive(0);  // STOP: rank 0 hands no work after a FAILED
+    s.stop_code = m.tag == mpi_wire::kStop ? std::stoi(m.text) : kExitInternalError;
   }
   s.finish(s.stop_code);
   return s.stop_code;
