@@ -39,11 +39,15 @@ CmdResult mpirun(int n, const std::string& args, const fs::path& err, bool worke
   const std::string bin = std::string(" '") + KVCAP_BIN + "' " + args;
   const std::string ranks = workers_elsewhere ? "-np 1" + bin + " : -np " + std::to_string(n - 1) + " -wdir /" + bin
                                               : "-np " + std::to_string(n) + bin;
+  // Under ASan the ranks run without LeakSanitizer (address and UB checks stay on): Open MPI
+  // leaves some 120 KB allocated at MPI_Finalize by design, most of it in components it has
+  // already unloaded, so LSan cannot even name them for a suppressions file. kvcap's own code
+  // paths are leak-checked by the single-process sweep tests.
+  const std::string lsan = KVCAP_SANITIZED ? "ASAN_OPTIONS=detect_leaks=0 " : "";
   // timeout: a hang fails the test instead of stalling the suite.
   const auto c = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR +
-                                       "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                                       "timeout 300 mpirun --oversubscribe " +
-                                       ranks + " 2>" + quoted(err));
+                                       "' && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " + lsan +
+                                       "timeout 300 mpirun --oversubscribe " + ranks + " 2>" + quoted(err));
   return {c.code, c.output};
 }
 
