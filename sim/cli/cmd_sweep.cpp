@@ -1,5 +1,5 @@
 // kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
-//   [--precision P] [--seeds K]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]]
+//   [--precision P] [--seeds K]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]] [--mpi]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/mpi_dispatch.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/report/sweep_report_html.hpp"
 #include "sim/sweep/sweep.hpp"
@@ -32,11 +33,16 @@ struct SweepCliOptions {
   std::string out_dir;
   std::string shard;
   bool resume = false;
+  bool mpi = false;
   EngineFlags engine;
   ParallelFlags parallel;
 };
 
-int run_sweep_command(const SweepCliOptions& o) {
+/// `job`: with --mpi, the MPI job the sweep's points are shared by (sim/cli/mpi_dispatch.hpp). A
+/// worker (rank 1..N-1) makes the same checks, then only runs the points rank 0 hands it: it opens
+/// no --out folder or journal and prints nothing.
+int run_sweep_command(const SweepCliOptions& o, MpiJob* job = nullptr) {
+  const bool worker = job && job->is_worker();
   SweepOptions so;
   so.scenario_file = o.scenario;
   so.sets = engine_flag_sets(o.engine, o.sets);
@@ -56,15 +62,21 @@ int run_sweep_command(const SweepCliOptions& o) {
   // With --out, every finished point is journaled there at once (sim/sweep/sweep_journal.hpp).
   std::unique_ptr<OutputFolder> out;
   std::unique_ptr<SweepJournal> journal;
-  if (!o.out_dir.empty()) {
+  if (!o.out_dir.empty() && !worker) {
     out = std::make_unique<OutputFolder>(o.out_dir, so.shard ? shard_output_names() : sweep_output_names(so.axes));
     journal = std::make_unique<SweepJournal>(o.out_dir, o.resume);
     so.journal = journal.get();
   }
-  CommandRunner runner(o.parallel, "sweep", "points");
+  if (job) so.dispatcher = job->dispatcher();
+  ParallelFlags parallel = o.parallel;
+  if (worker) parallel.quiet = true;  // rank 0's progress line counts every point
+  CommandRunner runner(parallel, "sweep", "points");
   so.exec = runner.exec();
   const SweepResult result = run_sweep(so);
   runner.finish();
+  if (worker) return 0;  // the exit code is rank 0's (MpiJob::run)
+  if (job && !o.parallel.quiet)
+    if (const std::string s = job->summary(); !s.empty()) std::cerr << "kvcap sweep --mpi: " << s << "\n";
   if (o.resume)
     std::cerr << "kvcap sweep: resumed " << result.resumed << " of " << result.points.size() << " point(s) from "
               << journal->path() << ", ran " << result.points.size() - result.resumed << "\n";
@@ -115,10 +127,20 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--shard", opts->shard,
                   "I/N: run only the points whose index mod N is I (array jobs: --shard $SLURM_ARRAY_TASK_ID/N) and "
                   "write them to --out DIR/shard.jsonl; kvcap merge OUT DIR... then writes the whole sweep's outputs");
+  cmd->add_flag("--mpi", opts->mpi,
+                "under mpirun (mpirun -np N kvcap sweep ... --mpi): rank 0 hands the points out one at a time to the "
+                "other ranks and writes the outputs, byte for byte those of the sweep run in one process (--jobs "
+                "applies per rank)");
   add_engine_flags(cmd, opts->engine);
   add_jobs_flag(cmd, opts->parallel);
   add_progress_flags(cmd, opts->parallel);
-  cmd->callback([opts, &action] { action = [opts] { return run_sweep_command(*opts); }; });
+  cmd->callback([opts, &action] {
+    action = [opts] {
+      if (!opts->mpi) return run_sweep_command(*opts);
+      MpiJob job("--mpi");
+      return job.run([&] { return run_sweep_command(*opts, &job); });
+    };
+  });
 }
 
 }  // namespace kvcap::cli

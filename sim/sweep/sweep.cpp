@@ -1,11 +1,13 @@
 #include "sim/sweep/sweep.hpp"
 
 #include <cstdlib>
+#include <map>
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
+#include "sim/util/json_parse.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
@@ -70,6 +72,69 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
   if (o.capacity && o.capacity_request.seeds > 1) id["capacity"]["seeds"] = o.capacity_request.seeds;
   return id;
 }
+
+namespace {
+
+/// run_in_order over the points to run (positions `to_run` in `points`), or, with
+/// o.dispatcher, in other processes (kvcap sweep --mpi): there produce(j) runs in a worker and
+/// its outcome comes back as a point record, which is journaled here and consumed in the order
+/// of j, exactly as run_in_order would have consumed it.
+template <class R, class Produce, class Consume>
+void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, const std::vector<size_t>& to_run,
+                Produce&& produce, Consume&& consume) {
+  if (!o.dispatcher) {
+    run_in_order<R>(o.exec, to_run.size(), produce, consume);
+    return;
+  }
+  std::vector<size_t> indexes;
+  std::map<size_t, size_t> position;  // grid index -> j
+  for (size_t j = 0; j < to_run.size(); ++j) {
+    indexes.push_back(points[to_run[j]].index);
+    position[indexes.back()] = j;
+  }
+  auto position_of = [&](size_t index) {
+    const auto p = position.find(index);
+    if (p == position.end())
+      throw InputError("kvcap sweep --mpi", "grid point " + std::to_string(index) +
+                                                " is not one of this process's points: the processes of the job "
+                                                "were not given the same sweep");
+    return p->second;
+  };
+  auto run = [&](size_t index) {
+    R r = produce(position_of(index));
+    SweepPoint done;
+    done.index = index;
+    done.ok = r.ok;
+    done.error = std::move(r.error);
+    done.results = std::move(r.results);
+    done.capacity = std::move(r.capacity);
+    return point_record(done).dump();
+  };
+  std::vector<std::optional<R>> ready(to_run.size());
+  size_t next = 0;  // the first j not consumed yet
+  auto done = [&](const std::string& text) {
+    const std::string where = "kvcap sweep --mpi: a point record from a worker";
+    (void)parse_json_line(text, where);  // syntax and depth, with a message
+    SweepPoint p = read_point_record(nlohmann::ordered_json::parse(text), where);
+    const size_t j = position_of(p.index);
+    if (ready[j] || j < next) throw InputError(where, "point " + std::to_string(p.index) + " came back twice");
+    if (o.journal) o.journal->record(p);
+    if (o.exec.progress) o.exec.progress->add_done();
+    R r;
+    r.ok = p.ok;
+    r.error = std::move(p.error);
+    r.results = std::move(p.results);
+    r.capacity = std::move(p.capacity);
+    ready[j].emplace(std::move(r));
+    for (; next < ready.size() && ready[next]; ++next) {
+      consume(next, std::move(*ready[next]));
+      ready[next].reset();
+    }
+  };
+  o.dispatcher->dispatch(indexes, run, done);
+}
+
+}  // namespace
 
 SweepResult run_sweep(const SweepOptions& options) {
   SweepResult out;
@@ -137,7 +202,8 @@ SweepResult run_sweep(const SweepOptions& options) {
     nlohmann::ordered_json results;
     std::optional<CapacityFigures> capacity;
   };
-  const Execution each = options.exec.share(to_run.size());
+  // A worker of a dispatched sweep runs one point at a time, so each gets the whole pool.
+  const Execution each = options.exec.share(options.dispatcher ? 1 : to_run.size());
   if (options.exec.progress) options.exec.progress->total.store(static_cast<int64_t>(to_run.size()));
   size_t headlines_done = 0;  // out.points before this have their headline
   auto headlines_up_to = [&](size_t end) {
@@ -146,8 +212,8 @@ SweepResult run_sweep(const SweepOptions& options) {
       if (sp.ok) sp.headline = sweep_headline(sp, out.headline);
     }
   };
-  run_in_order<Ran>(
-      options.exec, to_run.size(),
+  run_points<Ran>(
+      options, out.points, to_run,
       [&](size_t j) {
         const size_t i = out.points[to_run[j]].index;
         Ran r;

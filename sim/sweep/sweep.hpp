@@ -2,6 +2,7 @@
 // `kvcap sweep`: every point of a grid run as a full simulation of the scenario (and optionally
 // a capacity search), with the key figures side by side.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,24 @@ struct ShardSpec {
 /// Parses "I/N" (0 <= I < N). InputError naming `flag` otherwise.
 ShardSpec parse_shard(const std::string& text, const std::string& flag = "--shard");
 
+/// Runs a sweep's points in other processes instead of on this one's pool: `kvcap sweep --mpi`
+/// implements it over MPI (sim/cli/mpi_dispatch.hpp); the sweep knows nothing of MPI. Every
+/// process of the job runs run_sweep with the same options (so each checks the same grid), and
+/// run_sweep calls dispatch() once, after every check and before any point runs:
+///  - in the process that hands the points out (MPI rank 0), `indexes` are the grid indexes still
+///    to run; dispatch hands them out and calls done(record) with each point record (JSON text,
+///    sweep_journal.hpp: point_record) as it comes back, in any order; done journals it and
+///    collects it in grid order, and may throw (what the sweep would throw there);
+///  - in a worker, dispatch calls run(index) for each grid index it is handed: the point is
+///    evaluated here by exactly the code the sweep on one machine runs, and its record returned.
+/// It returns when every point is done (rank 0) or when the worker is told to stop.
+class PointDispatcher {
+ public:
+  virtual ~PointDispatcher() = default;
+  virtual void dispatch(const std::vector<size_t>& indexes, const std::function<std::string(size_t)>& run,
+                        const std::function<void(const std::string&)>& done) = 0;
+};
+
 struct SweepOptions {
   std::string scenario_file;
   std::vector<std::string> sets;  ///< applied to every point before its grid values
@@ -45,6 +64,8 @@ struct SweepOptions {
   /// Where finished points are recorded as they finish and, when resuming, read back from
   /// (nullptr: nowhere). Not owned.
   SweepJournal* journal = nullptr;
+  /// Where the points run when not on exec.pool (kvcap sweep --mpi); nullptr: here. Not owned.
+  PointDispatcher* dispatcher = nullptr;
 };
 
 /// One row.
