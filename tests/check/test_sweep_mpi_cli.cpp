@@ -86,7 +86,7 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   // The points ran on the two workers (rank 0 only hands them out and writes).
   CHECK(m_err.find("kvcap sweep --mpi: ran 4 point(s) on 2 worker rank(s)") != std::string::npos);
   const auto expected = output_files_of(whole), got = output_files_of(spread);
-  CHECK(expected.size() == 5);  // sweep.csv, sweep.json, the marker and the two points that ran
+  CHECK(expected.size() == 6);  // sweep.csv, sweep.json, sweep.html, the marker and the two points that ran
   CHECK(expected.count("sweep.json") == 1);
   for (const auto& [name, text] : expected) {
     CAPTURE(name);
@@ -103,6 +103,20 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   REQUIRE(mj.code == 0);
   CHECK(mj.out == wj.out);
   CHECK(nlohmann::json::parse(mj.out)["points"][1]["capacity"]["found"].is_boolean());
+
+  // --seeds: the per-seed capacities, intervals and the at-capacity figures of the Pareto view
+  // travel in the workers' point records too.
+  const auto ws = kvcap_cli(kMpiSweep + " --seeds 2 --json", false);
+  REQUIRE(ws.code == 0);
+  const auto ms = mpirun(3, kMpiSweep + " --seeds 2 --json --mpi", err);
+  CAPTURE(read_text(err));
+  REQUIRE(ms.code == 0);
+  CHECK(ms.out == ws.out);
+  const auto seeded = nlohmann::json::parse(ms.out);
+  bool any_interval = false;
+  for (const auto& p : seeded["points"])
+    if (p.contains("capacity") && p["capacity"].is_object() && p["capacity"].contains("requests_per_s_ci95")) any_interval = true;
+  CHECK(any_interval);
 }
 
 TEST_CASE("sweep --mpi: one process runs every point itself; bad input is exit 2, reported once, no hang") {
