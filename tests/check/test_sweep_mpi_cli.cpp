@@ -95,6 +95,9 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   }
   CHECK(got.size() == expected.size());
 
+  // Under the sanitizers the three-rank comparison above is the check (each mpirun'd rank is 20x
+  // slower there); the Release pass adds one worker with --json and the --seeds sweep.
+  if (KVCAP_SANITIZED) return;
   // --json on stdout, with one worker.
   const auto wj = kvcap_cli(kMpiSweep + " --json", false);
   REQUIRE(wj.code == 0);
