@@ -53,13 +53,12 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now, std::option
                  short_number_g(hi) + "] still reaches the tolerance band";
     return m;
   }
-  const double up = rose ? 1.0 : -1.0;  // the side the interval (or the figure) moved to
   const std::string by = interval ? "the 95% interval [" + short_number_g(lo) + ", " + short_number_g(hi) +
                                         "] lies beyond the tolerance " + short_number_g(tol)
                                   : "moved by more than the tolerance " + short_number_g(tol);
   switch (e.better) {
-    case Better::higher: m.verdict = up > 0 ? Verdict::improved : Verdict::regression; break;
-    case Better::lower: m.verdict = up < 0 ? Verdict::improved : Verdict::regression; break;
+    case Better::higher: m.verdict = rose ? Verdict::improved : Verdict::regression; break;
+    case Better::lower: m.verdict = rose ? Verdict::regression : Verdict::improved; break;
     case Better::none: m.verdict = Verdict::regression; break;
   }
   m.detail = m.verdict == Verdict::improved ? "better than the baseline beyond " + short_number_g(tol) + ": update the baseline"

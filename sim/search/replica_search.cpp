@@ -92,16 +92,14 @@ Probe probe_over_seeds(const nlohmann::json& doc, const std::string& file, doubl
   if (o.seeds <= 1) return run_probe(doc, file, load_scale, replicas, o.goal, exec.progress);
   Probe worst;
   int passed = 0;
-  bool have = false;
   for (int k = 0; k < o.seeds; ++k) {
     nlohmann::json seeded = doc;
     seeded["seed"] = base_seed + static_cast<uint64_t>(k);
     Probe p = run_probe(seeded, file, load_scale, replicas, o.goal, exec.progress);
     p.seed = base_seed + static_cast<uint64_t>(k);
     passed += p.pass ? 1 : 0;
-    const bool worse = !have || (worst.pass && !p.pass) || (worst.pass == p.pass && p.pass && p.attainment < worst.attainment);
+    const bool worse = k == 0 || (worst.pass && !p.pass) || (worst.pass && p.pass && p.attainment < worst.attainment);
     if (worse) worst = std::move(p);
-    have = true;
   }
   worst.seeds = o.seeds;
   worst.seeds_passed = passed;

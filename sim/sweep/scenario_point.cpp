@@ -94,12 +94,11 @@ CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& fi
         tpots.push_back(*a.tpot_mean_s);
       }
     });
-    const MeanInterval rps = mean_interval_95(s.capacity_requests_per_s);
     const MeanInterval scale = mean_interval_95(s.last_pass_scale);
     c.seeds = req.seeds;
-    c.requests_per_s = rps.mean;
-    c.requests_per_s_low = rps.low;
-    c.requests_per_s_high = rps.high;
+    c.requests_per_s = s.mean;  // search_over_seeds' own mean and interval of the capacities
+    c.requests_per_s_low = s.ci_low;
+    c.requests_per_s_high = s.ci_high;
     c.load_scale = scale.mean;
     c.load_scale_low = scale.low;
     c.load_scale_high = scale.high;

@@ -75,15 +75,24 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
 
 namespace {
 
+/// A point's outcome (ok, error, results, capacity) moved onto the grid's point: from a run, a
+/// worker's record or the journal.
+void take_outcome(SweepPoint& to, SweepPoint&& from) {
+  to.ok = from.ok;
+  to.error = std::move(from.error);
+  to.results = std::move(from.results);
+  to.capacity = std::move(from.capacity);
+}
+
 /// run_in_order over the points to run (positions `to_run` in `points`), or, with
 /// o.dispatcher, in other processes (kvcap sweep --mpi): there produce(j) runs in a worker and
 /// its outcome comes back as a point record, which is journaled here and consumed in the order
 /// of j, exactly as run_in_order would have consumed it.
-template <class R, class Produce, class Consume>
+template <class Produce, class Consume>
 void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, const std::vector<size_t>& to_run,
                 Produce&& produce, Consume&& consume) {
   if (!o.dispatcher) {
-    run_in_order<R>(o.exec, to_run.size(), produce, consume);
+    run_in_order<SweepPoint>(o.exec, to_run.size(), produce, consume);
     return;
   }
   std::vector<size_t> indexes;
@@ -100,17 +109,8 @@ void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, co
                                                 "were not given the same sweep");
     return p->second;
   };
-  auto run = [&](size_t index) {
-    R r = produce(position_of(index));
-    SweepPoint done;
-    done.index = index;
-    done.ok = r.ok;
-    done.error = std::move(r.error);
-    done.results = std::move(r.results);
-    done.capacity = std::move(r.capacity);
-    return point_record(done).dump();
-  };
-  std::vector<std::optional<R>> ready(to_run.size());
+  auto run = [&](size_t index) { return point_record(produce(position_of(index))).dump(); };
+  std::vector<std::optional<SweepPoint>> ready(to_run.size());
   size_t next = 0;  // the first j not consumed yet
   auto done = [&](const std::string& text) {
     const std::string where = "kvcap sweep --mpi: a point record from a worker";
@@ -120,12 +120,7 @@ void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, co
     if (ready[j] || j < next) throw InputError(where, "point " + std::to_string(p.index) + " came back twice");
     if (o.journal) o.journal->record(p);
     if (o.exec.progress) o.exec.progress->add_done();
-    R r;
-    r.ok = p.ok;
-    r.error = std::move(p.error);
-    r.results = std::move(p.results);
-    r.capacity = std::move(p.capacity);
-    ready[j].emplace(std::move(r));
+    ready[j].emplace(std::move(p));
     for (; next < ready.size() && ready[next]; ++next) {
       consume(next, std::move(*ready[next]));
       ready[next].reset();
@@ -182,10 +177,7 @@ SweepResult run_sweep(const SweepOptions& options) {
     SweepPoint& sp = out.points[k];
     if (finished) {
       if (const auto f = finished->find(sp.index); f != finished->end()) {
-        sp.ok = f->second.ok;
-        sp.error = f->second.error;
-        sp.results = f->second.results;
-        sp.capacity = f->second.capacity;
+        take_outcome(sp, SweepPoint(f->second));
         ++out.resumed;
         continue;
       }
@@ -196,12 +188,6 @@ SweepResult run_sweep(const SweepOptions& options) {
   // Points are independent: run concurrently on the pool, collected in grid order (each point's
   // headline, and which error ends the sweep, are decided in that order, as in a loop). Each
   // point is journaled as soon as it finishes, whichever order they finish in.
-  struct Ran {
-    bool ok = false;
-    std::string error;
-    nlohmann::ordered_json results;
-    std::optional<CapacityFigures> capacity;
-  };
   // A worker of a dispatched sweep runs one point at a time, so each gets the whole pool.
   const Execution each = options.exec.share(options.dispatcher ? 1 : to_run.size());
   if (options.exec.progress) options.exec.progress->total.store(static_cast<int64_t>(to_run.size()));
@@ -212,37 +198,27 @@ SweepResult run_sweep(const SweepOptions& options) {
       if (sp.ok) sp.headline = sweep_headline(sp, out.headline);
     }
   };
-  run_points<Ran>(
+  run_points(
       options, out.points, to_run,
       [&](size_t j) {
-        const size_t i = out.points[to_run[j]].index;
-        Ran r;
+        SweepPoint r;
+        r.index = out.points[to_run[j]].index;
         try {
-          r.results = run_point(docs[i], options.scenario_file, each.progress);
-          if (options.capacity) r.capacity = search_capacity(docs[i], options.scenario_file, options.capacity_request, each);
+          r.results = run_point(docs[r.index], options.scenario_file, each.progress);
+          if (options.capacity)
+            r.capacity = search_capacity(docs[r.index], options.scenario_file, options.capacity_request, each);
           r.ok = true;
         } catch (const InputError& e) {
-          r = Ran{};
+          r.results = nlohmann::ordered_json();
+          r.capacity.reset();
           r.error = e.what();
         }
-        if (options.journal) {
-          SweepPoint done;
-          done.index = i;
-          done.ok = r.ok;
-          done.error = r.error;
-          done.results = r.results;
-          done.capacity = r.capacity;
-          options.journal->record(done);
-        }
+        if (options.journal) options.journal->record(r);
         if (options.exec.progress) options.exec.progress->add_done();
         return r;
       },
-      [&](size_t j, Ran&& r) {
-        SweepPoint& sp = out.points[to_run[j]];
-        sp.ok = r.ok;
-        sp.error = std::move(r.error);
-        sp.results = std::move(r.results);
-        sp.capacity = std::move(r.capacity);
+      [&](size_t j, SweepPoint&& r) {
+        take_outcome(out.points[to_run[j]], std::move(r));
         headlines_up_to(to_run[j] + 1);
       });
   headlines_up_to(out.points.size());
