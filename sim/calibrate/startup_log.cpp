@@ -44,6 +44,7 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (auto v = opt_int(r, "tensor_parallel_size", 1, 1024)) c.tensor_parallel_size = *v;
   if (auto v = opt_int(r, "pipeline_parallel_size", 1, 1024)) c.pipeline_parallel_size = *v;
   if (auto v = opt_int(r, "data_parallel_size", 1, 1024)) c.data_parallel_size = *v;
+  if (auto v = opt_int(r, "decode_context_parallel_size", 1, 1024)) c.decode_context_parallel_size = *v;
   if (r.has("enable_expert_parallel") && !r.raw("enable_expert_parallel").is_null())
     c.enable_expert_parallel = r.get_bool("enable_expert_parallel");
   if (auto v = opt_int(r, "max_model_len", 1, int64_t{1} << 31)) c.max_model_len = *v;
@@ -116,7 +117,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
-                      "enable_expert_parallel", "sampler", "assumed"});
+                      "decode_context_parallel_size", "enable_expert_parallel", "sampler", "assumed"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
       if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");

@@ -169,6 +169,7 @@ int run_memory(const MemoryOptions& o) {
     j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
     j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
     j["block_size"] = b.block_size;
+    if (b.decode_context_parallel_size > 1) j["decode_context_parallel_size"] = b.decode_context_parallel_size;
     j["layers_per_block"] = b.kv.layers_per_group;
     j["page_bytes_per_gpu"] = b.page_bytes_per_gpu;
     j["num_gpu_blocks"] = b.num_gpu_blocks;
@@ -251,6 +252,10 @@ int run_memory(const MemoryOptions& o) {
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
   std::cout << format_text("blocks\n");
   row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
+  if (b.decode_context_parallel_size > 1)
+    row("decode context parallel", num(b.decode_context_parallel_size) + " GPUs share a block (" +
+                                       num(b.block_size / b.decode_context_parallel_size) +
+                                       " tokens on each); the token count is multiplied by " + num(b.decode_context_parallel_size));
   row("bytes per block", num(b.page_bytes_per_gpu));
   if (b.kv.swa_groups > 0)
     row("groups (full / sliding)", num(b.kv.full_groups) + " / " + num(b.kv.swa_groups) + " (window " +
@@ -299,6 +304,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "pipeline stages (vLLM's default layer partition); the stage with the fewest blocks sets the cache");
   cmd->add_option("--data-parallel-size,--dp", o->engine.data_parallel_size,
                   "data-parallel engines; each sizes its own cache (figures are one GPU of one engine)");
+  cmd->add_option("--decode-context-parallel-size,--dcp", o->engine.decode_context_parallel_size,
+                  "decode context parallelism: a request's KV is spread over this many of the TP GPUs (a divisor of "
+                  "--tensor-parallel-size; vLLM >= 0.11)");
   cmd->add_flag("--enable-expert-parallel", o->engine.enable_expert_parallel,
                 "spread whole MoE experts over data x tensor parallel GPUs instead of slicing each over TP");
   cmd->add_option("--kv-cache-dtype", o->engine.kv_cache_dtype, "auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4");

@@ -21,6 +21,7 @@ struct EngineFlags {
   std::string gpu;    ///< "" = the scenario's (search --min-replicas: a comma-separated list)
   std::string tensor_parallel_size;  ///< text: search --min-replicas takes a list
   std::optional<int64_t> pipeline_parallel_size;
+  std::optional<int64_t> decode_context_parallel_size;
   std::optional<std::string> kv_cache_dtype;
   std::optional<std::string> quantization;
   std::optional<int64_t> max_model_len;
@@ -57,6 +58,9 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, const std::string& g
                   tp_help.empty() ? "GPUs per replica (vLLM --tensor-parallel-size / -tp)" : tp_help);
   cmd->add_option("--pipeline-parallel-size,--pp", f.pipeline_parallel_size,
                   "pipeline stages (vLLM --pipeline-parallel-size / -pp)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  cmd->add_option("--decode-context-parallel-size,--dcp", f.decode_context_parallel_size,
+                  "GPUs of the TP group a request's KV is spread over (vLLM --decode-context-parallel-size / -dcp)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   cmd->add_option("--kv-cache-dtype", f.kv_cache_dtype, "auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4 (vLLM --kv-cache-dtype)");
   cmd->add_option("--quantization,-q", f.quantization, "weight quantization, e.g. fp8, awq, gptq (vLLM --quantization)");
@@ -125,6 +129,8 @@ inline std::vector<std::string> engine_flag_sets(const EngineFlags& f, const std
   }
   if (f.pipeline_parallel_size)
     add("--pipeline-parallel-size", "engine.pipeline_parallel_size", std::to_string(*f.pipeline_parallel_size));
+  if (f.decode_context_parallel_size)
+    add("--decode-context-parallel-size", "engine.decode_context_parallel_size", std::to_string(*f.decode_context_parallel_size));
   if (f.kv_cache_dtype) add("--kv-cache-dtype", "engine.kv_cache_dtype", *f.kv_cache_dtype);
   if (f.quantization) add("--quantization", "engine.quantization", *f.quantization);
   if (f.max_model_len) add("--max-model-len", "engine.max_model_len", std::to_string(*f.max_model_len));

@@ -39,11 +39,11 @@ int main(int argc, char** argv) {
         kvcap::cli::add_check_command(app, action);
         kvcap::cli::add_fidelity_command(app, action);
         kvcap::cli::add_completion_commands(app, action);
-        // vLLM spells its parallelism shorthands -tp, -pp and -dp (argparse takes multi-letter short
-        // options; CLI11 does not): they are read as --tp, --pp and --dp.
+        // vLLM spells its parallelism shorthands -tp, -pp, -dp and -dcp (argparse takes multi-letter
+        // short options; CLI11 does not): they are read as --tp, --pp, --dp and --dcp.
         std::vector<std::string> args(argv, argv + argc);
         for (auto& a : args)
-          for (const char* s : {"-tp", "-pp", "-dp"})
+          for (const char* s : {"-tp", "-pp", "-dp", "-dcp"})
             if (a == s || a.starts_with(std::string(s) + "=")) a = "-" + a;
         std::vector<char*> arg_ptrs;
         for (auto& a : args) arg_ptrs.push_back(a.data());

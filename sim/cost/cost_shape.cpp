@@ -121,8 +121,11 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
     add_group(s.attention_groups, g);
   }
   s.kv_dtype = budget.kv_dtype;
+  // With decode context parallelism each GPU stores, and attends over, one DCP-th of a request's
+  // tokens (the partial attentions are merged across the DCP ranks; that exchange is not priced).
   s.kv_bytes_per_token_per_layer_per_gpu =
-      static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(std::max<int64_t>(1, kv_layers));
+      static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(std::max<int64_t>(1, kv_layers)) /
+      static_cast<double>(std::max<int64_t>(1, budget.decode_context_parallel_size));
 
   // Activations: each intermediate written once by its producer and read once by its consumer.
   // Per layer: residual in/out and two norm outputs (4 × hidden, replicated on every rank), and

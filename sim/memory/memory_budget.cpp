@@ -66,6 +66,10 @@ void validate(const EngineMemoryConfig& c) {
   at_most(c.tensor_parallel_size, 65536, "--tensor-parallel-size");
   at_most(c.pipeline_parallel_size, 65536, "--pipeline-parallel-size");
   at_most(c.data_parallel_size, 65536, "--data-parallel-size");
+  if (c.decode_context_parallel_size < 1 || c.tensor_parallel_size % c.decode_context_parallel_size != 0)
+    throw InputError("--decode-context-parallel-size",
+                     "expected a divisor of the tensor parallel size (" + std::to_string(c.tensor_parallel_size) +
+                         "), as vLLM requires (DCP ranks are TP ranks), got " + std::to_string(c.decode_context_parallel_size));
   at_most(c.block_size, int64_t{1} << 20, "--block-size");
   at_most(c.max_num_batched_tokens, int64_t{1} << 31, "--max-num-batched-tokens");
   at_most(c.max_num_seqs, int64_t{1} << 24, "--max-num-seqs");
@@ -381,6 +385,20 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                            "): vLLM >= 0.19 refuses to start a hybrid model that cannot give every decode "
                                            "sequence a state block (PR #38270). Lower --max-num-seqs (engine.max_num_seqs) to at most " +
                                            std::to_string(b.num_gpu_blocks) + ", or raise --gpu-memory-utilization (engine.gpu_memory_utilization)");
+  // Decode context parallelism (vLLM >= 0.11): a request's tokens are dealt round-robin over the
+  // DCP ranks, so the scheduler's block holds block_size tokens on each of them
+  // (Scheduler.__init__: block_size *= dcp_world_size; the KV cache manager hashes and allocates
+  // at that size) while each GPU's pool keeps its num_gpu_blocks pages. The startup log multiplies
+  // the token count by the DCP size (kv_cache_utils: "Multiplying the GPU KV cache size by the
+  // dcp_world_size"), and a max_model_len request needs cdiv(cdiv(len, dcp), block_size) pages per
+  // GPU (AttentionSpec.max_memory_usage_bytes), which is cdiv(len, block_size x dcp).
+  if (cfg.decode_context_parallel_size > 1) {
+    if (model.has_linear_attention())
+      throw InputError("--decode-context-parallel-size", "decode context parallelism is not modelled for linear-attention (hybrid) models");
+    b.decode_context_parallel_size = cfg.decode_context_parallel_size;
+    b.block_size *= cfg.decode_context_parallel_size;
+    b.kv.block_size = b.block_size;
+  }
   b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.

@@ -21,6 +21,10 @@ struct EngineMemoryConfig {
   /// own; only with --enable-expert-parallel do they share anything, the MoE experts, which are
   /// then spread over data x tensor parallel GPUs (vLLM FusedMoE with EP: whole experts per GPU).
   int64_t data_parallel_size = 1;
+  /// vLLM --decode-context-parallel-size: each of the request's tokens is stored on one of this
+  /// many ranks of the TP group (it must divide tensor_parallel_size), so the replica holds this
+  /// many times the tokens of one GPU's pool.
+  int64_t decode_context_parallel_size = 1;
   bool enable_expert_parallel = false;
   std::string kv_cache_dtype = "auto";   ///< auto|bf16|fp16|fp8|fp8_e4m3|fp8_e5m2|int8|int4
   int64_t kv_quant_group_size = 64;      ///< elements per scale for int8/int4 KV
@@ -87,7 +91,8 @@ struct MemoryBudget {
   double gpu_memory_utilization = 0;       ///< as applied (given or vLLM's default)
   int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
   int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans
-  int64_t block_size = 16;                 ///< tokens per page (raised for linear-attention models, below)
+  int64_t block_size = 16;                 ///< tokens per scheduler block (raised for linear-attention models; x DCP)
+  int64_t decode_context_parallel_size = 1;  ///< a block's tokens are spread over this many GPUs (vLLM DCP)
   int64_t num_gpu_blocks = 0;              ///< as vLLM logs it (block 0 is later reserved)
   int64_t kv_cache_tokens = 0;             ///< as vLLM logs it: logged_kv_cache_tokens(num_gpu_blocks)
   /// Models with linear-attention layers: one layer's recurrent state per request on one GPU

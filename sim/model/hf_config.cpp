@@ -79,6 +79,9 @@ constexpr WrapperEntry kWrappers[] = {
     {"Gemma3ForConditionalGeneration", "gemma3_text", "Gemma3ForCausalLM"},
     {"Qwen3_5ForConditionalGeneration", "qwen3_5_text", "Qwen3_5ForCausalLM"},
     {"Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text", "Qwen3_5MoeForCausalLM"},
+    // Kimi K2.5 (vllm/model_executor/models/kimi_k25.py): the DeepSeek-V3 language model of
+    // Kimi K2 under a MoonViT vision tower.
+    {"KimiK25ForConditionalGeneration", "kimi_k2", "DeepseekV3ForCausalLM"},
 };
 
 std::string supported_list() {

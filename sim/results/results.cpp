@@ -105,13 +105,16 @@ std::vector<double> parse_percentiles(const std::string& text, const std::string
 }
 
 void insert_pipeline_fields(ojson& obj, const RunHeader& h) {
-  if (h.pipeline_parallel_size <= 1) return;
+  if (h.pipeline_parallel_size <= 1 && h.decode_context_parallel_size <= 1) return;
   ojson out;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     out[it.key()] = std::move(it.value());
     if (it.key() == "tensor_parallel_size") {
-      out["pipeline_parallel_size"] = h.pipeline_parallel_size;
-      out["gpus_per_replica"] = h.tensor_parallel_size * h.pipeline_parallel_size;
+      if (h.pipeline_parallel_size > 1) {
+        out["pipeline_parallel_size"] = h.pipeline_parallel_size;
+        out["gpus_per_replica"] = h.tensor_parallel_size * h.pipeline_parallel_size;
+      }
+      if (h.decode_context_parallel_size > 1) out["decode_context_parallel_size"] = h.decode_context_parallel_size;
     }
   }
   obj = std::move(out);

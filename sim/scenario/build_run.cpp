@@ -22,6 +22,7 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   EngineMemoryConfig m;
   m.tensor_parallel_size = e.tensor_parallel_size;
   m.pipeline_parallel_size = e.pipeline_parallel_size;
+  m.decode_context_parallel_size = e.decode_context_parallel_size;
   m.kv_cache_dtype = e.kv_cache_dtype;
   m.dtype = e.dtype;
   m.quantization = e.quantization;
@@ -102,6 +103,11 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                      "pipeline_parallel_size " + std::to_string(s.engine.pipeline_parallel_size) +
                          " is modelled for the vllm-v1 scheduler only (vLLM V1's batch queue keeps one batch "
                          "per stage in flight); scheduler is " + quote_input(s.engine.scheduler));
+  if (s.engine.decode_context_parallel_size > 1 && (s.engine.scheduler != "vllm-v1" || s.engine.allocator != "paged"))
+    throw InputError(field(s, "/engine/decode_context_parallel_size"),
+                     "decode context parallelism is vLLM V1's (its scheduler's blocks span the DCP ranks): it needs the "
+                     "vllm-v1 scheduler and the paged allocator; scheduler is " + quote_input(s.engine.scheduler) +
+                         ", allocator " + quote_input(s.engine.allocator));
   const auto layers = static_cast<int64_t>(run->model.layers.size());
   if (s.engine.pipeline_parallel_size > layers)
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
@@ -235,6 +241,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.replicas = s.deployment.replicas;
   h.tensor_parallel_size = e.tensor_parallel_size;
   h.pipeline_parallel_size = e.pipeline_parallel_size;
+  h.decode_context_parallel_size = e.decode_context_parallel_size;
   h.num_gpu_blocks = pool_blocks;
   h.block_size = b.block_size;
   h.max_model_len = max_model_len;

@@ -32,6 +32,7 @@ struct RunHeader {
   int64_t replicas = 1;
   int64_t tensor_parallel_size = 1;
   int64_t pipeline_parallel_size = 1;  ///< stages; a replica holds tensor_parallel_size x this many GPUs
+  int64_t decode_context_parallel_size = 1;  ///< TP GPUs a request's KV is spread over (vLLM DCP)
   int64_t num_gpu_blocks = 0;   ///< per replica, as vLLM logs it (one is reserved)
   int64_t block_size = 16;
   int64_t max_model_len = 0;

@@ -24,7 +24,8 @@ std::string choice(const JsonObjectReader& r, const std::string& key, const std:
 }
 
 EngineSettings parse_engine(const JsonObjectReader& r) {
-  r.reject_unknown({"scheduler", "allocator", "tensor_parallel_size", "pipeline_parallel_size", "block_size", "num_gpu_blocks",
+  r.reject_unknown({"scheduler", "allocator", "tensor_parallel_size", "pipeline_parallel_size",
+                    "decode_context_parallel_size", "block_size", "num_gpu_blocks",
                     "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
                     "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
                     "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
@@ -39,6 +40,11 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
   e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
   e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
   e.pipeline_parallel_size = r.get_int("pipeline_parallel_size", 1, 1024, e.pipeline_parallel_size);
+  e.decode_context_parallel_size = r.get_int("decode_context_parallel_size", 1, 1024, e.decode_context_parallel_size);
+  if (e.tensor_parallel_size % e.decode_context_parallel_size != 0)
+    throw InputError(r.where("decode_context_parallel_size"),
+                     std::to_string(e.decode_context_parallel_size) + " must divide tensor_parallel_size (" +
+                         std::to_string(e.tensor_parallel_size) + "): vLLM's DCP ranks are TP ranks");
   // SGLang's KV pool is token-granular (page_size 1 by default): block_size 1 unless set (> 1 =
   // SGLang's --page-size).
   e.block_size = r.get_int("block_size", 1, 65536, e.scheduler == "sglang" ? 1 : e.block_size);

@@ -29,6 +29,9 @@ struct EngineSettings {
   /// as `kvcap memory` computes); build_run refuses > 1 until steps are priced per stage with
   /// vLLM's pp batches in flight.
   int64_t pipeline_parallel_size = 1;
+  /// vLLM --decode-context-parallel-size: a request's KV is spread over this many of the TP GPUs
+  /// (the pool holds this many times the tokens; decode attention reads a share on each).
+  int64_t decode_context_parallel_size = 1;
   int64_t block_size = 16;
   std::optional<int64_t> num_gpu_blocks;  ///< overrides the memory model (vLLM num_gpu_blocks_override)
   double gpu_memory_utilization = 0.9;

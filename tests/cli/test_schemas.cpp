@@ -113,7 +113,7 @@ const std::vector<KeyList>& scenario_key_lists() {
             "seed", "metrics", "horizon_s", "load_scale"}, "sim/scenario/scenario.cpp parse_scenario"},
       // sim/scenario/scenario.cpp parse_engine: its reject_unknown list (policy fields included).
       {"/$defs/engine",
-       {"scheduler", "allocator", "tensor_parallel_size", "pipeline_parallel_size", "block_size", "num_gpu_blocks",
+       {"scheduler", "allocator", "tensor_parallel_size", "pipeline_parallel_size", "decode_context_parallel_size", "block_size", "num_gpu_blocks",
         "gpu_memory_utilization", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
         "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
         "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",

@@ -175,3 +175,30 @@ TEST_CASE("-pp runs the pipeline: results state PP and GPUs per replica; impossi
   CHECK(v0.err.find("/engine/pipeline_parallel_size") != std::string::npos);
   CHECK(v0.err.find("vllm-v1") != std::string::npos);
 }
+
+TEST_CASE("-dcp spreads the KV over the TP GPUs: 8x the tokens in blocks of 128, cheaper long decode; bad sizes exit 2") {
+  const std::string base = "run --model deepseek-v3 --gpu h200 -tp 8 --max-model-len 32768 --isl 16000 --osl 40 "
+                           "--num-prompts 8 --request-rate 0.5 --json";
+  const auto one = run_kvcap_split(base, "flags-dcp1", false);
+  const auto dcp = run_kvcap_split(base + " -dcp 8", "flags-dcp8", false);
+  REQUIRE(one.code == 0);
+  REQUIRE(dcp.code == 0);
+  const auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(dcp.out);
+  CHECK_FALSE(a["scenario"].contains("decode_context_parallel_size"));
+  CHECK(b["scenario"]["decode_context_parallel_size"] == 8);
+  // The same pages per GPU (the memory budget does not change), each scheduler block 8 x 16 tokens.
+  CHECK(a["scenario"]["num_gpu_blocks"] == b["scenario"]["num_gpu_blocks"]);
+  CHECK(b["scenario"]["block_size"] == 128);
+  const int64_t blocks = a["scenario"]["num_gpu_blocks"].get<int64_t>();
+  CHECK(a["kv"]["capacity_tokens"] == (blocks - 1) * 16);
+  CHECK(b["kv"]["capacity_tokens"] == (blocks - 1) * 128);
+  // Each GPU reads an eighth of the 16k-token latent cache per decode step: a lower TPOT.
+  CHECK(b["latency_s"]["tpot"]["mean"].get<double>() < a["latency_s"]["tpot"]["mean"].get<double>());
+  // Not a divisor of TP; another scheduler than vLLM V1's.
+  const auto bad = run_kvcap_split(base + " -dcp 3", "flags-dcp3", false);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("decode_context_parallel_size") != std::string::npos);
+  const auto v0 = run_kvcap_split(base + " -dcp 2 --set engine.scheduler=vllm-v0", "flags-dcp-v0", false);
+  CHECK(v0.code == 2);
+  CHECK(v0.err.find("/engine/decode_context_parallel_size") != std::string::npos);
+}
