@@ -29,7 +29,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4, minimax_m2 };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -56,6 +56,12 @@ constexpr ArchEntry kArchitectures[] = {
     // every layer, with RMSNorms over the whole q and k projections, and sigmoid-routed experts in
     // every layer.
     {"MiniMaxM2ForCausalLM", "minimax_m2", Family::minimax_m2},
+    // GLM-4.5 / 4.6 / 4.7 (vllm/model_executor/models/glm4_moe.py): GQA attention with biased
+    // q/k/v projections (o_proj without bias) and optional per-head q/k norms, then DeepSeek-style
+    // MoE after first_k_dense_replace dense layers: sigmoid-routed experts with a correction bias,
+    // one shared expert; the MTP layers (num_nextn_predict_layers) are skipped when the main model
+    // loads (load_weights: get_spec_layer_idx_from_weight_name).
+    {"Glm4MoeForCausalLM", "glm4_moe", Family::glm4_moe},
     // Hybrid Gated DeltaNet + gated full attention (vllm/model_executor/models/qwen3_next.py,
     // qwen3_5.py): the Qwen3.5 / 3.6 text models are Qwen3-Next's layers under new names.
     {"Qwen3NextForCausalLM", "qwen3_next", Family::qwen3_next},
@@ -270,6 +276,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::qwen3_next:
     case Family::gemma3:
     case Family::minimax_m2:
+    case Family::glm4_moe:
       break;
   }
 }
@@ -349,6 +356,7 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.moe_router_fp32 = true;
       break;
     }
+    case Family::glm4_moe:
     case Family::deepseek: {
       if (!r.has_value("n_routed_experts")) break;  // a dense DeepSeek-V2 variant
       moe.num_experts = req_int(r, "n_routed_experts");
@@ -360,7 +368,9 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       int64_t freq = opt_int(r, "moe_layer_freq").value_or(1);
       for (int64_t i = 0; i < m.num_layers; ++i)
         m.layers[static_cast<size_t>(i)].moe = i >= first_dense && i % freq == 0;
-      m.moe_gate_correction_bias = r.has_value("topk_method") && r.get_string("topk_method") == "noaux_tc";
+      // GLM-4 MoE always routes with e_score_correction_bias (no topk_method key in its configs).
+      m.moe_gate_correction_bias = family == Family::glm4_moe ||
+                                   (r.has_value("topk_method") && r.get_string("topk_method") == "noaux_tc");
       break;
     }
     default:
@@ -474,6 +484,11 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
       break;
     case Family::deepseek:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      break;
+    case Family::glm4_moe:
+      m.qkv_bias = opt_bool(r, "attention_bias", false);  // QKVParallelLinear(bias=attention_bias); o_proj has none
+      m.qk_norm = opt_bool(r, "use_qk_norm", false);
+      m.num_mtp_layers = opt_int(r, "num_nextn_predict_layers", 0).value_or(0);
       break;
     case Family::minimax_m2: {
       m.qkv_bias = opt_bool(r, "attention_bias", false);  // QKVParallelLinear(bias=attention_bias); o_proj has none
