@@ -124,7 +124,7 @@ int run_gpus(bool json) {
     }
   }
   if (json) std::cout << list.dump(2) << "\n";
-  else std::cout << format_text("(dense tensor-core peaks; links per direction; prices: see sim/hw/gpu_catalog.cpp)\n");
+  else std::cout << format_text("(dense tensor-core peaks; links per direction; prices: see catalog/gpus/*.json)\n");
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/embedded_file.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/json_fields.hpp"
 #include "sim/util/text.hpp"
@@ -14,11 +15,7 @@
 namespace kvcap {
 
 // Generated at build time from scenarios/engine-profiles/*.json (CMakeLists.txt).
-struct EmbeddedEngineProfile {
-  const char* file;
-  const char* text;
-};
-extern const EmbeddedEngineProfile kEmbeddedEngineProfiles[];
+extern const EmbeddedFile kEmbeddedEngineProfiles[];
 
 namespace {
 
@@ -180,8 +177,8 @@ void write_engine_profile_file(const EngineProfile& p, const std::string& path) 
 const std::vector<EngineProfile>& shipped_engine_profiles() {
   static const std::vector<EngineProfile> profiles = [] {
     std::vector<EngineProfile> v;
-    for (const EmbeddedEngineProfile* e = kEmbeddedEngineProfiles; e->file != nullptr; ++e)
-      v.push_back(engine_profile_from_json(parse_json_text(e->text, e->file), e->file));
+    for (const EmbeddedFile* e = kEmbeddedEngineProfiles; e->path != nullptr; ++e)
+      v.push_back(engine_profile_from_json(parse_json_text(e->text, e->path), e->path));
     return v;
   }();
   return profiles;

@@ -15,7 +15,7 @@ Profile make_roofline_profile(const GpuSpec& gpu, const RooflineEfficiency& eff,
   p.spec_bf16_flops = gpu.bf16_flops;
   p.spec_hbm_bandwidth_bytes_per_s = gpu.hbm_bandwidth_bytes_per_s;
   // No date: regenerating the shipped profiles gives identical bytes.
-  p.provenance = {{"source", "spec sheet: kvcap GPU catalog (sim/hw/gpu_catalog.cpp) x roofline efficiencies"},
+  p.provenance = {{"source", "spec sheet: kvcap GPU catalog (catalog/gpus) x roofline efficiencies"},
                   {"note", "NOT measured on a GPU; every rate is a data-sheet peak times an efficiency factor"},
                   {"gpu_name", gpu.name},
                   {"model", model},

@@ -22,26 +22,6 @@ std::string catalog_ids() {
   return s;
 }
 
-/// The names users type for a catalog GPU: vendor-less short forms ("h100", "4090") and what
-/// nvidia-smi / torch.cuda.get_device_name print ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"),
-/// after normalize_gpu_name. Only names that mean the same part: an "A100 80GB PCIe" (1.94 TB/s,
-/// 300 W) is not the catalog's SXM4 A100, so it is not listed.
-struct GpuAlias {
-  const char* alias;
-  const char* id;
-};
-constexpr GpuAlias kGpuAliases[] = {
-    {"h100", "h100-sxm"},           {"h100-sxm5", "h100-sxm"},       {"h100-80gb", "h100-sxm"},
-    {"h100-80gb-hbm3", "h100-sxm"}, {"h100-sxm5-80gb", "h100-sxm"},  {"h100-sxm-80gb", "h100-sxm"},
-    {"h100-pcie-80gb", "h100-pcie"}, {"h200-sxm", "h200"},            {"h200-141gb", "h200"},
-    {"h200-sxm-141gb", "h200"},     {"a100", "a100-80gb"},           {"a100-sxm4-80gb", "a100-80gb"},
-    {"a100-sxm-80gb", "a100-80gb"}, {"a100-80gb-sxm", "a100-80gb"},  {"a100-sxm4-40gb", "a100-40gb"},
-    {"a100-sxm-40gb", "a100-40gb"}, {"4090", "rtx-4090"},            {"rtx4090", "rtx-4090"},
-    {"3090", "rtx-3090"},           {"rtx3090", "rtx-3090"},         {"5090", "rtx-5090"},
-    {"rtx5090", "rtx-5090"},        {"a5000", "rtx-a5000"},          {"rtxa5000", "rtx-a5000"},
-    {"dgx-spark", "gb10"},          {"b200-180gb", "b200"},          {"h20-96gb", "h20"},
-};
-
 /// Lower case, vendor and brand words dropped, blanks and underscores as '-':
 /// "NVIDIA GeForce RTX 4090" -> "rtx-4090", "AMD Instinct MI300X" -> "mi300x".
 std::string normalize_gpu_name(const std::string& name) {
@@ -60,8 +40,10 @@ std::string normalize_gpu_name(const std::string& name) {
 const GpuSpec* find_catalog(const std::string& id) {
   const std::string key = normalize_gpu_name(id);
   std::string target = key;
-  for (const auto& a : kGpuAliases)
-    if (key == a.alias) target = a.id;
+  // The names users type for a catalog GPU (each file's "aliases"): vendor-less short forms
+  // ("h100", "4090") and what nvidia-smi / torch.cuda.get_device_name print, normalized.
+  for (const auto& [alias, gpu_id] : gpu_catalog_aliases())
+    if (key == alias) target = gpu_id;
   for (const auto& g : gpu_catalog())
     if (g.id == target) return &g;
   return nullptr;

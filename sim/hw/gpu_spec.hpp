@@ -1,8 +1,9 @@
 #pragma once
-// Accelerator data sheets: the catalog (sim/hw/gpu_catalog.cpp, each figure with its source) and
+// Accelerator data sheets: the catalog (catalog/gpus/*.json, each figure with its source) and
 // user overrides from the CLI or a JSON file.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -33,8 +34,12 @@ struct GpuSpec {
 
 /// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
 GpuSpec load_gpu(const std::string& id_or_path);
-/// All catalog entries in a stable order.
+/// All catalog entries (catalog/gpus/*.json), in file-name order.
 const std::vector<GpuSpec>& gpu_catalog();
+/// (alias, catalog id): the other names users type for a catalog GPU, normalized as the lookup
+/// normalizes them ("h100", "a100-sxm4-80gb"). Only names of the same part: an "A100 80GB PCIe"
+/// (1.94 TB/s, 300 W) is not the catalog's SXM4 A100, so it is not listed.
+const std::vector<std::pair<std::string, std::string>>& gpu_catalog_aliases();
 
 /// A GPU described in JSON: either every field below, or `"base": "<catalog id>"` plus the fields
 /// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,

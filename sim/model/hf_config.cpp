@@ -1,5 +1,5 @@
 // Reading a HuggingFace config.json into a ModelSpec. The built-in catalog goes through this same
-// code (sim/model/catalog.cpp embeds real config.json texts), so the two cannot diverge.
+// code (sim/model/catalog.cpp reads the real config.json objects of catalog/models/*.json), so the two cannot diverge.
 //
 // A config.json carries dozens of keys that do not affect memory (rope scaling, token ids,
 // dropout, ...). They are ignored on purpose: the file is a third-party format, not one of ours.

@@ -15,7 +15,7 @@ namespace kvcap {
 using ojson = nlohmann::ordered_json;
 
 const char* const kPriceSource =
-    "prices: catalog on-demand list prices (RunPod via deploybase.ai, March 2026; sim/hw/gpu_catalog.cpp), "
+    "prices: catalog on-demand list prices (RunPod via deploybase.ai, March 2026; catalog/gpus), "
     "per GPU-hour, before discounts or reservations; prices move: override with --price-per-gpu-hour GPU=USD";
 
 namespace {

@@ -113,14 +113,16 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   REQUIRE(r.code == 0);
   auto models = nlohmann::json::parse(r.out);
   CHECK(models.size() == 21);
-  CHECK(models[0]["name"] == "llama-3.1-8b");
-  CHECK(models[0]["kv_bytes_per_token"] == 131072);
+  // In file-name order (catalog/models/*.json); CodeLlama-34B: 48 layers x 8 KV heads x 128 x 2 x 2 B.
+  CHECK(models[0]["name"] == "codellama-34b");
+  CHECK(models[0]["kv_bytes_per_token"] == 196608);
   r = run("gpus --json");
   REQUIRE(r.code == 0);
   auto gpus = nlohmann::json::parse(r.out);
   CHECK(gpus.size() == 20);
-  CHECK(gpus[12]["id"] == "mi300x");
-  CHECK(gpus[16]["id"] == "gb10");
+  CHECK(gpus[0]["id"] == "a10");
+  CHECK(gpus[14]["id"] == "mi300x");
+  CHECK(gpus[5]["id"] == "gb10");
   CHECK(run("models").code == 0);
   CHECK(kvcap::test::contains(run("gpus").out, "h200"));
 }

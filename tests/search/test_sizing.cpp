@@ -47,7 +47,7 @@ TEST_CASE("sizing: the fewest replicas worked by hand, cost ordering and price o
     CHECK(row.probes[row.best_probe].met_slo == 200);
     CHECK(row.probes[row.best_probe].load_scale == 87.5);
   }
-  // Catalog prices (sim/hw/gpu_catalog.cpp): H100 SXM $4.76/h, H200 $6.35/h → the H100 row is
+  // Catalog prices (catalog/gpus/*.json): H100 SXM $4.76/h, H200 $6.35/h → the H100 row is
   // cheaper for the same 4 GPUs: 19.04 vs 25.40 USD/h, and comes first although listed second.
   CHECK(rows[0].candidate.gpu == "h100-sxm");
   CHECK(rows[0].cost_per_hour_usd == doctest::Approx(4 * 4.76));
