@@ -1,6 +1,7 @@
 // The shipped replay scenarios (scenarios/replay/*.json) run every public trace through
 // `kvcap run` from the gzipped copies in scenarios/traces/. Each test checks the requests the
-// simulator saw against an independent plain-text parse of the original file in ../shared/traces
+// simulator saw against an independent plain-text parse of the same file (decompressed here with
+// zlib alone; the copies are byte-identical to ../shared/traces, see scenarios/traces/README.md)
 // (row k of the file is request id k): same prompt and output lengths, and for timed traces the
 // same arrival offsets, computed here from the raw timestamps.
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 namespace {
 
@@ -95,8 +97,22 @@ double azure_seconds_of_day(const std::string& ts) {
   return h * 3600.0 + m * 60.0 + s;
 }
 
+/// The shipped scenarios/traces/<file>.gz, decompressed whole.
+std::string shipped_trace_text(const std::string& file) {
+  const std::string path = std::string(KVCAP_SOURCE_DIR) + "/scenarios/traces/" + file + ".gz";
+  gzFile gz = gzopen(path.c_str(), "rb");
+  REQUIRE_MESSAGE(gz != nullptr, path);
+  std::string text;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(gz, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  CHECK(n == 0);
+  gzclose(gz);
+  return text;
+}
+
 std::vector<TraceRow> read_plain_trace(const std::string& file, size_t max_rows) {
-  std::ifstream in(std::string(KVCAP_SHARED_DIR) + "/traces/" + file);
+  std::istringstream in(shipped_trace_text(file));
   std::vector<TraceRow> rows;
   std::string line;
   const bool jsonl = file.ends_with(".jsonl");
@@ -129,10 +145,6 @@ std::vector<TraceRow> read_plain_trace(const std::string& file, size_t max_rows)
 }
 
 void check_replay(const std::string& scenario, const std::string& trace_file, double window_s) {
-  if (!fs::exists(std::string(KVCAP_SHARED_DIR) + "/traces/" + trace_file)) {
-    MESSAGE("skipped: ../shared/traces/" << trace_file << " is absent");
-    return;
-  }
   const bool timed = !trace_file.ends_with("_stats_llama2_tokenizer.csv") &&
                      !trace_file.ends_with("_filtered_v2.csv");
   std::string sets = timed ? "--set 'workload.window={\"start_s\":0,\"end_s\":" +
