@@ -3,17 +3,20 @@
 // Each TEST_CASE names the upstream test it mirrors; a case that fails here means kvcap's block
 // accounting has drifted from vLLM's, not that a hand-worked number is off.
 //
-// Upstream: vllm-project/vllm tests/v1/core/test_prefix_caching.py. Its requests are token lists;
+// Allocator cases. Upstream: vllm-project/vllm tests/v1/core/test_prefix_caching.py. Its requests are token lists;
 // here a request's tokens are content segments (sim/kv/block_hash.hpp): the same content id over
 // the same offsets hashes the same blocks, as the same token ids do upstream. Block ids are the
 // pool's (1..N-1; block 0 is vLLM's null block in both).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/kv/paged_allocator.hpp"
 #include "tests/sim/kv_test_helpers.hpp"
+#include "tests/sim/sim_harness.hpp"
 
 using namespace kvcap;
 using kvcap::kv_test::make_seq;
@@ -146,4 +149,87 @@ TEST_CASE("vLLM test_prefix_caching.py::test_hash_block_correct_reuse") {
   SeqState again = make_seq(2, 32, {{tokens, 32}}, 2);
   CHECK(a.find_prefix_hit(again) == 0);
   a.check_invariants();
+}
+
+// Upstream: vllm-project/vllm tests/v1/core/sched/test_scheduler.py (its priority cases). Upstream
+// adds every request before the first schedule(); here they arrive within one 10 ms step while a
+// request "busy" holds the engine, so the next step finds them all waiting, their arrival times
+// (upstream 1.0, 2.0, ... s; here 1, 2, ... ms) breaking priority ties as upstream's do.
+namespace {
+
+std::vector<std::string> new_ids(const kvcap::test::StepRecord& s) {
+  std::vector<std::string> out;
+  for (const std::string& e : s.scheduled)
+    if (e.find(":new:") != std::string::npos) out.push_back(e.substr(0, e.find(':')));
+  return out;
+}
+
+/// busy (16 tokens, one output: done with the end of step 0) plus requests "0".."n-1" of 10 tokens
+/// with the given priorities and arrival times (ms) inside step 0.
+kvcap::test::Harness priority_harness(const std::vector<int>& priorities, const std::vector<double>& arrival_ms,
+                                      int64_t max_num_seqs, int64_t outputs = 5) {
+  std::vector<kvcap::Request> reqs = {kvcap::test::req("busy", 0, 16, 1, 0)};
+  for (size_t i = 0; i < priorities.size(); ++i)
+    reqs.push_back(kvcap::test::req(std::to_string(i), arrival_ms[i] / 1000.0, 10, outputs, priorities[i]));
+  // A workload source yields requests in arrival order (upstream adds them in id order).
+  std::stable_sort(reqs.begin(), reqs.end(),
+                   [](const kvcap::Request& a, const kvcap::Request& b) { return a.arrival_s < b.arrival_s; });
+  auto sc = kvcap::test::sched_cfg(1000, max_num_seqs, 256);
+  sc.policy = kvcap::SchedulingPolicy::priority;
+  return kvcap::test::Harness(std::move(reqs), sc, kvcap::test::pool_cfg(64, 16, 256));
+}
+
+}  // namespace
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_mixed_priority_and_arrival") {
+  auto h = priority_harness({2, 1, 1, 0}, {1, 3, 2, 4}, 16);
+  h.run();
+  REQUIRE(h.recorder.steps.size() > 1);
+  CHECK(new_ids(h.recorder.steps[1]) == std::vector<std::string>{"3", "2", "1", "0"});
+}
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_fcfs_fallback") {
+  auto h = priority_harness({1, 1, 1, 1}, {4, 1, 3, 2}, 16);
+  h.run();
+  REQUIRE(h.recorder.steps.size() > 1);
+  CHECK(new_ids(h.recorder.steps[1]) == std::vector<std::string>{"1", "3", "2", "0"});
+}
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_waiting_queue_order") {
+  auto h = priority_harness({3, 1, 2, 0}, {1, 2, 3, 4}, 1);
+  h.run();
+  REQUIRE(h.recorder.steps.size() > 1);
+  CHECK(new_ids(h.recorder.steps[1]) == std::vector<std::string>{"3"});
+  CHECK(h.recorder.steps[1].waiting == std::vector<std::string>{"1", "2", "0"});
+}
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_with_limited_slots") {
+  auto h = priority_harness({3, 1, 2, 0}, {1, 2, 3, 4}, 2);
+  h.run();
+  REQUIRE(h.recorder.steps.size() > 1);
+  const auto ids = new_ids(h.recorder.steps[1]);
+  CHECK(ids.size() == 2);
+  CHECK(std::find(ids.begin(), ids.end(), "3") != ids.end());
+  CHECK(std::find(ids.begin(), ids.end(), "1") != ids.end());
+  CHECK(h.recorder.steps[1].waiting == std::vector<std::string>{"2", "0"});
+}
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_equal_priority_preemption (arrival breaks the tie)") {
+  auto h = priority_harness({2, 2, 2}, {3, 1, 2}, 1);
+  h.run();
+  REQUIRE(h.recorder.steps.size() > 1);
+  CHECK(new_ids(h.recorder.steps[1]) == std::vector<std::string>{"1"});
+  CHECK(h.recorder.steps[1].waiting == std::vector<std::string>{"2", "0"});
+}
+
+TEST_CASE("vLLM test_scheduler.py::test_priority_scheduling_heap_property") {
+  // max_num_seqs 1: each runs alone to completion (one output token each here, upstream finishes
+  // it by hand); they are admitted in ascending priority.
+  auto h = priority_harness({5, 1, 8, 3, 2, 7, 4, 6}, {0, 1, 2, 3, 4, 5, 6, 7}, 1, 1);
+  h.run();
+  std::vector<std::string> order;
+  for (size_t i = 1; i < h.recorder.steps.size(); ++i)
+    for (const auto& id : new_ids(h.recorder.steps[i])) order.push_back(id);
+  // priorities 1, 2, 3, 4, 5, 6, 7, 8 are requests 1, 4, 3, 6, 0, 7, 5, 2.
+  CHECK(order == std::vector<std::string>{"1", "4", "3", "6", "0", "7", "5", "2"});
 }
