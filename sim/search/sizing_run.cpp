@@ -5,6 +5,7 @@
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/sizing_record.hpp"
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_parse.hpp"
 #include "sim/util/text.hpp"
@@ -105,7 +106,8 @@ ojson sizing_identity(const SizingRunOptions& o) {
   ojson prices = ojson::object();
   for (const auto& [gpu, usd] : o.sizing.price_per_gpu_hour_usd) prices[gpu] = usd;
   return ojson{{"kvcap_version", KVCAP_VERSION},
-                   {"scenario", o.file},
+               {"kvcap_build", kvcap_build_id()},
+               {"scenario", o.file},
                {"document", ojson::parse(o.scenario.dump())},
                {"set", o.sets},
                {"candidates", candidates},

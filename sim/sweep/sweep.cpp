@@ -3,6 +3,7 @@
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 #include "sim/util/json_parse.hpp"
@@ -40,6 +41,7 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
     grids.push_back(ojson{{"path", a.path}, {"values", values}});
   }
   ojson id{{"kvcap_version", KVCAP_VERSION},
+           {"kvcap_build", kvcap_build_id()},
            {"scenario", o.scenario_file},
            {"document", ojson::parse(document.dump())},
            {"set", o.sets},

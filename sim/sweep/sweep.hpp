@@ -66,7 +66,7 @@ struct SweepResult {
   size_t resumed = 0;              ///< points read back from the journal instead of run
 };
 
-/// The inputs every point's outcome depends on: the kvcap version, the scenario file as named
+/// The inputs every point's outcome depends on: the kvcap version and build, the scenario file as named
 /// and its document after --set, the --set list, the grid axes and the capacity goal. (Not the
 /// headline, --jobs or the shard: they do not change a point's figures.) Files the scenario
 /// refers to (traces, model configs) are named, not hashed.

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/input_file.hpp"
 #include "sim/util/json_parse.hpp"
@@ -98,14 +99,6 @@ ShardFile read_shard_file(const std::string& input, const std::string& kind) {
     s.records.push_back({ojson::parse(lines[i]), where});
   }
   return s;
-}
-
-void require_this_build(const ojson& identity, const std::string& shown, const std::string& action) {
-  const auto version = identity.find("kvcap_version");
-  if (version == identity.end() || *version != KVCAP_VERSION)
-    throw InputError(shown, "was written by kvcap " +
-                                (version == identity.end() ? std::string("?") : version->dump()) + ", this is kvcap " +
-                                KVCAP_VERSION + ": " + action);
 }
 
 void check_shard_set(const std::vector<ShardFile>& shards, const std::string& kind) {

@@ -40,12 +40,8 @@ std::string shard_file_kind(const std::string& input, const std::vector<std::str
 ShardFile read_shard_file(const std::string& input, const std::string& kind);
 
 /// Throws InputError naming the file unless `shards` are every shard 0..N-1 of one command (the
-/// same identity and N, each given once) written by this kvcap version (identity "kvcap_version").
-/// `kind` names the command in messages.
+/// same identity and N, each given once) written by this kvcap build (identity "kvcap_version" and
+/// "kvcap_build"). `kind` names the command in messages.
 void check_shard_set(const std::vector<ShardFile>& shards, const std::string& kind);
-
-/// Throws InputError naming `shown` unless `identity` records this kvcap's version;
-/// `action`: what the user should do instead ("merge with the kvcap that ran the shards").
-void require_this_build(const nlohmann::ordered_json& identity, const std::string& shown, const std::string& action);
 
 }  // namespace kvcap

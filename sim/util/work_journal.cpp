@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/journal_file.hpp"
 #include "sim/util/json_parse.hpp"
@@ -80,6 +81,9 @@ std::vector<WorkJournal::Entry> WorkJournal::start(const ojson& identity, const 
       if (!is_journal)
         throw InputError(escape_text(shown_) + ":1",
                          "not the journal of a kvcap " + kind_ + "; remove it, or run without --resume");
+      require_this_build(found.value("identity", ojson()), escape_text(shown_),
+                         "its results may differ from this one's: run without --resume to start over, or resume with "
+                         "the kvcap that wrote it");
       const std::string differs = identity_difference(identity, found.value("identity", ojson()));
       if (!differs.empty() || found.value("shard", ojson()) != shard)
         throw InputError(escape_text(shown_),

@@ -132,4 +132,20 @@ TEST_CASE("search --min-replicas killed with SIGKILL mid-run, then --resume: no 
         std::string::npos);
   CHECK(slurp(other / kJournal) == before);
   CHECK(!fs::exists(other / "search.json"));
+
+  // A journal of another kvcap build (git commit) is refused naming both builds.
+  {
+    auto lines = search_journal_lines(other / kJournal);
+    auto header = nlohmann::ordered_json::parse(lines[0]);
+    header["identity"]["kvcap_build"] = "000000000000";
+    std::string text = header.dump() + "\n";
+    for (size_t i = 1; i < lines.size(); ++i) text += lines[i] + "\n";
+    std::ofstream(other / kJournal, std::ios::binary | std::ios::trunc) << text;
+  }
+  CHECK(run_kvcap(resume_search_args(other, {"--resume"}), other_err) == 2);
+  const std::string build_message = slurp(other_err);
+  CAPTURE(build_message);
+  CHECK(build_message.find((other / kJournal).string() + ": was written by kvcap " + KVCAP_VERSION +
+                           " (git 000000000000), this is kvcap " + KVCAP_VERSION + " (git ") != std::string::npos);
+  CHECK(!fs::exists(other / "search.json"));
 }

@@ -124,6 +124,22 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
   }
   refused("merge " + quote_path(tmp.path / "bad") + " " + quote_path(s0) + " " + quote_path(s1) + " " + quote_path(cut),
           (cut / "shard.jsonl").string() + ":2: expected \"row\"");
+  // A shard of another kvcap build (git commit): refused naming both builds.
+  const fs::path old_build = tmp.path / "old-build";
+  fs::create_directories(old_build);
+  {
+    const std::string text = slurp_text(s0 / "shard.jsonl");
+    const size_t nl = text.find('\n');
+    auto header = nlohmann::ordered_json::parse(text.substr(0, nl));
+    header["identity"]["kvcap_build"] = "000000000000";
+    std::ofstream(old_build / "shard.jsonl", std::ios::binary) << header.dump() << text.substr(nl);
+  }
+  refused("merge " + quote_path(tmp.path / "bad") + " " + quote_path(old_build) + " " + quote_path(s1) + " " + quote_path(s2),
+          (old_build / "shard.jsonl").string() + ": was written by kvcap " + KVCAP_VERSION +
+              " (git 000000000000), this is kvcap " + KVCAP_VERSION + " (git ");
+  refused("merge " + quote_path(tmp.path / "bad") + " " + quote_path(s1) + " " + quote_path(old_build) + " " + quote_path(s2),
+          (old_build / "shard.jsonl").string() + ": is a shard of another search than " +
+              (s1 / "shard.jsonl").string() + ": the kvcap build (000000000000 vs ");
   // A sweep shard and a search shard are not one command.
   const fs::path sweep = tmp.path / "sweep";
   REQUIRE(kvcap_run("sweep scenarios/basic-roofline.json --set workload.duration_s=5 --grid engine.max_num_seqs=8,16 "
