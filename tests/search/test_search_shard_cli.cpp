@@ -140,6 +140,22 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
   refused("merge " + quote_path(tmp.path / "bad") + " " + quote_path(s1) + " " + quote_path(old_build) + " " + quote_path(s2),
           (old_build / "shard.jsonl").string() + ": is a shard of another search than " +
               (s1 / "shard.jsonl").string() + ": the kvcap build (000000000000 vs ");
+  // A probe whose results.json lacks "requests" (search.json reads it): refused where it is read,
+  // not an internal error when the reports are written.
+  const fs::path no_requests = tmp.path / "no-requests";
+  fs::create_directories(no_requests);
+  {
+    const std::string text = slurp_text(s2 / "shard.jsonl");
+    const size_t second = text.find('\n') + 1, third = text.find('\n', second) + 1;
+    auto rec = nlohmann::ordered_json::parse(text.substr(second, third - second - 1));
+    REQUIRE(!rec["row"]["probes"].empty());
+    rec["row"]["probes"][0]["results"].erase("requests");
+    std::ofstream(no_requests / "shard.jsonl", std::ios::binary)
+        << text.substr(0, second) << rec.dump() << "\n" << text.substr(third);
+  }
+  refused("merge " + quote_path(tmp.path / "bad") + " " + quote_path(s0) + " " + quote_path(s1) + " " +
+              quote_path(no_requests),
+          (no_requests / "shard.jsonl").string() + ":2: \"row\": probe 0: \"results\" must be the probe's results.json");
   // A sweep shard and a search shard are not one command.
   const fs::path sweep = tmp.path / "sweep";
   REQUIRE(kvcap_run("sweep scenarios/basic-roofline.json --set workload.duration_s=5 --grid engine.max_num_seqs=8,16 "
