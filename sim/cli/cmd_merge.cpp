@@ -1,5 +1,6 @@
-// kvcap merge OUT SHARD_DIR... [--json]: the outputs of a sweep run as array-job shards
-// (kvcap sweep ... --shard I/N --out SHARD_DIR), byte for byte those of the sweep run whole.
+// kvcap merge OUT SHARD_DIR... [--json]: the outputs of a sweep or a sizing run as array-job shards
+// (kvcap sweep ... --shard I/N --out SHARD_DIR, kvcap search --min-replicas ... --shard I/N --out
+// SHARD_DIR), byte for byte those of the command run whole.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/report/sweep_report_html.hpp"
+#include "sim/search/sizing_run.hpp"
 #include "sim/sweep/sweep_report.hpp"
 #include "sim/sweep/sweep_shard.hpp"
 #include "sim/util/error.hpp"
@@ -32,6 +34,12 @@ int run_merge_command(const MergeCliOptions& o) {
     if (!ec && fs::weakly_canonical(fs::absolute(s), ec2) == out && !ec2)
       throw InputError(escape_text(o.out_dir), "is one of the shard folders being merged; write the sweep to another folder");
   }
+  if (shard_file_kind(o.shards.front(), {"sweep", "search"}) == "search") {
+    const SizingRunResult result = merge_sizing_shards(o.shards);
+    OutputFolder folder(o.out_dir, sizing_output_names());
+    write_sizing_outputs(&folder, result, o.json, std::cout);
+    return 0;
+  }
   const SweepResult result = merge_sweep_shards(o.shards);
   OutputFolder folder(o.out_dir, sweep_output_names(result.options.axes));
   write_sweep_report(folder, result);
@@ -45,9 +53,10 @@ int run_merge_command(const MergeCliOptions& o) {
 void add_merge_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<MergeCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "merge", "Combine the shards of a sweep (kvcap sweep ... --shard I/N --out SHARD_DIR, one per array job) into "
-               "the outputs the sweep run whole writes, byte for byte");
-  cmd->add_option("out", opts->out_dir, "output folder: sweep.csv, sweep.json, sweep.html and each point's results.json")
+      "merge", "Combine the shards of a sweep or a sizing (kvcap sweep|search --min-replicas ... --shard I/N --out "
+               "SHARD_DIR, one per array job) into the outputs the command run whole writes, byte for byte");
+  cmd->add_option("out", opts->out_dir, "output folder: sweep.csv, sweep.json, sweep.html and each point's results.json; for a sizing "
+                  "search.json, search.csv, search.html, sizing.md and sizing.html")
       ->required();
   cmd->add_option("shards", opts->shards,
                   "the shards' --out folders (or their shard.jsonl), all N of them, in any order")

@@ -1,7 +1,7 @@
 // kvcap search SCENARIO [--set a.b=v ...] [--attainment 0.99] [--precision 0.02] [--max-scale 1024]
 //                       [--max-probes 40] [--json] [--out DIR]
 // kvcap search SCENARIO --min-replicas [--gpu h100-sxm,h200] [--tp 1,2,4,8] [--max-replicas 64]
-//                       [--price-per-gpu-hour h200=3.5 ...] [--json] [--out DIR]
+//                       [--price-per-gpu-hour h200=3.5 ...] [--json] [--out DIR [--resume] [--shard I/N]] [--mpi]
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +13,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/mpi_dispatch.hpp"
 #include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/hw/gpu_spec.hpp"
@@ -22,6 +23,7 @@
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
 #include "sim/search/seed_confidence.hpp"
+#include "sim/search/sizing_run.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/output_folder.hpp"
 #include "sim/util/text.hpp"
@@ -46,6 +48,9 @@ struct SearchOptions {
   QuickFlags quick;
   int64_t max_replicas = 64;
   std::vector<std::string> prices;  ///< GPU=USD
+  std::string shard;
+  bool resume = false;
+  bool mpi = false;
   ParallelFlags parallel;
 };
 
@@ -89,7 +94,39 @@ void write_outputs(OutputFolder& folder, const nlohmann::ordered_json& doc, cons
   folder.commit();
 }
 
-int run_search(const SearchOptions& o) {
+}  // namespace
+
+void write_sizing_outputs(OutputFolder* folder, const SizingRunResult& r, bool json, std::ostream& out) {
+  const auto doc = sizing_json(r.rows, r.options, r.inputs);
+  if (folder) {
+    KVCAP_CHECK(r.analysis.has_value(), "a sizing written to --out has its procurement analysis");
+    std::ostringstream csv;
+    write_sizing_csv(csv, r.rows);
+    std::ostringstream html;
+    write_sizing_report_html(html, r.rows, r.options);
+    std::ostringstream report;
+    write_procurement_html(report, r.rows, r.options, r.inputs, *r.analysis);
+    folder->write("sizing.md", procurement_markdown(r.rows, r.options, r.inputs, *r.analysis));
+    folder->write("sizing.html", report.str());
+    write_outputs(*folder, doc, csv.str(), html.str());
+  }
+  if (json)
+    out << doc.dump(2) << "\n";
+  else
+    print_sizing(out, r.rows, r.options, r.inputs);
+}
+
+std::vector<std::string> sizing_output_names() {
+  return {"search.json", "search.csv", "search.html", "sizing.md", "sizing.html"};
+}
+
+namespace {
+
+/// `job`: with --mpi, the MPI job the sizing's tasks are shared by (sim/cli/mpi_dispatch.hpp). A
+/// worker (rank 1..N-1) makes the same checks, then only runs the tasks rank 0 hands it: it opens
+/// no --out folder or journal and prints nothing.
+int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
+  const bool worker = job && job->is_worker();
   if (!(o.attainment > 0 && o.attainment <= 1))
     throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(o.attainment));
   QuickFlags quick = o.quick;
@@ -110,9 +147,19 @@ int run_search(const SearchOptions& o) {
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
-  if (!o.out_dir.empty()) {
+  std::optional<ShardSpec> shard;
+  if (!o.min_replicas && (!o.shard.empty() || o.resume || o.mpi))
+    throw InputError(!o.shard.empty() ? "--shard" : o.resume ? "--resume" : "--mpi",
+                     "applies to --min-replicas (its candidates are independent tasks); a load search is one "
+                     "bisection, whose probes --jobs runs side by side");
+  if (!o.shard.empty()) shard = parse_shard(o.shard);
+  if (o.out_dir.empty() && (shard || o.resume))
+    throw InputError(shard ? "--shard " + o.shard : "--resume",
+                     shard ? "needs --out DIR: the shard's candidates go to DIR/shard.jsonl for kvcap merge"
+                           : "needs --out DIR: the journal of the search to resume is in DIR");
+  if (!o.out_dir.empty() && !worker) {
     std::vector<std::string> names{"search.json", "search.csv", "search.html"};
-    if (o.min_replicas) names.insert(names.end(), {"sizing.md", "sizing.html"});
+    if (o.min_replicas) names = shard ? std::vector<std::string>{kShardFile} : sizing_output_names();
     folder = std::make_unique<OutputFolder>(o.out_dir, names);
   }
 
@@ -191,31 +238,42 @@ int run_search(const SearchOptions& o) {
   std::vector<SizingCandidate> candidates;
   for (const auto& g : gpus)
     for (int64_t tp : tps) candidates.push_back({g, tp});
-  CommandRunner runner(o.parallel, "search", "probes");
+  SizingRunOptions ro;
+  ro.scenario = doc;
+  ro.file = origin;
+  ro.sets = sets;
+  ro.candidates = candidates;
+  ro.procurement = !o.out_dir.empty();  // the procurement report's extra searches run only for its files
+  ro.shard = shard;
+  std::unique_ptr<WorkJournal> journal;
+  if (folder) {
+    journal = std::make_unique<WorkJournal>(o.out_dir, o.resume, "search");
+    ro.journal = journal.get();
+  }
+  if (job) ro.dispatcher = job->dispatcher();
+  ParallelFlags parallel = o.parallel;
+  if (worker) parallel.quiet = true;
+  CommandRunner runner(parallel, "search", "probes");
   so.exec = runner.exec();
   so.exec.count_probes = true;
-  const auto rows = search_min_replicas(doc, origin, candidates, so);
-  // The procurement report's extra searches (headroom, load and cost-model sensitivity) run only
-  // for the files that show them.
-  std::optional<ProcurementAnalysis> analysis;
-  if (folder) analysis = analyze_procurement(doc, origin, candidates, rows, so);
+  ro.sizing = so;
+  const SizingRunResult r = run_sizing(ro);
   runner.finish();
-  const auto out = sizing_json(rows, so, in);
-  if (folder) {
-    std::ostringstream csv;
-    write_sizing_csv(csv, rows);
-    std::ostringstream html;
-    write_sizing_report_html(html, rows, so);
-    std::ostringstream report;
-    write_procurement_html(report, rows, so, in, *analysis);
-    folder->write("sizing.md", procurement_markdown(rows, so, in, *analysis));
-    folder->write("sizing.html", report.str());
-    write_outputs(*folder, out, csv.str(), html.str());
+  if (worker) return 0;  // the exit code is rank 0's (MpiJob::run)
+  if (job && !o.parallel.quiet)
+    if (const std::string s = job->summary("task(s)"); !s.empty()) std::cerr << "kvcap search --mpi: " << s << "\n";
+  if (o.resume)
+    std::cerr << "kvcap search: resumed " << r.resumed << " task(s) from " << journal->path() << ", ran " << r.run
+              << "\n";
+  if (shard) {
+    write_sizing_shard(*folder, r);
+    folder->commit();
+    std::cout << "kvcap search: shard " << shard_label(*shard) << ": " << r.tasks.size() << " task(s) of "
+              << candidates.size() << " candidate(s) in " << folder->path() << "/" << kShardFile
+              << "; kvcap merge OUT SHARD_DIR... writes the whole search\n";
+    return 0;
   }
-  if (o.json)
-    std::cout << out.dump(2) << "\n";
-  else
-    print_sizing(std::cout, rows, so, in);
+  write_sizing_outputs(folder.get(), r, o.json, std::cout);
   return 0;
 }
 
@@ -250,10 +308,26 @@ void add_search_command(CLI::App& app, CommandAction& action) {
                    "of sizes to try (default: the scenario's)");
   cmd->add_option("--max-replicas", o->max_replicas, "sizing: most replicas to try (64)");
   cmd->add_option("--price-per-gpu-hour", o->prices, "sizing: GPU=USD price override, e.g. h200=3.5 (repeatable)");
+  cmd->add_flag("--resume", o->resume,
+                "sizing, with --out: keep the candidates a killed or failed run of this same search journaled in "
+                "DIR/.kvcap-journal.jsonl, run only the rest (a journal of other arguments is exit 2)");
+  cmd->add_option("--shard", o->shard,
+                  "sizing: I/N, size only the candidates whose index mod N is I (array jobs) and write them to --out "
+                  "DIR/shard.jsonl; kvcap merge OUT DIR... then writes the whole search's outputs");
+  cmd->add_flag("--mpi", o->mpi,
+                "sizing, under mpirun (mpirun -np N kvcap search --min-replicas ... --mpi): rank 0 hands the "
+                "candidates out one at a time to the other ranks and writes the outputs, byte for byte those of "
+                "the search run in one process (--jobs applies per rank)");
   add_quick_flags(cmd, o->quick);
   add_jobs_flag(cmd, o->parallel);
   add_progress_flags(cmd, o->parallel);
-  cmd->callback([o, &action] { action = [o] { return run_search(*o); }; });
+  cmd->callback([o, &action] {
+    action = [o] {
+      if (!o->mpi || !o->min_replicas) return run_search(*o);
+      MpiJob job("--mpi");
+      return job.run([&] { return run_search(*o, &job); });
+    };
+  });
 }
 
 }  // namespace kvcap::cli

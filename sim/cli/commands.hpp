@@ -2,10 +2,16 @@
 // Each subcommand lives in its own cmd_<name>.cpp and registers itself here. Registration only
 // parses options into a plain struct; the work runs after parsing, inside main's single catch.
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+namespace kvcap {
+class OutputFolder;
+struct SizingRunResult;
+}  // namespace kvcap
 
 namespace kvcap::cli {
 
@@ -22,6 +28,12 @@ void add_sweep_command(CLI::App& app, CommandAction& action);      // cmd_sweep.
 void add_merge_command(CLI::App& app, CommandAction& action);      // cmd_merge.cpp (sweep shards)
 void add_check_command(CLI::App& app, CommandAction& action);      // cmd_check.cpp
 void add_fidelity_command(CLI::App& app, CommandAction& action);   // cmd_fidelity.cpp
+/// A sizing's outputs (cmd_search.cpp; kvcap merge of search shards too): search.json, search.csv,
+/// search.html, sizing.md and sizing.html into `folder` (committed) when given, and the table or
+/// with `json` the JSON document on `out`.
+void write_sizing_outputs(OutputFolder* folder, const SizingRunResult& r, bool json, std::ostream& out);
+std::vector<std::string> sizing_output_names();
+
 /// `completion bash|zsh` and `man`: they walk `app` when they run, so register them last or first alike.
 void add_completion_commands(CLI::App& app, CommandAction& action);  // cmd_completion.cpp
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/util/build_info.hpp"
 #include "sim/util/exit_codes.hpp"
 #include "sim/util/text.hpp"
 
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
       [argc, argv]() -> int {
         CLI::App app{"kvcap " KVCAP_VERSION " - KV-cache capacity planning for LLM inference serving"};
         app.require_subcommand(1);
-        app.set_version_flag("--version", KVCAP_VERSION);
+        app.set_version_flag("--version", kvcap::kvcap_version_text());
         std::string max_memory;
         app.add_option("--max-memory", max_memory,
                        "cap on kvcap's memory (e.g. 8G, 512M; default 80% of the machine's): a run that needs more "

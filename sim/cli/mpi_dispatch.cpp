@@ -109,6 +109,8 @@ struct MpiJob::State : PointDispatcher {
   bool stopped = false;  ///< STOP received
   int stop_code = kExitInternalError;
 
+  bool is_worker() const override { return rank != 0; }
+
   void dispatch(const std::vector<size_t>& indexes, const std::function<std::string(size_t)>& run,
                 const std::function<void(const std::string&)>& done) override {
     if (rank != 0) {
@@ -118,10 +120,13 @@ struct MpiJob::State : PointDispatcher {
     size_t next = 0;  // indexes handed out
     size_t back = 0;  // records received
     auto hand_out = [&](int w) {
-      if (next == indexes.size()) return;  // held until the command ends (STOP)
+      if (next == indexes.size()) return;  // held until the next round or the command's end (STOP)
       mpi_wire::send(w, mpi_wire::kWork, std::to_string(indexes[next++]));
       workers[static_cast<size_t>(w)] = Worker::kAwaited;
     };
+    // A later round: the workers held since the last one get work at once.
+    for (int w = 1; w < size; ++w)
+      if (workers[static_cast<size_t>(w)] == Worker::kHeld) hand_out(w);
     while (back < indexes.size()) {
       const mpi_wire::Message m = mpi_wire::receive(MPI_ANY_SOURCE);
       workers[static_cast<size_t>(m.source)] = Worker::kHeld;
@@ -183,7 +188,7 @@ bool MpiJob::is_worker() const { return state_->rank != 0; }
 
 PointDispatcher* MpiJob::dispatcher() { return state_->size > 1 ? state_.get() : nullptr; }
 
-std::string MpiJob::summary() const {
+std::string MpiJob::summary(const std::string& items) const {
   const State& s = *state_;
   if (s.size <= 1) return "";
   size_t total = 0;
@@ -193,7 +198,7 @@ std::string MpiJob::summary() const {
     total += n;
     each += (w > 1 ? ", rank " : "rank ") + std::to_string(w) + ": " + std::to_string(n);
   }
-  return "ran " + std::to_string(total) + " point(s) on " + std::to_string(s.size - 1) + " worker rank(s) (" + each +
+  return "ran " + std::to_string(total) + " " + items + " on " + std::to_string(s.size - 1) + " worker rank(s) (" + each +
          ")";
 }
 
@@ -240,7 +245,7 @@ bool MpiJob::is_worker() const { return false; }
 
 PointDispatcher* MpiJob::dispatcher() { return nullptr; }
 
-std::string MpiJob::summary() const { return ""; }
+std::string MpiJob::summary(const std::string& items) const { return ""; }
 
 int MpiJob::run(const std::function<int()>& command) { return command(); }
 

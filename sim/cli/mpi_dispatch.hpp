@@ -1,12 +1,13 @@
 #pragma once
-// --mpi: one command shared by the processes of an MPI job (`mpirun -np N kvcap sweep ... --mpi`).
+// --mpi: one command shared by the processes of an MPI job (`mpirun -np N kvcap sweep ... --mpi`,
+// `mpirun -np N kvcap search --min-replicas ... --mpi`).
 //
 // Rank 0 is the command as it runs on one machine: it parses, checks, journals, writes every
 // output and prints. It hands the grid points out one at a time to whichever worker asks next
 // (a work queue: cheap and dear points balance by themselves) and collects the point records the
 // workers send back, in grid order, so every output is byte for byte that of the sweep run in one
 // process. Ranks 1..N-1 run the same command's checks and then only evaluate the points they are
-// handed (sim/sweep/sweep.hpp: PointDispatcher), with the code a single-process sweep runs.
+// handed (sim/util/work_dispatch.hpp: PointDispatcher), with the code a single-process sweep runs.
 // With one process (-np 1, or no mpirun) rank 0 runs every point itself on its --jobs pool.
 //
 // This is the only file that includes mpi.h. kvcap is built with MPI when CMake finds it
@@ -22,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "sim/sweep/sweep.hpp"
+#include "sim/util/work_dispatch.hpp"
 
 namespace kvcap::cli {
 
@@ -39,9 +40,9 @@ class MpiJob {
   bool is_worker() const;
   /// For SweepOptions::dispatcher: nullptr when the job has one process (rank 0 runs every point).
   PointDispatcher* dispatcher();
-  /// Rank 0, after the points ran: "ran P point(s) on W worker rank(s) (rank 1: n1, rank 2: n2, ...)";
-  /// "" with one process.
-  std::string summary() const;
+  /// Rank 0, after the items ran: "ran P ITEMS on W worker rank(s) (rank 1: n1, rank 2: n2, ...)"
+  /// (`items`: "point(s)", "task(s)"); "" with one process.
+  std::string summary(const std::string& items = "point(s)") const;
 
   /// Runs `command` (the whole subcommand, the same on every rank) and ends the job: rank 0 runs
   /// it as main does (run_guarded: an error is printed and becomes its exit code), then stops

@@ -234,7 +234,12 @@ void write_procurement_html(std::ostream& os, const std::vector<SizingRow>& rows
       os << "</tr>\n";
       for (const auto& r : s.table) {
         os << "<tr>";
-        for (size_t i = 0; i < r.size(); ++i) os << "<td" << (i == 0 ? " class=\"k\"" : "") << ">" << escape_html(r[i]) << "</td>";
+        for (size_t i = 0; i < r.size(); ++i) {
+          // A figure pair ("235.4 / 564.1", p50 / p99) stays on one line: on a phone a narrow
+          // column broke it into "235.4", "/", "564.1".
+          const bool pair = i > 0 && r[i].size() <= 24 && r[i].find(" / ") != std::string::npos;
+          os << "<td" << (i == 0 ? " class=\"k\"" : pair ? " class=\"nw\"" : "") << ">" << escape_html(r[i]) << "</td>";
+        }
         os << "</tr>\n";
       }
       os << "</table>\n";

@@ -14,7 +14,7 @@ void write_page_start(std::ostream& os, std::string_view title) {
         "table{border-collapse:collapse;margin:.5em 0;display:block;max-width:100%;overflow-x:auto}\n"
         "p,td,th,li{overflow-wrap:break-word}\n"
         "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}\n"
-        "th{background:#f2f2f2}td.k,th.k{text-align:left}\n"
+        "th{background:#f2f2f2}td.k,th.k{text-align:left}td.nw{white-space:nowrap}\n"
         ".banner{border:2px solid #c77c00;background:#fff4dc;padding:.6em;margin:1em 0}\n"
         ".note{color:#555;font-size:12px}\n"
         ".chart-wrap{max-width:100%;overflow-x:auto}\n"

@@ -283,17 +283,28 @@ void write_svg_chart(std::ostream& os, const Chart& chart) {
       px0 = x1, py0 = y1, have_prev = true;
     }
   }
-  std::vector<std::pair<double, double>> dots;  // scatter centres: no label may cover one
+  // Scatter circles: no label may touch one (its box keeps a pixel clear of the circle's edge).
+  struct Dot {
+    double x, y, r;
+  };
+  std::vector<Dot> dots;
   for (const ScatterPoint& p : c.scatter)
-    if (std::isfinite(p.x) && std::isfinite(p.y)) dots.emplace_back(to_px_x(f, c.x, p.x), to_px_y(f, c.y, p.y));
-  drawn.insert(drawn.end(), dots.begin(), dots.end());
+    if (std::isfinite(p.x) && std::isfinite(p.y))
+      dots.push_back({to_px_x(f, c.x, p.x), to_px_y(f, c.y, p.y), (p.dim ? 3.5 : 4.5) + 1});
+  auto touches_dot = [&](const Box& b) {
+    for (const Dot& d : dots) {
+      const double nx = std::clamp(d.x, b.x0, b.x1) - d.x, ny = std::clamp(d.y, b.y0, b.y1) - d.y;
+      if (nx * nx + ny * ny < d.r * d.r) return true;
+    }
+    return false;
+  };
   auto free_at = [&](const Box& b) {
     if (b.x0 < left || b.x1 > right || b.y0 < top || b.y1 > bottom) return false;
     for (const Box& o : placed)
       if (b.overlaps(o)) return false;
     for (const auto& [x, y] : drawn)
       if (b.contains(x, y)) return false;
-    return true;
+    return !touches_dot(b);
   };
   for (const Marker& m : c.markers) {
     struct Place {
@@ -362,9 +373,7 @@ void write_svg_chart(std::ostream& os, const Chart& chart) {
       if (b.x0 < left || b.x1 > right || b.y0 < top || b.y1 > bottom) return false;
       for (const Box& o : placed)
         if (b.overlaps(o)) return false;
-      for (const auto& [dx, dy] : dots)
-        if (b.contains(dx, dy)) return false;
-      return true;
+      return !touches_dot(b);
     };
     bool done = false;
     for (const auto& fits : {std::function<bool(const Box&)>(free_at), std::function<bool(const Box&)>(no_clash)}) {

@@ -144,4 +144,16 @@ std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const
                                            const std::vector<SizingCandidate>& candidates,
                                            const SizingOptions& options);
 
+/// The pieces of search_min_replicas, for a sizing whose candidates run apart (journaled,
+/// sharded or over MPI: sim/search/sizing_run.hpp). InputError naming the flag for options out
+/// of range.
+void check_sizing_options(const SizingOptions& options);
+/// One candidate's row, sized on options.exec (the scenario's SLO and format already checked):
+/// the row search_min_replicas gives it, whatever exec.
+SizingRow size_candidate(const nlohmann::json& scenario, const std::string& file, const SizingCandidate& candidate,
+                         const SizingOptions& options);
+/// Rows in candidate order -> search_min_replicas's order (a stable sort by sizing_row_before).
+void sort_sizing_rows(std::vector<SizingRow>& rows);
+bool sizing_row_before(const SizingRow& a, const SizingRow& b);
+
 }  // namespace kvcap

@@ -20,6 +20,8 @@ nlohmann::json shaped(const nlohmann::json& scenario, const SizingRow& row) {
   return doc;
 }
 
+}  // namespace
+
 Alternative cheapest(const std::string& what, const std::vector<SizingRow>& rows) {
   Alternative a;
   a.what = what;
@@ -33,7 +35,52 @@ Alternative cheapest(const std::string& what, const std::vector<SizingRow>& rows
   return a;
 }
 
-}  // namespace
+CandidateHeadroom candidate_headroom(const nlohmann::json& scenario, const std::string& file, const SizingRow& row,
+                                     const SizingOptions& options, double target_load_scale) {
+  CandidateHeadroom h;
+  if (!row.found) return h;
+  // A load search from the target load up (5% brackets: the figure is a margin, not a capacity
+  // to quote to 2%).
+  LoadSearchOptions lo;
+  lo.goal = options.goal;
+  lo.start_scale = target_load_scale;
+  lo.min_scale = target_load_scale / 4;
+  lo.max_scale = target_load_scale * 16;  // "at least +1500%" is margin enough to report
+  lo.rel_precision = 0.05;
+  lo.max_probes = 16;
+  lo.exec = options.exec;
+  const LoadSearchResult r = search_max_load(shaped(scenario, row), file, lo);
+  h.searched = true;
+  h.capacity_load_scale = r.capacity_load_scale;
+  h.capacity_requests_per_s = r.capacity_requests_per_s;
+  h.capped = r.capped;
+  h.headroom = r.found ? r.capacity_load_scale / target_load_scale - 1 : 0;
+  h.wall = r.limit.probe >= 0 ? r.limit.wall : (r.capped ? "none" : "");
+  h.wall_explanation = r.limit.probe >= 0 ? r.limit.explanation : "";
+  return h;
+}
+
+nlohmann::json at_load_factor(const nlohmann::json& scenario, double target_load_scale, double factor) {
+  nlohmann::json doc = scenario;
+  doc["load_scale"] = target_load_scale * factor;
+  return doc;
+}
+
+std::string load_factor_label(double factor) { return format_number(factor) + "x load"; }
+
+nlohmann::json other_cost_model(const nlohmann::json& scenario) {
+  // Without a measured kernel profile the choice is the engine profile: on (fitted serving
+  // overheads) or off (kernels only).
+  const nlohmann::json current = scenario.contains("cost_model") ? scenario["cost_model"] : nlohmann::json{{"kind", "auto"}};
+  const bool kernels_only = current.contains("engine_profile") && current["engine_profile"] == "none";
+  return kernels_only ? nlohmann::json{{"kind", "auto"}} : nlohmann::json{{"kind", "roofline"}, {"engine_profile", "none"}};
+}
+
+nlohmann::json with_cost_model(const nlohmann::json& scenario, const nlohmann::json& cost_model) {
+  nlohmann::json doc = scenario;
+  doc["cost_model"] = cost_model;
+  return doc;
+}
 
 ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const std::string& file,
                                         const std::vector<SizingCandidate>& candidates,
@@ -41,42 +88,17 @@ ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const st
   ProcurementAnalysis a;
   const ScenarioSettings base = parse_scenario(scenario, file);
   a.target_load_scale = base.load_scale;
-  // Headroom: a load search per found shape, from the target load up (5% brackets: the figure
-  // is a margin, not a capacity to quote to 2%).
+  // Headroom: a load search per found shape.
   for (size_t i = 0; i < rows.size(); ++i) {
-    CandidateHeadroom h;
+    CandidateHeadroom h = candidate_headroom(scenario, file, rows[i], options, a.target_load_scale);
     h.row = i;
-    const SizingRow& row = rows[i];
-    if (row.found) {
-      LoadSearchOptions lo;
-      lo.goal = options.goal;
-      lo.start_scale = a.target_load_scale;
-      lo.min_scale = a.target_load_scale / 4;
-      lo.max_scale = a.target_load_scale * 16;  // "at least +1500%" is margin enough to report
-      lo.rel_precision = 0.05;
-      lo.max_probes = 16;
-      lo.exec = options.exec;
-      const LoadSearchResult r = search_max_load(shaped(scenario, row), file, lo);
-      h.searched = true;
-      h.capacity_load_scale = r.capacity_load_scale;
-      h.capacity_requests_per_s = r.capacity_requests_per_s;
-      h.capped = r.capped;
-      h.headroom = r.found ? r.capacity_load_scale / a.target_load_scale - 1 : 0;
-      h.wall = r.limit.probe >= 0 ? r.limit.wall : (r.capped ? "none" : "");
-      h.wall_explanation = r.limit.probe >= 0 ? r.limit.explanation : "";
-    }
     a.headroom.push_back(std::move(h));
   }
   // Load sensitivity: the whole sizing again at half and one and a half times the load.
-  for (const double f : {0.5, 1.5}) {
-    nlohmann::json doc = scenario;
-    doc["load_scale"] = a.target_load_scale * f;
-    a.load_sensitivity.push_back(
-        cheapest(format_number(f) + "x load", search_min_replicas(doc, file, candidates, options)));
-  }
-  // Cost-model sensitivity: the recommended shape under kvcap's other model for the GPU. Without
-  // a measured kernel profile the choice is the engine profile: on (fitted serving overheads) or
-  // off (kernels only).
+  for (const double f : kLoadSensitivityFactors)
+    a.load_sensitivity.push_back(cheapest(
+        load_factor_label(f), search_min_replicas(at_load_factor(scenario, a.target_load_scale, f), file, candidates, options)));
+  // Cost-model sensitivity: the recommended shape under kvcap's other model for the GPU.
   const SizingRow* best = nullptr;
   for (const SizingRow& r : rows)
     if (r.found) {
@@ -84,15 +106,10 @@ ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const st
       break;
     }
   if (best) {
-    const nlohmann::json current = scenario.contains("cost_model") ? scenario["cost_model"] : nlohmann::json{{"kind", "auto"}};
-    const bool kernels_only = current.contains("engine_profile") && current["engine_profile"] == "none";
-    const nlohmann::json other = kernels_only ? nlohmann::json{{"kind", "auto"}}
-                                              : nlohmann::json{{"kind", "roofline"}, {"engine_profile", "none"}};
-    nlohmann::json doc = scenario;
-    doc["cost_model"] = other;
+    const nlohmann::json other = other_cost_model(scenario);
     a.other_cost_model = other.dump();
     a.cost_model_sensitivity = cheapest(std::string("cost model ") + other.dump(),
-                                        search_min_replicas(doc, file, {best->candidate}, options));
+                                        search_min_replicas(with_cost_model(scenario, other), file, {best->candidate}, options));
   }
   return a;
 }

@@ -44,6 +44,22 @@ ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const st
                                         const std::vector<SizingCandidate>& candidates,
                                         const std::vector<SizingRow>& rows, const SizingOptions& options);
 
+/// The pieces of analyze_procurement, for a sizing whose candidates run apart
+/// (sim/search/sizing_run.hpp); analyze_procurement is made of them.
+/// The headroom of one row (row left 0): a load search at its shape when it is found.
+CandidateHeadroom candidate_headroom(const nlohmann::json& scenario, const std::string& file, const SizingRow& row,
+                                     const SizingOptions& options, double target_load_scale);
+/// The load factors of the load sensitivity, in report order.
+inline constexpr double kLoadSensitivityFactors[] = {0.5, 1.5};
+/// The scenario at `factor` times its load, and the label of that alternative ("0.5x load").
+nlohmann::json at_load_factor(const nlohmann::json& scenario, double target_load_scale, double factor);
+std::string load_factor_label(double factor);
+/// The cost model of the cost-model sensitivity, and the scenario under it.
+nlohmann::json other_cost_model(const nlohmann::json& scenario);
+nlohmann::json with_cost_model(const nlohmann::json& scenario, const nlohmann::json& cost_model);
+/// The first found of `rows` (sorted as search_min_replicas returns them), its probes dropped.
+Alternative cheapest(const std::string& what, const std::vector<SizingRow>& rows);
+
 /// Hours in an average month (8760 / 12), for $/month.
 inline constexpr double kHoursPerMonth = 730;
 

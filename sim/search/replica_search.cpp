@@ -139,9 +139,7 @@ void size_one(const nlohmann::json& scenario, const std::string& file, double lo
 
 }  // namespace
 
-std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const std::string& file,
-                                           const std::vector<SizingCandidate>& candidates,
-                                           const SizingOptions& options) {
+void check_sizing_options(const SizingOptions& options) {
   if (!(options.goal.min_attainment > 0 && options.goal.min_attainment <= 1))
     throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(options.goal.min_attainment));
   if (options.seeds < 1 || options.seeds > 100)
@@ -151,34 +149,50 @@ std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const
   for (const auto& [gpu, price] : options.price_per_gpu_hour_usd)
     if (!std::isfinite(price) || price < 0)
       throw InputError("--price-per-gpu-hour", gpu + ": expected a non-negative USD price");
-  require_slo(scenario, file);
+}
+
+SizingRow size_candidate(const nlohmann::json& scenario, const std::string& file, const SizingCandidate& c,
+                         const SizingOptions& options) {
+  if (c.tensor_parallel_size < 1)
+    throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
   const ScenarioSettings base = parse_scenario(scenario, file);
+  SizingRow row;
+  row.candidate = c;
+  row.pipeline_parallel_size = base.engine.pipeline_parallel_size;
+  row.price_per_gpu_hour_usd = price_of(c, base.base_dir, options, row.price_overridden);
+  size_one(scenario, file, base.load_scale, base.seed, options, options.exec, row);
+  return row;
+}
+
+bool sizing_row_before(const SizingRow& a, const SizingRow& b) {
+  if (row_class(a) != row_class(b)) return row_class(a) < row_class(b);
+  if (row_class(a) == 0 && a.cost_per_hour_usd != b.cost_per_hour_usd) return a.cost_per_hour_usd < b.cost_per_hour_usd;
+  if (row_class(a) <= 1 && a.gpus != b.gpus) return a.gpus < b.gpus;
+  return false;
+}
+
+void sort_sizing_rows(std::vector<SizingRow>& rows) {
+  // Stable: equal keys keep candidate order.
+  std::stable_sort(rows.begin(), rows.end(), sizing_row_before);
+}
+
+std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const std::string& file,
+                                           const std::vector<SizingCandidate>& candidates,
+                                           const SizingOptions& options) {
+  check_sizing_options(options);
+  require_slo(scenario, file);
+  (void)parse_scenario(scenario, file);
 
   std::vector<SizingRow> rows;
   // Shapes are independent: sized concurrently, collected in candidate order (the first error
   // in that order is the one reported, as in a loop over them).
-  const Execution each = options.exec.share(candidates.size());
+  SizingOptions each = options;
+  each.exec = options.exec.share(candidates.size());
   run_in_order<SizingRow>(
       options.exec, candidates.size(),
-      [&](size_t i) {
-        const SizingCandidate& c = candidates[i];
-        if (c.tensor_parallel_size < 1)
-          throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
-        SizingRow row;
-        row.candidate = c;
-        row.pipeline_parallel_size = base.engine.pipeline_parallel_size;
-        row.price_per_gpu_hour_usd = price_of(c, base.base_dir, options, row.price_overridden);
-        size_one(scenario, file, base.load_scale, base.seed, options, each, row);
-        return row;
-      },
+      [&](size_t i) { return size_candidate(scenario, file, candidates[i], each); },
       [&](size_t, SizingRow&& row) { rows.push_back(std::move(row)); });
-  // Stable: equal keys keep candidate order.
-  std::stable_sort(rows.begin(), rows.end(), [](const SizingRow& a, const SizingRow& b) {
-    if (row_class(a) != row_class(b)) return row_class(a) < row_class(b);
-    if (row_class(a) == 0 && a.cost_per_hour_usd != b.cost_per_hour_usd) return a.cost_per_hour_usd < b.cost_per_hour_usd;
-    if (row_class(a) <= 1 && a.gpus != b.gpus) return a.gpus < b.gpus;
-    return false;
-  });
+  sort_sizing_rows(rows);
   return rows;
 }
 

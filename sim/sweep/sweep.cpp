@@ -1,10 +1,9 @@
 #include "sim/sweep/sweep.hpp"
 
-#include <cstdlib>
-#include <map>
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_fields.hpp"
 #include "sim/util/json_parse.hpp"
@@ -25,26 +24,6 @@ std::string resolve_headline(const SweepOptions& o) {
 
 }  // namespace
 
-ShardSpec parse_shard(const std::string& text, const std::string& flag) {
-  const std::string where = flag + " " + escape_text(text);
-  const std::string expected = "expected I/N, this process's shard I of N (0 <= I < N), e.g. 3/8";
-  const auto slash = text.find('/');
-  if (slash == std::string::npos) throw InputError(where, expected);
-  auto whole = [&](const std::string& part) -> int64_t {
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
-      throw InputError(where, expected);
-    return std::strtoll(part.c_str(), nullptr, 10);
-  };
-  ShardSpec s;
-  s.index = whole(text.substr(0, slash));
-  s.count = whole(text.substr(slash + 1));
-  if (s.count < 1) throw InputError(where, "N, the number of shards, must be at least 1");
-  if (s.index >= s.count)
-    throw InputError(where, "I must be below N (shards are numbered from 0, as Slurm's --array=0-" +
-                                std::to_string(s.count - 1) + " does)");
-  return s;
-}
-
 std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path) {
   if (path == kCapacityRequestsPerS) return p.capacity->requests_per_s;
   if (path == kCapacityLoadScale) return p.capacity->load_scale;
@@ -62,6 +41,7 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
     grids.push_back(ojson{{"path", a.path}, {"values", values}});
   }
   ojson id{{"kvcap_version", KVCAP_VERSION},
+           {"kvcap_build", kvcap_build_id()},
            {"scenario", o.scenario_file},
            {"document", ojson::parse(document.dump())},
            {"set", o.sets},
@@ -96,37 +76,20 @@ void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, co
     return;
   }
   std::vector<size_t> indexes;
-  std::map<size_t, size_t> position;  // grid index -> j
-  for (size_t j = 0; j < to_run.size(); ++j) {
-    indexes.push_back(points[to_run[j]].index);
-    position[indexes.back()] = j;
-  }
-  auto position_of = [&](size_t index) {
-    const auto p = position.find(index);
-    if (p == position.end())
-      throw InputError("kvcap sweep --mpi", "grid point " + std::to_string(index) +
-                                                " is not one of this process's points: the processes of the job "
-                                                "were not given the same sweep");
-    return p->second;
-  };
-  auto run = [&](size_t index) { return point_record(produce(position_of(index))).dump(); };
-  std::vector<std::optional<SweepPoint>> ready(to_run.size());
-  size_t next = 0;  // the first j not consumed yet
-  auto done = [&](const std::string& text) {
-    const std::string where = "kvcap sweep --mpi: a point record from a worker";
-    (void)parse_json_line(text, where);  // syntax and depth, with a message
-    SweepPoint p = read_point_record(nlohmann::ordered_json::parse(text), where);
-    const size_t j = position_of(p.index);
-    if (ready[j] || j < next) throw InputError(where, "point " + std::to_string(p.index) + " came back twice");
-    if (o.journal) o.journal->record(p);
-    if (o.exec.progress) o.exec.progress->add_done();
-    ready[j].emplace(std::move(p));
-    for (; next < ready.size() && ready[next]; ++next) {
-      consume(next, std::move(*ready[next]));
-      ready[next].reset();
-    }
-  };
-  o.dispatcher->dispatch(indexes, run, done);
+  for (const size_t k : to_run) indexes.push_back(points[k].index);
+  const std::string where = "kvcap sweep --mpi: a point record from a worker";
+  dispatch_in_order<SweepPoint>(
+      *o.dispatcher, indexes, [&](size_t j) { return point_record(produce(j)).dump(); },
+      [&](const std::string& text) {
+        (void)parse_json_line(text, where);  // syntax and depth, with a message
+        return read_point_record(nlohmann::ordered_json::parse(text), where);
+      },
+      [](const SweepPoint& p) { return p.index; },
+      [&](const SweepPoint& p) {
+        if (o.journal) o.journal->record(p);
+        if (o.exec.progress) o.exec.progress->add_done();
+      },
+      [&](size_t j, SweepPoint&& p) { consume(j, std::move(p)); }, "kvcap sweep --mpi");
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // `kvcap sweep`: every point of a grid run as a full simulation of the scenario (and optionally
 // a capacity search), with the key figures side by side.
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,41 +10,17 @@
 
 #include "sim/sweep/grid.hpp"
 #include "sim/sweep/scenario_point.hpp"
+#include "sim/util/shard_spec.hpp"
+#include "sim/util/work_dispatch.hpp"
 
 namespace kvcap {
 
 class SweepJournal;  // sim/sweep/sweep_journal.hpp
 
-/// --shard I/N: this process runs the grid points whose index mod N is I (round robin, so that
-/// each shard gets a like mix of cheap and dear points: a grid's last axis, which turns fastest,
-/// is often the one that makes a run dearer). Which points a shard runs depends on I, N and the
-/// grid only, never on --jobs.
-struct ShardSpec {
-  int64_t index = 0;
-  int64_t count = 1;
-  bool holds(size_t point) const { return static_cast<int64_t>(point % static_cast<size_t>(count)) == index; }
-};
-
-/// Parses "I/N" (0 <= I < N). InputError naming `flag` otherwise.
-ShardSpec parse_shard(const std::string& text, const std::string& flag = "--shard");
-
-/// Runs a sweep's points in other processes instead of on this one's pool: `kvcap sweep --mpi`
-/// implements it over MPI (sim/cli/mpi_dispatch.hpp); the sweep knows nothing of MPI. Every
-/// process of the job runs run_sweep with the same options (so each checks the same grid), and
-/// run_sweep calls dispatch() once, after every check and before any point runs:
-///  - in the process that hands the points out (MPI rank 0), `indexes` are the grid indexes still
-///    to run; dispatch hands them out and calls done(record) with each point record (JSON text,
-///    sweep_journal.hpp: point_record) as it comes back, in any order; done journals it and
-///    collects it in grid order, and may throw (what the sweep would throw there);
-///  - in a worker, dispatch calls run(index) for each grid index it is handed: the point is
-///    evaluated here by exactly the code the sweep on one machine runs, and its record returned.
-/// It returns when every point is done (rank 0) or when the worker is told to stop.
-class PointDispatcher {
- public:
-  virtual ~PointDispatcher() = default;
-  virtual void dispatch(const std::vector<size_t>& indexes, const std::function<std::string(size_t)>& run,
-                        const std::function<void(const std::string&)>& done) = 0;
-};
+// --shard I/N (sim/util/shard_spec.hpp): this process runs the grid points whose index mod N is
+// I (a grid's last axis, which turns fastest, is often the one that makes a run dearer, so round
+// robin gives each shard a like mix). --mpi: the points run in other processes
+// (sim/util/work_dispatch.hpp: PointDispatcher); a point's record is point_record's JSON text.
 
 struct SweepOptions {
   std::string scenario_file;
@@ -91,7 +66,7 @@ struct SweepResult {
   size_t resumed = 0;              ///< points read back from the journal instead of run
 };
 
-/// The inputs every point's outcome depends on: the kvcap version, the scenario file as named
+/// The inputs every point's outcome depends on: the kvcap version and build, the scenario file as named
 /// and its document after --set, the --set list, the grid axes and the capacity goal. (Not the
 /// headline, --jobs or the shard: they do not change a point's figures.) Files the scenario
 /// refers to (traces, model configs) are named, not hashed.

@@ -2,14 +2,10 @@
 // A sweep's finished points, kept across a kill: the journal in its --out folder and the record
 // every point leaves in it (the same record a shard's output holds, sim/sweep/sweep_shard.hpp).
 //
-// DIR/.kvcap-journal.jsonl: a first line naming the sweep ({"kvcap_sweep_journal": 1,
-// "identity": sweep_identity, "shard": {"index", "count"} or null}), then one line per finished
-// point, in the order they finished, each written whole and fsync'd before the next point is
-// reported done (sim/util/journal_file.hpp). A line cut short by a kill is ignored. When the
-// sweep's output set is committed the journal goes with the folder it replaces; a sweep that was
-// killed (or stopped by an error) leaves it, and `kvcap sweep ... --resume` with the same
-// arguments takes its points instead of running them again. Without --resume a journal is
-// started afresh.
+// DIR/.kvcap-journal.jsonl (sim/util/work_journal.hpp): a first line naming the sweep
+// ({"kvcap_sweep_journal": 1, "identity": sweep_identity, "shard": {"index", "count"} or null}),
+// then one point record per finished point, in the order they finished. `kvcap sweep ...
+// --resume` with the same arguments takes its points instead of running them again.
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,10 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sweep/sweep.hpp"
+#include "sim/util/work_journal.hpp"
 
 namespace kvcap {
-
-class JournalFile;
 
 /// One finished point as a JSON object: {"index", "ok", "error" (when not ok), "results" (when
 /// ok), "capacity" (when searched: capacity_json), "at_capacity" (the run at the capacity load,
@@ -30,10 +25,6 @@ nlohmann::ordered_json point_record(const SweepPoint& p);
 /// The point `record` describes: its index, outcome, results and capacity (the grid values,
 /// assignments, folder and headline are the caller's to fill). InputError naming `where`.
 SweepPoint read_point_record(const nlohmann::ordered_json& record, const std::string& where);
-
-/// The first key where two sweep identities differ, as a phrase for messages ("the scenario
-/// document (after --set)"); "" when they are the same.
-std::string identity_difference(const nlohmann::ordered_json& expected, const nlohmann::ordered_json& found);
 
 class SweepJournal {
  public:
@@ -54,13 +45,10 @@ class SweepJournal {
   /// Appends a finished point (ok or not) durably. Safe to call from several threads.
   void record(const SweepPoint& p);
   /// The journal's path as shown in messages (DIR/.kvcap-journal.jsonl).
-  const std::string& path() const { return shown_; }
+  const std::string& path() const { return journal_.path(); }
 
  private:
-  std::string dir_;
-  std::string shown_;
-  bool resume_ = false;
-  std::unique_ptr<JournalFile> file_;
+  WorkJournal journal_;
   std::map<size_t, SweepPoint> finished_;
 };
 

@@ -1,14 +1,10 @@
 #include "sim/sweep/sweep_shard.hpp"
 
-#include <sys/stat.h>
-
 #include <map>
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
 #include "sim/util/error.hpp"
-#include "sim/util/input_file.hpp"
-#include "sim/util/json_parse.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
@@ -17,82 +13,41 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-std::string shard_label(const ShardSpec& s) { return std::to_string(s.index) + "/" + std::to_string(s.count); }
-
-/// One shard file as read.
-struct ShardFile {
-  std::string shown;  ///< the file, as named in messages
-  ojson identity;
+/// One sweep shard file as read.
+struct SweepShard {
+  ShardFile file;
   std::string headline;
-  ShardSpec spec;
   size_t grid_points = 0;
   std::vector<SweepPoint> points;
 };
 
-const ojson& member(const ojson& obj, const char* key, const std::string& where) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) throw InputError(where, std::string("expected \"") + key + "\" in a shard file's first line");
-  return *it;
-}
-
-size_t whole_number(const ojson& v, const char* key, const std::string& where) {
-  if (!v.is_number_unsigned()) throw InputError(where, std::string("\"") + key + "\" must be a whole number >= 0");
-  return v.get<size_t>();
-}
-
-ShardFile read_shard_file(const std::string& input) {
-  std::string file = input;
-  struct stat st {};
-  if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    std::string dir = input;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    file = dir + "/" + kShardFile;
-    struct stat f {};
-    if (::stat(file.c_str(), &f) != 0)
-      throw InputError(escape_text(input), std::string("holds no ") + kShardFile +
-                                               ": expected the --out folder of a finished `kvcap sweep --shard I/N` "
-                                               "(a shard that was stopped writes none: rerun it with --resume)");
-  }
-  ShardFile s;
-  s.shown = escape_text(file);
-  const std::string text = read_regular_file(file, "", "shard file");
-  if (text.empty() || text.back() != '\n')
-    throw InputError(s.shown, "is empty or cut short (no final newline); expected the shard.jsonl kvcap sweep --shard writes");
-  std::vector<std::string> lines;
-  for (size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
-    lines.push_back(text.substr(start, nl - start));
-
-  const std::string where1 = s.shown + ":1";
-  (void)parse_json_line(lines[0], where1);
-  const ojson header = ojson::parse(lines[0]);
-  if (!header.is_object() || !header.contains("kvcap_sweep_shard") || header["kvcap_sweep_shard"] != 1)
-    throw InputError(where1, "not a kvcap sweep shard (expected the shard.jsonl kvcap sweep --shard writes)");
-  s.identity = member(header, "identity", where1);
-  if (!s.identity.is_object()) throw InputError(where1, "\"identity\" must be an object");
-  const ojson& headline = member(header, "headline", where1);
+SweepShard read_sweep_shard(const std::string& input) {
+  SweepShard s;
+  s.file = read_shard_file(input, "sweep");
+  const ojson& header = s.file.header;
+  const std::string where1 = s.file.shown + ":1";
+  auto member = [&](const char* key) -> const ojson& {
+    const auto it = header.find(key);
+    if (it == header.end()) throw InputError(where1, std::string("expected \"") + key + "\" in a shard file's first line");
+    return *it;
+  };
+  const ojson& headline = member("headline");
   if (!headline.is_string()) throw InputError(where1, "\"headline\" must be a string");
   s.headline = headline.get<std::string>();
-  const ojson& shard = member(header, "shard", where1);
-  if (!shard.is_object()) throw InputError(where1, "\"shard\" must be an object {\"index\", \"count\"}");
-  s.spec.count = static_cast<int64_t>(whole_number(member(shard, "count", where1), "count", where1));
-  s.spec.index = static_cast<int64_t>(whole_number(member(shard, "index", where1), "index", where1));
-  if (s.spec.count < 1 || s.spec.index >= s.spec.count)
-    throw InputError(where1, "\"shard\" must have 0 <= index < count");
-  s.grid_points = whole_number(member(header, "grid_points", where1), "grid_points", where1);
-  if (s.grid_points < 1 || s.grid_points > static_cast<size_t>(kMaxGridPoints))
+  const ojson& grid = member("grid_points");
+  if (!grid.is_number_unsigned() || grid.get<uint64_t>() < 1 || grid.get<uint64_t>() > static_cast<uint64_t>(kMaxGridPoints))
     throw InputError(where1, "\"grid_points\" must be from 1 to " + std::to_string(kMaxGridPoints));
-  const ojson& listed = member(header, "points", where1);
+  s.grid_points = grid.get<size_t>();
+  const ojson& listed = member("points");
   if (!listed.is_array()) throw InputError(where1, "\"points\" must be an array of point indexes");
-  if (listed.size() != lines.size() - 1)
-    throw InputError(s.shown, "lists " + std::to_string(listed.size()) + " point(s) but holds " +
-                                  std::to_string(lines.size() - 1) + " record(s); expected one line per point");
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const std::string where = s.shown + ":" + std::to_string(i + 1);
-    (void)parse_json_line(lines[i], where);
-    SweepPoint p = read_point_record(ojson::parse(lines[i]), where);
-    if (listed[i - 1] != p.index)
-      throw InputError(where, "holds point " + std::to_string(p.index) + " where the first line lists " +
-                                  listed[i - 1].dump());
+  if (listed.size() != s.file.records.size())
+    throw InputError(s.file.shown, "lists " + std::to_string(listed.size()) + " point(s) but holds " +
+                                       std::to_string(s.file.records.size()) + " record(s); expected one line per point");
+  for (size_t i = 0; i < s.file.records.size(); ++i) {
+    const auto& r = s.file.records[i];
+    SweepPoint p = read_point_record(r.json, r.where);
+    if (listed[i] != p.index)
+      throw InputError(r.where, "holds point " + std::to_string(p.index) + " where the first line lists " + listed[i].dump());
     s.points.push_back(std::move(p));
   }
   return s;
@@ -154,7 +109,7 @@ void write_shard_outputs(OutputFolder& out, const SweepResult& s) {
     const ojson header{{"kvcap_sweep_shard", 1},
                        {"identity", s.identity},
                        {"headline", s.headline},
-                       {"shard", ojson{{"index", s.options.shard->index}, {"count", s.options.shard->count}}},
+                       {"shard", shard_spec_json(*s.options.shard)},
                        {"grid_points", s.grid_size},
                        {"points", indexes}};
     os << header.dump() << "\n";
@@ -164,67 +119,55 @@ void write_shard_outputs(OutputFolder& out, const SweepResult& s) {
 
 SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
   if (inputs.empty()) throw InputError("kvcap merge", "expected the shard folders to merge");
-  std::vector<ShardFile> shards;
+  std::vector<SweepShard> shards;
   shards.reserve(inputs.size());
-  for (const auto& in : inputs) shards.push_back(read_shard_file(in));
-
-  const ShardFile& first = shards.front();
-  const auto version = first.identity.find("kvcap_version");
-  if (version == first.identity.end() || *version != KVCAP_VERSION)
-    throw InputError(first.shown, "was written by kvcap " + (version == first.identity.end() ? std::string("?") : version->dump()) +
-                                      ", this is kvcap " + KVCAP_VERSION + ": merge with the kvcap that ran the shards");
-  std::map<int64_t, const ShardFile*> by_index;
-  std::vector<const ShardFile*> owner(first.grid_points, nullptr);
-  for (const ShardFile& s : shards) {
+  for (const auto& in : inputs) shards.push_back(read_sweep_shard(in));
+  {
+    std::vector<ShardFile> files;
+    for (const auto& s : shards) files.push_back(s.file);
+    check_shard_set(files, "sweep");
+  }
+  const SweepShard& first = shards.front();
+  std::vector<const SweepShard*> owner(first.grid_points, nullptr);
+  for (const SweepShard& s : shards) {
     if (&s != &first) {
-      const std::string differs = identity_difference(first.identity, s.identity);
-      if (!differs.empty())
-        throw InputError(s.shown, "is a shard of another sweep than " + first.shown + ": " + differs + " differs");
       if (s.headline != first.headline)
-        throw InputError(s.shown, "is a shard of another sweep than " + first.shown + ": its --headline differs (" +
-                                      s.headline + " vs " + first.headline + ")");
-      if (s.spec.count != first.spec.count || s.grid_points != first.grid_points)
-        throw InputError(s.shown, "is shard " + shard_label(s.spec) + ", of another split than " + first.shown +
-                                      " (shard " + shard_label(first.spec) + ")");
+        throw InputError(s.file.shown, "is a shard of another sweep than " + first.file.shown +
+                                           ": its --headline differs (" + s.headline + " vs " + first.headline + ")");
+      if (s.grid_points != first.grid_points)
+        throw InputError(s.file.shown, "is shard " + shard_label(s.file.spec) + ", of another split than " +
+                                           first.file.shown + " (shard " + shard_label(first.file.spec) + ")");
     }
-    const auto [it, fresh] = by_index.emplace(s.spec.index, &s);
-    if (!fresh)
-      throw InputError(s.shown, "is shard " + shard_label(s.spec) + " again (" + it->second->shown +
-                                    " is too): give each shard once");
     for (const SweepPoint& p : s.points) {
-      if (p.index >= s.grid_points || !s.spec.holds(p.index))
-        throw InputError(s.shown, "holds point " + std::to_string(p.index) + ", which is not a point of shard " +
-                                      shard_label(s.spec) + " of a " + std::to_string(s.grid_points) + "-point grid");
+      if (p.index >= s.grid_points || !s.file.spec.holds(p.index))
+        throw InputError(s.file.shown, "holds point " + std::to_string(p.index) + ", which is not a point of shard " +
+                                           shard_label(s.file.spec) + " of a " + std::to_string(s.grid_points) +
+                                           "-point grid");
       if (owner[p.index])
-        throw InputError(s.shown, "holds point " + std::to_string(p.index) + ", which " +
-                                      (owner[p.index] == &s ? std::string("it holds twice")
-                                                            : owner[p.index]->shown + " holds too"));
+        throw InputError(s.file.shown, "holds point " + std::to_string(p.index) + ", which " +
+                                           (owner[p.index] == &s ? std::string("it holds twice")
+                                                                 : owner[p.index]->file.shown + " holds too"));
       owner[p.index] = &s;
     }
   }
-  for (int64_t i = 0; i < first.spec.count; ++i)
-    if (!by_index.count(i)) {
-      std::string given;
-      for (const auto& [k, s] : by_index) given += (given.empty() ? "" : ", ") + shard_label(s->spec) + " " + s->shown;
-      throw InputError("kvcap merge", "shard " + std::to_string(i) + "/" + std::to_string(first.spec.count) +
-                                          " is missing (given: " + given + ")");
-    }
   for (size_t i = 0; i < owner.size(); ++i)
-    if (!owner[i])
-      throw InputError(by_index.at(static_cast<int64_t>(i % static_cast<size_t>(first.spec.count)))->shown,
-                       "lacks point " + std::to_string(i) + " of its shard: not a whole shard");
+    if (!owner[i]) {
+      for (const SweepShard& s : shards)
+        if (s.file.spec.holds(i))
+          throw InputError(s.file.shown, "lacks point " + std::to_string(i) + " of its shard: not a whole shard");
+    }
 
   SweepResult out;
-  out.options = options_from_identity(first.identity, first.headline, first.shown + ":1");
+  out.options = options_from_identity(first.file.identity, first.headline, first.file.shown + ":1");
   out.headline = first.headline;
-  out.identity = first.identity;
+  out.identity = first.file.identity;
   out.grid_size = first.grid_points;
   const std::vector<GridPoint> points = grid_points(out.options.axes);
   if (points.size() != first.grid_points)
-    throw InputError(first.shown + ":1", "\"grid_points\" is " + std::to_string(first.grid_points) +
+    throw InputError(first.file.shown + ":1", "\"grid_points\" is " + std::to_string(first.grid_points) +
                                              " but the grid axes make " + std::to_string(points.size()));
   std::map<size_t, const SweepPoint*> records;
-  for (const ShardFile& s : shards)
+  for (const SweepShard& s : shards)
     for (const SweepPoint& p : s.points) records[p.index] = &p;
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& r = *records.at(i);
@@ -240,7 +183,7 @@ SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
     sp.capacity = r.capacity;
     if (sp.ok) {
       if (is_capacity_metric(out.headline) && !sp.capacity)
-        throw InputError(owner[i]->shown, "point " + std::to_string(i) + " has no capacity figures for the headline " +
+        throw InputError(owner[i]->file.shown, "point " + std::to_string(i) + " has no capacity figures for the headline " +
                                               out.headline);
       sp.headline = sweep_headline(sp, out.headline);
     }

@@ -13,10 +13,9 @@
 
 #include "sim/sweep/sweep.hpp"
 #include "sim/util/output_folder.hpp"
+#include "sim/util/shard_file.hpp"
 
 namespace kvcap {
-
-inline constexpr const char* kShardFile = "shard.jsonl";
 
 /// The top-level entries of a shard's --out set.
 std::vector<std::string> shard_output_names();

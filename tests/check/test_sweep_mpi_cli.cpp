@@ -166,3 +166,44 @@ TEST_CASE("sweep --mpi: one process runs every point itself; bad input is exit 2
   CHECK(bad_err.find("kvcap: error: MPI rank ") != std::string::npos);
   CHECK(bad_err.find("scenarios/basic-roofline.json: JSON file does not exist") != std::string::npos);
 }
+
+TEST_CASE("search --min-replicas --mpi under mpirun -np 3: every --out file and stdout equal the single-process search") {
+  if (!mpi_runnable()) return;
+  TempDir tmp("mpi-search");
+  // Four candidates: their sizings, headroom searches and load sensitivities run on the workers,
+  // then the recommended one's cost-model sizing in a second round.
+  const std::string sizing =
+      "search --min-replicas --gpu h100,l40s --tp 1,2 --model llama-3.1-8b --max-model-len 8192 --isl 1500 --osl 200 "
+      "--request-rate 30 --num-prompts 150 --ttft-p99 1 --tpot-p99 0.05 --jobs 1";
+  const fs::path whole = tmp.path / "whole", spread = tmp.path / "spread", err = tmp.path / "stderr.txt";
+  const auto w = kvcap_cli(sizing + " --quiet --out " + quoted(whole), false);
+  REQUIRE(w.code == 0);
+  const auto m = mpirun(3, sizing + " --mpi --out " + quoted(spread), err);
+  const std::string m_err = read_text(err);
+  CAPTURE(m_err);
+  REQUIRE(m.code == 0);
+  CHECK(m.out == w.out);
+  // Four candidate tasks and the cost-model task ran on the two workers.
+  CHECK(m_err.find("kvcap search --mpi: ran 5 task(s) on 2 worker rank(s)") != std::string::npos);
+  const auto expected = output_files_of(whole), got = output_files_of(spread);
+  CHECK(expected.count("sizing.html") == 1);
+  CHECK(expected.count("search.json") == 1);
+  for (const auto& [name, text] : expected) {
+    CAPTURE(name);
+    REQUIRE(got.count(name) == 1);
+    CHECK(got.at(name) == text);
+  }
+  CHECK(got.size() == expected.size());
+  if (KVCAP_SANITIZED) return;
+  // Without --out (no procurement analysis), --json, one worker.
+  const auto wj = kvcap_cli(sizing + " --quiet --json", false);
+  REQUIRE(wj.code == 0);
+  const auto mj = mpirun(2, sizing + " --quiet --json --mpi", err);
+  CAPTURE(read_text(err));
+  REQUIRE(mj.code == 0);
+  CHECK(mj.out == wj.out);
+  // A plain load search has no tasks to hand out: exit 2 on every rank, no hang.
+  const auto bad = mpirun(2, "search scenarios/basic-roofline.json --mpi", err);
+  CHECK(bad.code == 2);
+  CHECK(read_text(err).find("--mpi: applies to --min-replicas") != std::string::npos);
+}

@@ -169,7 +169,7 @@ TEST_CASE("kvcap merge refuses shards that do not make one sweep: exit 2 naming 
     h["identity"]["kvcap_version"] = "0.0.1";
     lines[0] = h.dump();
   });
-  expect_refused({old_version, shards[1], shards[2]}, (old_version / "shard.jsonl").string(), "was written by kvcap \"0.0.1\"");
+  expect_refused({old_version, shards[1], shards[2]}, (old_version / "shard.jsonl").string(), "was written by kvcap 0.0.1 (git ");
   expect_refused({shards[1], old_version, shards[2]}, (old_version / "shard.jsonl").string(), "the kvcap version");
   // A point twice in one shard, a point of another shard, a point missing.
   const fs::path twice = edited(0, "twice", [](std::vector<std::string>& lines) {

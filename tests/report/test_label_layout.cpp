@@ -5,6 +5,8 @@
 // markers, many bars with long labels) and the reports kvcap writes for real runs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -45,13 +47,16 @@ size_t decoded_length(const std::string& s) {
 struct SvgLabels {
   double width = 0, height = 0;
   std::vector<LabelBox> boxes;
-  std::vector<std::pair<double, double>> dots;  ///< <circle> centres (series points)
+  struct Dot {
+    double x, y, r;
+  };
+  std::vector<Dot> dots;  ///< <circle>s (scatter and series points): centre and radius
 };
 
 std::vector<SvgLabels> svg_labels(const std::string& html) {
   std::vector<SvgLabels> out;
   const std::regex text_re("<text([^>]*)>([^<]*)</text>");
-  const std::regex circle_re("<circle cx=\"([0-9.]+)\" cy=\"([0-9.]+)\"");
+  const std::regex circle_re("<circle cx=\"([0-9.]+)\" cy=\"([0-9.]+)\"(?: r=\"([0-9.]+)\")?");
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 4)) {
     const size_t end = html.find("</svg>", at);
     const std::string svg = html.substr(at, end - at);
@@ -71,7 +76,8 @@ std::vector<SvgLabels> svg_labels(const std::string& html) {
       s.boxes.push_back({(*it)[2].str(), x0, ty - 0.8 * font, x0 + w, ty + 0.25 * font});
     }
     for (auto it = std::sregex_iterator(svg.begin(), svg.end(), circle_re); it != std::sregex_iterator(); ++it)
-      s.dots.emplace_back(std::stod((*it)[1].str()), std::stod((*it)[2].str()));
+      s.dots.push_back({std::stod((*it)[1].str()), std::stod((*it)[2].str()),
+                        (*it)[3].matched ? std::stod((*it)[3].str()) : 0.0});
     out.push_back(std::move(s));
   }
   return out;
@@ -91,8 +97,12 @@ std::string label_problems(const std::string& html) {
         if (a.x0 + kSlack < b.x1 && b.x0 + kSlack < a.x1 && a.y0 + kSlack < b.y1 && b.y0 + kSlack < a.y1)
           problems += "'" + a.text + "' overlaps '" + b.text + "'\n";
       }
-      for (const auto& [x, y] : s.dots)
-        if (x > a.x0 && x < a.x1 && y > a.y0 && y < a.y1) problems += "'" + a.text + "' covers a data point\n";
+      // A label may not touch a circle: the nearest point of its box is farther than the radius.
+      for (const auto& d : s.dots) {
+        const double nx = std::clamp(d.x, a.x0, a.x1) - d.x, ny = std::clamp(d.y, a.y0, a.y1) - d.y;
+        if ((d.r == 0 && d.x > a.x0 && d.x < a.x1 && d.y > a.y0 && d.y < a.y1) || (d.r > 0 && nx * nx + ny * ny < d.r * d.r))
+          problems += "'" + a.text + "' covers a data point\n";
+      }
     }
   }
   return problems;
@@ -113,6 +123,11 @@ TEST_CASE("the checker finds what it is for") {
   CHECK(label_problems("<svg viewBox=\"0 0 100 50\"><text x=\"90\" y=\"20\">abcdef</text></svg>") != "");
   CHECK(label_problems("<svg viewBox=\"0 0 100 50\"><text x=\"10\" y=\"20\">ab</text>"
                        "<text x=\"10\" y=\"40\">cd</text></svg>") == "");
+  // A label grazing a circle's edge (its centre 2 units below the box, radius 3.5) covers it.
+  CHECK(label_problems("<svg viewBox=\"0 0 100 50\"><text x=\"10\" y=\"20\">abcdef</text>"
+                       "<circle cx=\"20\" cy=\"24.75\" r=\"3.5\"></circle></svg>") != "");
+  CHECK(label_problems("<svg viewBox=\"0 0 100 50\"><text x=\"10\" y=\"20\">abcdef</text>"
+                       "<circle cx=\"20\" cy=\"30\" r=\"3.5\"></circle></svg>") == "");
 }
 
 TEST_CASE("line charts: a long title wraps, a long legend flows onto rows, crowded markers find free places") {

@@ -64,6 +64,14 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
   const json sj = json::parse(read_text(dir / "s" / "search.json"));
   const std::string md = read_text(dir / "s" / "sizing.md");
   REQUIRE(fs::exists(dir / "s" / "sizing.html"));
+  // The p50 / p99 pairs stay on one line in narrow columns (a phone showed "235.4", "/", "564.1").
+  {
+    const std::string html = read_text(dir / "s" / "sizing.html");
+    const size_t cell = html.find("<td class=\"nw\">");
+    REQUIRE(cell != std::string::npos);
+    CHECK(html.substr(cell, html.find("</td>", cell) - cell).find(" / ") != std::string::npos);
+    CHECK(html.find("td.nw{white-space:nowrap}") != std::string::npos);
+  }
   const json& best = sj["candidates"][0];
   REQUIRE(best["found"] == true);
   const std::string shape = std::to_string(best["gpus"].get<int>()) + " x " + best["gpu"].get<std::string>() + " (TP" +
