@@ -426,7 +426,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
   const auto n = static_cast<int64_t>(run.size());
   if (n == 0) return 0;
   // One pass over the running requests: each must have sampled its last token at now_s (so that
-  // every step gives all of them the same gap); the stretch stops before the first step that
+  // every step gives all of them the same gap); the stretch ends with the first step that
   // finishes one (output length or max_model_len); the context sum prices the steps; the
   // residues of the contexts modulo the block size say which requests cross a boundary when.
   bulk_phase_start_.assign(static_cast<size_t>(bs) + 1, 0);
@@ -436,12 +436,12 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
   for (int32_t slot : run) {
     const SeqState& s = state_.seq(slot);
     if (s.last_token_s != now_s || s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return 0;
-    limit = std::min(limit, std::min(s.req.output_tokens - s.num_output_tokens, cfg_.max_model_len - s.num_tokens()) - 1);
+    limit = std::min(limit, std::min(s.req.output_tokens - s.num_output_tokens, cfg_.max_model_len - s.num_tokens()));
     context += s.num_computed_tokens + 1;
     ++bulk_phase_start_[static_cast<size_t>(s.num_computed_tokens % bs) + 1];
     if (s.class_index >= 0) ++bulk_class_n_[static_cast<size_t>(s.class_index)];
   }
-  if (limit < 1) return 0;
+  if (limit < 1) return 0;  // (a request that is already done would not be running)
   // Counting sort by residue, stable: each residue's requests stay in running order.
   for (size_t p = 1; p < bulk_phase_start_.size(); ++p) bulk_phase_start_[p] += bulk_phase_start_[p - 1];
   bulk_cursor_.assign(bulk_phase_start_.begin(), bulk_phase_start_.end() - 1);
@@ -503,30 +503,18 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
     ++step_index_;
     step_cost_ = cost;
     step_prefill_tokens_ = 0;
-    // The step's end (Simulation::run_step's skipping loop), then finish_step without a finish:
-    // every request samples a token now_s after its previous one.
+    // The step's end (Simulation::run_step's skipping loop), then finish_step: every request
+    // samples a token now_s after its previous one.
     advance(end);
     const double gap = end - now_s;
     metrics_.on_itl_run(bulk_classes_, n, gap);
     max_gap = std::max(max_gap, gap);
-    const double t = step_cost_.time_s;
-    integrals_.steps += 1;
-    integrals_.tokens += n;
-    integrals_.busy_s += t;
-    integrals_.compute_util += step_cost_.compute_utilization * t;
-    integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
-    integrals_.engine += step_cost_.engine;
-    interval_.steps += 1;
-    interval_.tokens += n;
-    interval_.decode_tokens += n;
-    const double in_interval = std::clamp(end - interval_start_s_, 0.0, t);
-    interval_.busy_s += in_interval;
-    interval_.compute_util += step_cost_.compute_utilization * in_interval;
-    interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
-    usage_ = kv_->usage();
-    integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
+    finished_.clear();
+    to_park_.clear();
     now_s = end;
     ++k;
+    if (k == limit) break;  // requests finish: the stretch's last step ends below
+    close_step(end, n, 0);
   }
   if (k == 0) return 0;
   // Every request sampled k tokens, the last at now_s.
@@ -538,6 +526,14 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
     s.last_token_s = now_s;
     s.max_itl_s = std::max(s.max_itl_s, max_gap);
     kv_->bulk_settle(s);
+  }
+  if (k == limit) {
+    // The last step finishes requests, in running order, as finish_step does.
+    for (size_t i = 0; i < run.size(); ++i) {
+      SeqState& s = state_.seq(run[i]);
+      if (is_done(s)) finish_request(s, now_s);
+    }
+    close_step(now_s, n, 0);
   }
   plan_.clear();  // the last plan built is no longer the last step's
   return k;
@@ -585,19 +581,25 @@ void Replica::finish_step(double now_s) {
       s.max_itl_s = std::max(s.max_itl_s, gap);
     }
     s.last_token_s = now_s;
-    if (s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len) {
-      s.status = SeqStatus::finished;
-      if (forecast_) forecast_->observe(s.num_output_tokens);
-      metrics_.on_finish(s, now_s, index_);
-      if (sessions_resident_ && s.req.session_id >= 0) {
-        release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
-        to_park_.push_back(e.slot);
-      } else {
-        kv_->free(s);
-      }
-      finished_.push_back(e.slot);
-    }
+    if (is_done(s)) finish_request(s, now_s);
   }
+  close_step(now_s, plan_.total_tokens, step_prefill_tokens_);
+}
+
+void Replica::finish_request(SeqState& s, double now_s) {
+  s.status = SeqStatus::finished;
+  if (forecast_) forecast_->observe(s.num_output_tokens);
+  metrics_.on_finish(s, now_s, index_);
+  if (sessions_resident_ && s.req.session_id >= 0) {
+    release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
+    to_park_.push_back(s.slot);
+  } else {
+    kv_->free(s);
+  }
+  finished_.push_back(s.slot);
+}
+
+void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens) {
   if (!finished_.empty()) {
     auto& run = state_.running;
     run.erase(std::remove_if(run.begin(), run.end(),
@@ -606,15 +608,15 @@ void Replica::finish_step(double now_s) {
   }
   const double t = step_cost_.time_s;
   integrals_.steps += 1;
-  integrals_.tokens += plan_.total_tokens;
+  integrals_.tokens += tokens;
   integrals_.busy_s += t;
   integrals_.compute_util += step_cost_.compute_utilization * t;
   integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
   integrals_.engine += step_cost_.engine;
   interval_.steps += 1;
-  interval_.tokens += plan_.total_tokens;
-  interval_.prefill_tokens += step_prefill_tokens_;
-  interval_.decode_tokens += plan_.total_tokens - step_prefill_tokens_;
+  interval_.tokens += tokens;
+  interval_.prefill_tokens += prefill_tokens;
+  interval_.decode_tokens += tokens - prefill_tokens;
   interval_.finished += static_cast<int64_t>(finished_.size());
   // The part of the step before the last sample was counted in that sample's interval.
   // (Pipeline parallelism: batches overlap, so each is counted whole in the interval it ends in.)

@@ -150,6 +150,14 @@ class Replica {
   void reclaim_parked(double now_s);
   void release_parked(size_t index);
   void release_parked_session(int64_t session_id);
+  /// finish_step's parts, shared with bulk_decode: whether a request that just sampled is done;
+  /// a request's end (metrics, forecast, KV freed or parked; into finished_); the step's end
+  /// (finished requests leave running, integrals and interval counters, parks, observer, slots).
+  bool is_done(const SeqState& s) const {
+    return s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len;
+  }
+  void finish_request(SeqState& s, double now_s);
+  void close_step(double now_s, int64_t tokens, int64_t prefill_tokens);
 
   int32_t index_;
   SchedulerConfig cfg_;

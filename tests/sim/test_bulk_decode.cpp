@@ -145,11 +145,10 @@ TEST_CASE("property: 200 random scenarios give identical outputs with bulk decod
 
 TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size 4)") {
   // A (prompt 10, 8 out) and B (prompt 13, 5 out) arrive at 0 and prefill together in step 1
-  // [0, 0.01]: A1, B1 at 0.01. From 0.01 the stretch stops before the step that finishes B
-  // (B's 5th token): bulk steps end at 0.02, 0.03, 0.04 (A2-4, B2-4; A's context reaches 12 in
-  // the third, which takes its 4th block through the allocator). Step [0.04, 0.05] runs one by
-  // one (B5, B finishes). From 0.05 A alone: bulk steps end at 0.06 and 0.07 (A6, A7); the last
-  // step gives A8 at 0.08. 5 steps in bulk; 11 ITL samples of 10 ms.
+  // [0, 0.01]: A1, B1 at 0.01. From 0.01 a stretch of 4 bulk steps ends at 0.02, 0.03, 0.04,
+  // 0.05 (A2-5, B2-5; A's context reaches 12 in the third, which takes its 4th block through the
+  // allocator), the last finishing B (its 5th token). From 0.05 A alone: bulk steps end at 0.06,
+  // 0.07, 0.08, the last finishing A. 7 steps in bulk; 11 ITL samples of 10 ms.
   BulkCase c;
   c.sc = sched_cfg(512, 8, 256);
   c.e = engine("vllm-v1", "paged");
@@ -160,7 +159,7 @@ TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size
   c.opt.sample_interval_s = 0;
   ConstantCostModel ten_ms(0.01);
   const BulkOutcome bulk = run_bulk_case(c, true, true, &ten_ms);
-  CHECK(bulk.bulk_steps == 5);
+  CHECK(bulk.bulk_steps == 7);
   CHECK(bulk.skipped == 8);  // every step ended off the queue (no event came before its end)
   CHECK(bulk.dump == run_bulk_case(c, true, false, &ten_ms).dump);
   CHECK(bulk.dump == run_bulk_case(c, false, false, &ten_ms).dump);
@@ -177,7 +176,7 @@ TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size
   opt.check_invariants = true;
   Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router("round_robin"), metrics);
   sim.run();
-  CHECK(sim.bulk_steps() == 5);
+  CHECK(sim.bulk_steps() == 7);
   REQUIRE(metrics.records().size() == 2);
   for (const RequestRecord& r : metrics.records()) {
     CHECK(r.first_token_s == doctest::Approx(0.01));
