@@ -416,7 +416,8 @@ double Replica::start_plain_decode_step(double now_s) {
   return price_plan(now_s);
 }
 
-int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
+int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished) {
+  finished = false;
   const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
   const int64_t bs = kv_bulk.block_size;
   if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
@@ -534,6 +535,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s) {
       if (is_done(s)) finish_request(s, now_s);
     }
     close_step(now_s, n, 0);
+    finished = true;
   }
   plan_.clear();  // the last plan built is no longer the last step's
   return k;

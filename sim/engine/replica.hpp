@@ -75,8 +75,9 @@ class Replica {
   /// brought up to date at the end, so the results are those of stepping. Falls back (returns 0)
   /// where it does not apply: an observer, pipeline parallelism, parked sessions, an allocator
   /// without bulk support, requests whose last tokens did not all come at now_s. Returns the
-  /// steps run; now_s becomes the end of the last one.
-  int64_t bulk_decode(double& now_s, double before_s, double horizon_s);
+  /// steps run; now_s becomes the end of the last one; `finished`: the last step finished
+  /// requests (else the next step would end too late or not fit, and another call runs nothing).
+  int64_t bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished);
   /// Applies the outputs of the step in progress at its end time now_s (pipeline parallelism:
   /// of the oldest batch in the pipe, which ends at now_s).
   void finish_step(double now_s);

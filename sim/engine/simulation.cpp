@@ -150,8 +150,9 @@ void Simulation::run_step(Replica& r, double now_s) {
     // Bulk decode: the plain decode steps that end before the next event, up to the first that
     // finishes a request, run in O(1) each (Replica::bulk_decode); after them, what follows a
     // step's end above, and another stretch or a step the usual way.
-    while (opt_.bulk_decode) {
-      const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s);
+    bool again = opt_.bulk_decode;
+    while (again) {
+      const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again);
       if (steps == 0) break;
       steps_skipped_ += steps;
       bulk_steps_ += steps;
