@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "sim/kv/block_hash.hpp"
@@ -415,6 +416,131 @@ double Replica::start_plain_decode_step(double now_s) {
   return price_plan(now_s);
 }
 
+int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished) {
+  finished = false;
+  const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
+  const int64_t bs = kv_bulk.block_size;
+  if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
+      pending_swap_out_blocks_ != 0 || pending_swap_in_blocks_ != 0 || pending_swap_outs_ != 0 || pending_swap_ins_ != 0)
+    return 0;
+  const std::vector<int32_t>& run = state_.running;
+  const auto n = static_cast<int64_t>(run.size());
+  if (n == 0) return 0;
+  // One pass over the running requests: each must have sampled its last token at now_s (so that
+  // every step gives all of them the same gap); the stretch ends with the first step that
+  // finishes one (output length or max_model_len); the context sum prices the steps; the
+  // residues of the contexts modulo the block size say which requests cross a boundary when.
+  bulk_phase_start_.assign(static_cast<size_t>(bs) + 1, 0);
+  bulk_class_n_.assign(metrics_.classes().size(), 0);
+  int64_t limit = std::numeric_limits<int64_t>::max();
+  int64_t context = 0;
+  for (int32_t slot : run) {
+    const SeqState& s = state_.seq(slot);
+    if (s.last_token_s != now_s || s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return 0;
+    limit = std::min(limit, std::min(s.req.output_tokens - s.num_output_tokens, cfg_.max_model_len - s.num_tokens()));
+    context += s.num_computed_tokens + 1;
+    ++bulk_phase_start_[static_cast<size_t>(s.num_computed_tokens % bs) + 1];
+    if (s.class_index >= 0) ++bulk_class_n_[static_cast<size_t>(s.class_index)];
+  }
+  if (limit < 1) return 0;  // (a request that is already done would not be running)
+  // Counting sort by residue, stable: each residue's requests stay in running order.
+  for (size_t p = 1; p < bulk_phase_start_.size(); ++p) bulk_phase_start_[p] += bulk_phase_start_[p - 1];
+  bulk_cursor_.assign(bulk_phase_start_.begin(), bulk_phase_start_.end() - 1);
+  bulk_order_.resize(static_cast<size_t>(n));
+  for (int32_t i = 0; i < static_cast<int32_t>(n); ++i) {
+    const auto phase = static_cast<size_t>(state_.seq(run[static_cast<size_t>(i)]).num_computed_tokens % bs);
+    bulk_order_[static_cast<size_t>(bulk_cursor_[phase]++)] = i;
+  }
+  bulk_base_.assign(static_cast<size_t>(n), 0);
+  bulk_classes_.clear();
+  for (size_t c = 0; c < bulk_class_n_.size(); ++c)
+    if (bulk_class_n_[c] > 0) bulk_classes_.emplace_back(static_cast<int32_t>(c), bulk_class_n_[c]);
+
+  auto residue = [bs](int64_t x) { return static_cast<size_t>(((x % bs) + bs) % bs); };
+  double max_gap = 0;
+  int64_t k = 0;  // steps run
+  while (k < limit) {
+    const int64_t j = k + 1;  // step j allocates at context c + j - 1 for a request at c before it
+    // A block for the requests whose context is then a multiple of the block size; with prefix
+    // caching, a cache entry for those whose token fills a block (context + 1 a multiple).
+    const size_t pop = residue(1 - j), fill = residue(-j);
+    const int32_t* a = bulk_order_.data() + bulk_phase_start_[pop];
+    const int32_t* a_end = bulk_order_.data() + bulk_phase_start_[pop + 1];
+    if (a_end - a > kv_->num_free_blocks()) break;  // not a plain decode step: the scheduler decides
+    // Priced before anything changes: the step runs only if nothing else happens before its end.
+    StepComposition comp;
+    comp.decode_requests = n;
+    comp.decode_context_tokens = context + (j - 1) * n;
+    const StepCost cost = cost_.price(comp);
+    KVCAP_CHECK(std::isfinite(cost.time_s) && cost.time_s > 0, "cost model returned a non-positive step time");
+    const double end = now_s + cost.time_s;
+    if (end > horizon_s || !(before_s > end)) break;
+
+    // start_plain_decode_step: the allocations in running order. The requests at a boundary go
+    // through the allocator as in a plain step (their SeqState brought up to this step first);
+    // the others only count a token, in the totals.
+    const int32_t* b = kv_bulk.hashes_blocks ? bulk_order_.data() + bulk_phase_start_[fill] : nullptr;
+    const int32_t* b_end = kv_bulk.hashes_blocks ? bulk_order_.data() + bulk_phase_start_[fill + 1] : nullptr;
+    int64_t through_allocator = 0;
+    while (a != a_end || b != b_end) {
+      const int32_t i = (b == b_end || (a != a_end && *a < *b)) ? *a++ : *b++;
+      SeqState& s = state_.seq(run[static_cast<size_t>(i)]);
+      const int64_t behind = (j - 1) - bulk_base_[static_cast<size_t>(i)];
+      s.num_computed_tokens += behind;
+      s.num_output_tokens += behind;
+      bulk_base_[static_cast<size_t>(i)] = j - 1;
+      kv_->bulk_settle(s);
+      const bool ok = kv_->allocate(s, 0, 1);
+      KVCAP_CHECK(ok, "plain decode step could not allocate");
+      ++through_allocator;
+    }
+    kv_->bulk_add_tokens(n - through_allocator);
+    // price_plan's bookkeeping for a plan of n decode tokens.
+    step_start_s_ = now_s;
+    progressed_ = true;
+    usage_ = kv_->usage();
+    integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
+    integrals_.max_running = std::max(integrals_.max_running, n);
+    ++step_index_;
+    step_cost_ = cost;
+    step_prefill_tokens_ = 0;
+    // The step's end (Simulation::run_step's skipping loop), then finish_step: every request
+    // samples a token now_s after its previous one.
+    advance(end);
+    const double gap = end - now_s;
+    metrics_.on_itl_run(bulk_classes_, n, gap);
+    max_gap = std::max(max_gap, gap);
+    finished_.clear();
+    to_park_.clear();
+    now_s = end;
+    ++k;
+    if (k == limit) break;  // requests finish: the stretch's last step ends below
+    close_step(end, n, 0);
+  }
+  if (k == 0) return 0;
+  // Every request sampled k tokens, the last at now_s.
+  for (size_t i = 0; i < run.size(); ++i) {
+    SeqState& s = state_.seq(run[i]);
+    const int64_t behind = k - bulk_base_[i];
+    s.num_computed_tokens += behind;
+    s.num_output_tokens += behind;
+    s.last_token_s = now_s;
+    s.max_itl_s = std::max(s.max_itl_s, max_gap);
+    kv_->bulk_settle(s);
+  }
+  if (k == limit) {
+    // The last step finishes requests, in running order, as finish_step does.
+    for (size_t i = 0; i < run.size(); ++i) {
+      SeqState& s = state_.seq(run[i]);
+      if (is_done(s)) finish_request(s, now_s);
+    }
+    close_step(now_s, n, 0);
+    finished = true;
+  }
+  plan_.clear();  // the last plan built is no longer the last step's
+  return k;
+}
+
 void Replica::finish_step(double now_s) {
   KVCAP_CHECK(step_in_progress_, "finish_step without a step in progress");
   finished_.clear();
@@ -457,19 +583,25 @@ void Replica::finish_step(double now_s) {
       s.max_itl_s = std::max(s.max_itl_s, gap);
     }
     s.last_token_s = now_s;
-    if (s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len) {
-      s.status = SeqStatus::finished;
-      if (forecast_) forecast_->observe(s.num_output_tokens);
-      metrics_.on_finish(s, now_s, index_);
-      if (sessions_resident_ && s.req.session_id >= 0) {
-        release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
-        to_park_.push_back(e.slot);
-      } else {
-        kv_->free(s);
-      }
-      finished_.push_back(e.slot);
-    }
+    if (is_done(s)) finish_request(s, now_s);
   }
+  close_step(now_s, plan_.total_tokens, step_prefill_tokens_);
+}
+
+void Replica::finish_request(SeqState& s, double now_s) {
+  s.status = SeqStatus::finished;
+  if (forecast_) forecast_->observe(s.num_output_tokens);
+  metrics_.on_finish(s, now_s, index_);
+  if (sessions_resident_ && s.req.session_id >= 0) {
+    release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
+    to_park_.push_back(s.slot);
+  } else {
+    kv_->free(s);
+  }
+  finished_.push_back(s.slot);
+}
+
+void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens) {
   if (!finished_.empty()) {
     auto& run = state_.running;
     run.erase(std::remove_if(run.begin(), run.end(),
@@ -478,15 +610,15 @@ void Replica::finish_step(double now_s) {
   }
   const double t = step_cost_.time_s;
   integrals_.steps += 1;
-  integrals_.tokens += plan_.total_tokens;
+  integrals_.tokens += tokens;
   integrals_.busy_s += t;
   integrals_.compute_util += step_cost_.compute_utilization * t;
   integrals_.bandwidth_util += step_cost_.bandwidth_utilization * t;
   integrals_.engine += step_cost_.engine;
   interval_.steps += 1;
-  interval_.tokens += plan_.total_tokens;
-  interval_.prefill_tokens += step_prefill_tokens_;
-  interval_.decode_tokens += plan_.total_tokens - step_prefill_tokens_;
+  interval_.tokens += tokens;
+  interval_.prefill_tokens += prefill_tokens;
+  interval_.decode_tokens += tokens - prefill_tokens;
   interval_.finished += static_cast<int64_t>(finished_.size());
   // The part of the step before the last sample was counted in that sample's interval.
   // (Pipeline parallelism: batches overlap, so each is counted whole in the interval it ends in.)

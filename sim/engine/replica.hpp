@@ -66,6 +66,18 @@ class Replica {
   /// Same as start_step when scheduler().next_step_is_plain_decode() holds, without the
   /// scheduler: every running request computes one token.
   double start_plain_decode_step(double now_s);
+  /// Bulk plain decode (issue #15): from now_s, where a plain decode step may start
+  /// (next_step_is_plain_decode), runs the steps that start_plain_decode_step and finish_step
+  /// would run one by one, while each ends before `before_s` (the next event) and by
+  /// `horizon_s`, no request finishes in it, and the blocks it crosses into are free. A step
+  /// costs O(1) plus the requests that cross a block boundary in it (these go through the
+  /// allocator as in a plain step); the other requests' counts, times and KV token counts are
+  /// brought up to date at the end, so the results are those of stepping. Falls back (returns 0)
+  /// where it does not apply: an observer, pipeline parallelism, parked sessions, an allocator
+  /// without bulk support, requests whose last tokens did not all come at now_s. Returns the
+  /// steps run; now_s becomes the end of the last one; `finished`: the last step finished
+  /// requests (else the next step would end too late or not fit, and another call runs nothing).
+  int64_t bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished);
   /// Applies the outputs of the step in progress at its end time now_s (pipeline parallelism:
   /// of the oldest batch in the pipe, which ends at now_s).
   void finish_step(double now_s);
@@ -139,6 +151,14 @@ class Replica {
   void reclaim_parked(double now_s);
   void release_parked(size_t index);
   void release_parked_session(int64_t session_id);
+  /// finish_step's parts, shared with bulk_decode: whether a request that just sampled is done;
+  /// a request's end (metrics, forecast, KV freed or parked; into finished_); the step's end
+  /// (finished requests leave running, integrals and interval counters, parks, observer, slots).
+  bool is_done(const SeqState& s) const {
+    return s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len;
+  }
+  void finish_request(SeqState& s, double now_s);
+  void close_step(double now_s, int64_t tokens, int64_t prefill_tokens);
 
   int32_t index_;
   SchedulerConfig cfg_;
@@ -178,6 +198,12 @@ class Replica {
   int64_t step_prefill_tokens_ = 0;
   std::vector<PrefillChunk> prefills_;
   std::vector<int32_t> finished_;
+  /// bulk_decode scratch (kept between calls: no allocation in steady state). The running
+  /// requests by context length modulo the block size (stable), with the offsets of each residue;
+  /// per running request, the step its SeqState is up to date at; per class, running requests.
+  std::vector<int32_t> bulk_order_, bulk_phase_start_, bulk_cursor_;
+  std::vector<int64_t> bulk_base_, bulk_class_n_;
+  std::vector<std::pair<int32_t, int64_t>> bulk_classes_;
   /// Pipeline parallelism (pp_ > 1): a ring of pp_ batches, each with its own plan (swapped with
   /// plan_ so that no buffer is allocated once they have grown), and per-stage scratch arrays.
   struct Batch {

@@ -146,7 +146,26 @@ void Simulation::run_step(Replica& r, double now_s) {
       queue_.push(end, EventKind::step_start, r.index());
       return;
     }
-    const double start = end;
+    double start = end;
+    // Bulk decode: the plain decode steps that end before the next event, up to the first that
+    // finishes a request, run in O(1) each (Replica::bulk_decode); after them, what follows a
+    // step's end above, and another stretch or a step the usual way.
+    bool again = opt_.bulk_decode;
+    while (again) {
+      const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again);
+      if (steps == 0) break;
+      steps_skipped_ += steps;
+      bulk_steps_ += steps;
+      last_event_s_ = start;
+      if (opt_.check_invariants) check_invariants(start);
+      if (!has_pending_ && completions_since_pull_) pull_next_arrival(start);
+      if (!r.has_work()) return;
+      if (!r.next_step_is_plain_decode() || !(queue_.next_time() > start)) {
+        r.step_start_pending = true;
+        queue_.push(start, EventKind::step_start, r.index());
+        return;
+      }
+    }
     end = r.start_plain_decode_step(start);
     if (opt_.check_invariants) check_invariants(start);
   }

@@ -27,6 +27,9 @@ struct SimulationOptions {
   /// Advance steps without the event queue when nothing else can happen before they end
   /// (results identical to stepping; see Simulation::run_step).
   bool event_skipping = true;
+  /// With event_skipping: runs stretches of plain decode steps in bulk, O(1) a step instead of
+  /// O(running requests) (Replica::bulk_decode; results identical).
+  bool bulk_decode = true;
   double horizon_s = std::numeric_limits<double>::infinity();  ///< stop the clock here
   double sample_interval_s = 1.0;  ///< timeseries period (0 = no samples)
   bool check_invariants = kDebugBuild;  ///< audit after every event
@@ -82,6 +85,8 @@ class Simulation final : private RequestEndListener {
   const std::vector<TimeseriesRow>& timeseries() const { return timeseries_; }
   std::span<Replica* const> replicas() const { return replica_ptrs_; }
   int64_t steps_skipped() const { return steps_skipped_; }
+  /// Of steps_skipped(): those run in bulk.
+  int64_t bulk_steps() const { return bulk_steps_; }
   int64_t events_processed() const { return events_processed_; }
   /// Rows and requests the workload dropped before they reached the simulator, by reason.
   WorkloadCounts workload_counts() const { return source_->counts(); }
@@ -126,6 +131,7 @@ class Simulation final : private RequestEndListener {
   double end_time_s_ = 0;
   double last_event_s_ = 0;
   int64_t steps_skipped_ = 0;
+  int64_t bulk_steps_ = 0;
   int64_t events_processed_ = 0;
   int64_t audit_stride_ = 1;  ///< events between full allocator audits (see full_audit_block_budget)
   std::vector<TimeseriesRow> timeseries_;

@@ -61,6 +61,22 @@ class KvAllocator {
   /// Back to the state after construction, cache included (a crashed server restarts empty).
   virtual void reset() = 0;
 
+  /// Bulk plain decode (Replica::bulk_decode): the block size at which a running request's
+  /// one-token allocate() does more than count a token (takes a block when its context is a
+  /// multiple of it; with `hashes_blocks`, also caches the block its token fills), or 0 when the
+  /// allocator does not support bulk decode.
+  struct BulkDecode {
+    int64_t block_size = 0;
+    bool hashes_blocks = false;
+  };
+  virtual BulkDecode bulk_decode() const { return {}; }
+  /// Bulk decode: `n` one-token allocations that only count a token, in the totals alone (the
+  /// requests' own counts follow in bulk_settle).
+  virtual void bulk_add_tokens(int64_t /*n*/) {}
+  /// Bulk decode: the request's own token count catches up with its num_computed_tokens (the
+  /// totals already hold it).
+  virtual void bulk_settle(const SeqState& /*seq*/) {}
+
   /// Full audit of the allocator's bookkeeping (conservation, no double allocation).
   /// Throws InternalError. Costly: called at every event in debug builds.
   virtual void check_invariants() const = 0;

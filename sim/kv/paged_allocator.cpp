@@ -273,6 +273,18 @@ void PagedKvAllocator::free(SeqState& seq) {
   }
 }
 
+void PagedKvAllocator::bulk_settle(const SeqState& seq) {
+  const auto slot = static_cast<size_t>(seq.slot);
+  KVCAP_CHECK(one_full_group_ && slot < slot_tokens_.size(), "bulk decode on an allocator that does not support it");
+  slot_tokens_[slot] = seq.num_computed_tokens;
+  // The steps in bulk only counted tokens: the blocks and cached hashes are those of the tokens
+  // (a boundary crossed without its allocate() call would show here).
+  KVCAP_DCHECK(static_cast<int64_t>(tables_[slot].size()) == ceil_div(seq.num_computed_tokens, cfg_.block_size),
+               "bulk decode skipped a block allocation");
+  KVCAP_DCHECK(!cfg_.enable_prefix_caching || cached_blocks_[slot] == seq.num_computed_tokens / cfg_.block_size,
+               "bulk decode skipped a block's prefix-cache entry");
+}
+
 KvUsage PagedKvAllocator::usage() const {
   // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
   // block_size tokens below the window, so token figures divide pages by G (page granular).

@@ -55,6 +55,11 @@ class PagedKvAllocator final : public KvAllocator {
   KvUsage usage() const override;
   void reset() override { *this = PagedKvAllocator(cfg_); }
   void check_invariants() const override;
+  BulkDecode bulk_decode() const override {
+    return one_full_group_ ? BulkDecode{cfg_.block_size, cfg_.enable_prefix_caching} : BulkDecode{};
+  }
+  void bulk_add_tokens(int64_t n) override { total_slot_tokens_ += n; }
+  void bulk_settle(const SeqState& seq) override;
 
   const BlockPool& pool() const { return pool_; }
   /// Block table of a slot in one KV group (tests and invariant checks). A sliding group's table

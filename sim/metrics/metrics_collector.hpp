@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,13 @@ class MetricsCollector {
   void on_itl(int32_t class_index, double gap_s) {  // inline: once per generated token
     itl_[0].add(gap_s);
     if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+  }
+  /// One decode step's gap for `n` requests at once (bulk decode): the same samples, in the same
+  /// runs, as n on_itl calls; `class_counts` holds (class index, requests) of the classes among
+  /// them (requests without a class count in the pool only).
+  void on_itl_run(std::span<const std::pair<int32_t, int64_t>> class_counts, int64_t n, double gap_s) {
+    itl_[0].add(gap_s, n);
+    for (const auto& [c, k] : class_counts) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
   }
   void on_preemption() { ++preemptions_; }
   void on_priority_preemptions(int64_t n) { priority_preemptions_ += n; }
