@@ -41,6 +41,7 @@ struct SearchOptions {
   double max_scale = 1024;
   int max_probes = 40;
   int seeds = 1;
+  double seeds_until_pct = 0;  ///< --seeds-until: target 95% half-width, percent of the mean (0 = off)
   bool json = false;
   std::string out_dir;
   bool min_replicas = false;
@@ -183,9 +184,23 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     lo.exec = runner.exec();
     lo.exec.count_probes = true;
     if (o.seeds < 1 || o.seeds > 100) throw InputError("--seeds", "expected 1 to 100 seeds, got " + std::to_string(o.seeds));
+    // --seeds-until P: seeds are added (at least 3) until the capacity's 95% interval is within
+    // +-P% of its mean, or --seeds of them ran (10 when --seeds is left at 1).
+    SeedTarget target;
+    int max_seeds = o.seeds;
+    if (o.seeds_until_pct != 0) {
+      if (!(o.seeds_until_pct > 0 && o.seeds_until_pct < 100))
+        throw InputError("--seeds-until", "expected a half-width in percent of the mean, above 0 and below 100, got " +
+                                              format_plain(o.seeds_until_pct));
+      target.half_width_fraction = o.seeds_until_pct / 100;
+      if (max_seeds == 1) max_seeds = 10;
+      if (max_seeds < target.min_seeds)
+        throw InputError("--seeds", "with --seeds-until, the cap on seeds must be at least " +
+                                        std::to_string(target.min_seeds) + ", got " + std::to_string(max_seeds));
+    }
     const LoadSearchResult r = search_max_load(doc, origin, lo);
     std::optional<SeedConfidence> conf;
-    if (o.seeds > 1) conf = search_over_seeds(doc, origin, lo, o.seeds, r);
+    if (max_seeds > 1) conf = search_over_seeds(doc, origin, lo, max_seeds, r, {}, target);
     runner.finish();
     auto out = load_search_json(r, lo, in);
     if (conf) out["seed_confidence"] = seed_confidence_json(*conf);
@@ -201,17 +216,26 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     } else {
       print_load_search(std::cout, r, lo, in);
       if (conf) {
-        std::cout << "over " << o.seeds << " seeds (" << conf->seeds.front() << ".." << conf->seeds.back()
+        std::cout << "over " << conf->seeds.size() << " seeds (" << conf->seeds.front() << ".." << conf->seeds.back()
                   << "): capacity " << format_plain(conf->mean) << " requests/s, 95% interval "
                   << format_plain(conf->ci_low) << " to " << format_plain(conf->ci_high) << " (+-"
                   << format_plain(100 * conf->half_width_fraction, 2) << "%); per seed:";
         for (double c : conf->capacity_requests_per_s) std::cout << " " << format_plain(c);
         std::cout << "\n";
+        if (conf->target_half_width_fraction > 0)
+          std::cout << (conf->target_met ? "target met: " : "target NOT met: ") << "+-"
+                    << format_plain(100 * conf->target_half_width_fraction, 2) << "% "
+                    << (conf->target_met ? "reached after " : "not reached within ") << conf->seeds.size()
+                    << " seeds" << (conf->target_met ? "" : " (raise --seeds, or lengthen the workload: the spread falls as 1/sqrt(requests))")
+                    << "\n";
       }
     }
     return 0;
   }
 
+  if (o.seeds_until_pct != 0)
+    throw InputError("--seeds-until", "adaptive seeding applies to the capacity search; with --min-replicas give --seeds K "
+                                      "(a replica count passes only when every seed's traffic meets the SLO)");
   SizingOptions so;
   so.goal = goal;
   so.seeds = o.seeds;
@@ -296,6 +320,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
                   "rerun the load search with K workload seeds (the scenario's, +1, ...): the capacity's mean and 95% "
                   "confidence interval (Student's t) in the summary and search.json's seed_confidence; with --min-replicas a replica "
                   "count passes only when the traffic of every seed meets the SLO (1)");
+  cmd->add_option("--seeds-until", o->seeds_until_pct,
+                  "add workload seeds (at least 3) until the capacity's 95% interval is within +-PCT% of its mean, "
+                  "at most --seeds of them (10 when --seeds is not given); the summary says whether it was reached");
   cmd->add_flag("--json", o->json, "print the search as one JSON document");
   cmd->add_option("--out", o->out_dir,
                   "folder for search.json, search.csv and search.html, and with --min-replicas the procurement report "

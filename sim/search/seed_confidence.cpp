@@ -47,8 +47,10 @@ std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const Me
 
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
-                                 const std::function<void(int, const LoadSearchResult&)>& each) {
+                                 const std::function<void(int, const LoadSearchResult&)>& each,
+                                 const SeedTarget& target) {
   SeedConfidence c;
+  c.target_half_width_fraction = target.half_width_fraction;
   const uint64_t base = parse_scenario(scenario, file).seed;
   for (int k = 0; k < seeds; ++k) {
     LoadSearchResult other;
@@ -64,6 +66,13 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
     c.capacity_requests_per_s.push_back(r->found ? r->capacity_requests_per_s : 0.0);
     c.last_pass_scale.push_back(r->found ? r->capacity_load_scale : 0.0);
     c.first_fail_scale.push_back(r->first_failing_scale);
+    if (target.half_width_fraction > 0 && k + 1 >= target.min_seeds) {
+      const MeanInterval so_far = mean_interval_95(c.capacity_requests_per_s);
+      if (so_far.mean > 0 && (so_far.high - so_far.mean) / so_far.mean <= target.half_width_fraction) {
+        c.target_met = true;
+        break;
+      }
+    }
   }
   const MeanInterval m = mean_interval_95(c.capacity_requests_per_s);
   c.mean = m.mean;
@@ -82,13 +91,18 @@ nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c) {
                    {"capacity_requests_per_s", num(c.capacity_requests_per_s[i])},
                    {"last_passing_scale", num(c.last_pass_scale[i])},
                    {"first_failing_scale", num(c.first_fail_scale[i])}});
-  return {{"seeds", c.seeds.size()},
+  nlohmann::ordered_json out = {{"seeds", c.seeds.size()},
           {"capacity_requests_per_s_mean", num(c.mean)},
           {"capacity_requests_per_s_std", num(c.std_dev)},
           {"ci95", {num(c.ci_low), num(c.ci_high)}},
           {"ci95_half_width_fraction", num(c.half_width_fraction)},
           {"method", "mean of the per-seed capacities; 95% interval mean +- t(0.975, K-1) x s / sqrt(K)"},
           {"per_seed", per}};
+  if (c.target_half_width_fraction > 0) {  // --seeds-until: what was aimed at and whether it was reached
+    out["target_half_width_fraction"] = num(c.target_half_width_fraction);
+    out["target_met"] = c.target_met;
+  }
+  return out;
 }
 
 }  // namespace kvcap

@@ -22,6 +22,17 @@ struct SeedConfidence {
   double mean = 0, std_dev = 0;  ///< sample standard deviation (K-1)
   double ci_low = 0, ci_high = 0;
   double half_width_fraction = 0;  ///< (ci_high - ci_low) / 2 / mean
+  /// Adaptive seeding (search --seeds-until): the half-width fraction aimed at (0 = a fixed K),
+  /// and whether the seeds run reached it before the cap.
+  double target_half_width_fraction = 0;
+  bool target_met = false;
+};
+
+/// Adaptive seeding: after each seed from the `min_seeds`-th on, stop once the 95% interval's
+/// half-width is at most `half_width_fraction` of the mean (the cap is search_over_seeds' K).
+struct SeedTarget {
+  double half_width_fraction = 0;  ///< 0 = off: run all K seeds
+  int min_seeds = 3;               ///< fewer give an interval too wide to trust (t(0.975, 1) = 12.7)
 };
 
 /// Student's t quantile at 0.975 for `df` degrees of freedom (table to 30, 1.96 past it).
@@ -52,7 +63,8 @@ std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const Me
 /// `first`) and search, in seed order, for figures beyond the capacity (e.g. the run at it).
 SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
                                  const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
-                                 const std::function<void(int, const LoadSearchResult&)>& each = {});
+                                 const std::function<void(int, const LoadSearchResult&)>& each = {},
+                                 const SeedTarget& target = {});
 
 nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c);
 
