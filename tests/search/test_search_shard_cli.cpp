@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,7 +65,10 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
   REQUIRE(search["candidates"].size() == 4);
   REQUIRE(search["candidates"][0]["found"] == true);  // the analysis has a recommendation to report
 
-  for (const int n : {1, 3, 4}) {
+  // Under the sanitizers the 3-shard case alone (it reads and merges every record kind); the
+  // Release pass runs all three splits, whose differences are in the arithmetic, not the memory.
+  const std::vector<int> splits = KVCAP_SANITIZED ? std::vector<int>{3} : std::vector<int>{1, 3, 4};
+  for (const int n : splits) {
     CAPTURE(n);
     std::string dirs;
     for (int i = n - 1; i >= 0; --i) {  // merged in reverse order: merge does not depend on it
