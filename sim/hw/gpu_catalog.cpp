@@ -27,15 +27,6 @@ struct GpuCatalog {
   std::vector<std::pair<std::string, std::string>> aliases;  ///< (alias, id)
 };
 
-void read_gpu_strings(const JsonObjectReader& r, const std::string& key, std::vector<std::string>& out) {
-  const auto& a = r.raw(key);
-  if (!a.is_array()) throw InputError(r.where(key), "expected an array of strings");
-  for (const auto& v : a) {
-    if (!v.is_string()) throw InputError(r.where(key), "expected an array of strings");
-    out.push_back(v.get<std::string>());
-  }
-}
-
 const GpuCatalog& gpu_catalog_data() {
   static const GpuCatalog c = [] {
     GpuCatalog out;
@@ -43,10 +34,9 @@ const GpuCatalog& gpu_catalog_data() {
       const nlohmann::json j = parse_json_text(f->text, f->path);
       const JsonObjectReader r(j, f->path, "");
       r.reject_unknown({"aliases", "sources", "gpu"});
-      std::vector<std::string> aliases, sources;
-      read_gpu_strings(r, "aliases", aliases);
-      read_gpu_strings(r, "sources", sources);
-      if (sources.empty()) throw InputError(r.where("sources"), "every catalog GPU says where its figures come from");
+      std::vector<std::string> aliases = r.get_string_array("aliases");
+      if (r.get_string_array("sources").empty())
+        throw InputError(r.where("sources"), "every catalog GPU says where its figures come from");
       const JsonObjectReader g = r.object("gpu");
       // A catalog entry is complete: a "base" would read the catalog while it is being built.
       if (g.has("base")) throw InputError(g.where("base"), "a catalog GPU lists every figure (no base)");

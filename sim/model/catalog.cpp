@@ -36,17 +36,6 @@ struct CatalogEntry {
   std::string path;
 };
 
-std::vector<std::string> string_array(const JsonObjectReader& r, const std::string& key) {
-  const auto& a = r.raw(key);
-  if (!a.is_array()) throw InputError(r.where(key), "expected an array of strings");
-  std::vector<std::string> out;
-  for (const auto& v : a) {
-    if (!v.is_string()) throw InputError(r.where(key), "expected an array of strings");
-    out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
 const std::vector<CatalogEntry>& model_catalog_entries() {
   static const std::vector<CatalogEntry> entries = [] {
     std::vector<CatalogEntry> v;
@@ -59,7 +48,7 @@ const std::vector<CatalogEntry>& model_catalog_entries() {
       e.name = r.get_string("name");
       e.hf_repo = r.get_string("hf_repo");
       (void)r.get_string("source");  // required: every entry says where its config came from
-      e.aliases = string_array(r, "aliases");
+      e.aliases = r.get_string_array("aliases");
       if (!r.raw("config").is_object()) throw InputError(r.where("config"), "expected the model's config.json object");
       e.config = r.raw("config");
       if (std::filesystem::path(f->path).stem().string() != e.name)

@@ -50,6 +50,18 @@ std::string JsonObjectReader::get_string(const std::string& key, const std::stri
   return has(key) ? get_string(key) : fallback;
 }
 
+std::vector<std::string> JsonObjectReader::get_string_array(const std::string& key) const {
+  const auto& a = raw(key);
+  if (!a.is_array()) throw InputError(where(key), "expected an array of strings, got " + type_name(a));
+  std::vector<std::string> out;
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) throw InputError(where(key) + "/" + std::to_string(i), "expected a string, got " + type_name(a[i]));
+    out.push_back(a[i].get<std::string>());
+  }
+  return out;
+}
+
 double JsonObjectReader::get_number(const std::string& key) const {
   const auto& v = raw(key);
   if (!v.is_number()) throw InputError(where(key), "expected a number, got " + type_name(v));

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,8 @@ class JsonObjectReader {
   double get_number_in(const std::string& key, double min, double max, double fallback) const;
   bool get_bool(const std::string& key) const;
   bool get_bool(const std::string& key, bool fallback) const;
+  /// an array whose every element is a string (may be empty)
+  std::vector<std::string> get_string_array(const std::string& key) const;
   JsonObjectReader object(const std::string& key) const;  ///< nested object (must be an object)
 
   /// Refuse any key not in `allowed`, naming it and listing what is accepted.
