@@ -21,6 +21,12 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   return pixels + block;
 }
 
+int64_t held_all_reduce_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, bool has_embedding) {
+  if (tp <= 1) return 0;
+  const int64_t all_reduces = 2 * static_cast<int64_t>(m.layers.size()) + (has_embedding ? 1 : 0);
+  return all_reduces * tokens * m.hidden_size * (dtype_bits(dt) / 8);
+}
+
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           bool logits_for_all_tokens, bool samples, bool profile_vision,
                                           int64_t dp_gather, bool sort_sampler) {

@@ -59,6 +59,22 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activati
                                           bool profile_vision = false, int64_t dp_gather = 1,
                                           bool sort_sampler = false);
 
+/// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
+/// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the
+/// caching allocator's reserved segments count, not only its allocated bytes. Under tensor
+/// parallelism every all-reduce then goes through torch.distributed's NCCL group, which calls
+/// record_stream on its input: the allocator cannot reuse that block until the NCCL stream's event
+/// has completed. kvcap assumes none has when the next activation is allocated (the host enqueues
+/// the eager forward far ahead of the GPU), so each input stays reserved to the end of the run (the
+/// behaviour vLLM's worker later switched off with TORCH_NCCL_AVOID_RECORD_STREAMS=1, citing the
+/// PyTorch forum thread "CUDA allocation lifetime for inputs to distributed.all_reduce"). The
+/// inputs are the T x H outputs of the vocabulary-parallel embedding (on the first stage) and of
+/// every decoder layer's two row-parallel projections (attention output, MLP down). 0 at TP 1.
+/// PR #2031's own figures: Llama-2-70B at TP 4 on 4 x A100-80GB dropped from 31,615 to 20,865
+/// blocks (13.1 GiB a GPU), against 98 blocks (0.77 GiB) for Llama-2-7B at TP 1.
+int64_t held_all_reduce_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
+                                      int64_t max_num_batched_tokens, bool has_embedding = true);
+
 /// Bytes per sampled row and vocabulary entry that vLLM V1's PyTorch-native top-k/top-p sampler
 /// (apply_top_k_top_p, vLLM 0.8-0.20; the profiling run's dummy sampler asks for both top-k and
 /// top-p) keeps alive on top of the fp32 logits at its peak, the re-sorting scatter: the sorted

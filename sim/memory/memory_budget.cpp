@@ -174,6 +174,15 @@ bool logits_for_all_tokens(const std::pair<int, int>& v) {
   return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 15};
 }
 
+/// vLLM 0.2: the profiled peak is total - free device memory (PR #2031) and tensor-parallel
+/// all-reduces run through torch.distributed, whose record_stream keeps every input reserved
+/// (held_all_reduce_bytes_per_gpu). Later releases move these all-reduces to vLLM's own
+/// communicators (custom all-reduce, pynccl) and set TORCH_NCCL_AVOID_RECORD_STREAMS=1 in the
+/// worker (vllm/v1/worker/gpu_worker.py init_device still carries it); which 0.3/0.4 release ended
+/// the effect is not pinned, so kvcap applies it to 0.2 only (an assumption). kvcap reads
+/// major.minor, so 0.2.0-0.2.4, before PR #2031, are taken as 0.2.5-0.2.7.
+bool records_all_reduce_streams(const std::pair<int, int>& v) { return v < std::pair<int, int>{0, 3}; }
+
 /// The longest request whose worst case fits in `blocks` blocks of `kv`.
 int64_t estimate_max_model_len(const KvCacheSpec& kv, int64_t blocks, int64_t max_model_len, int64_t batched) {
   int64_t lo = 0, hi = max_model_len;
@@ -339,6 +348,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
         first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, cfg.sampler == "pytorch");
+    if (records_all_reduce_streams(version))
+      st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
     st.kv.block_size = b.block_size;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;

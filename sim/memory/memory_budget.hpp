@@ -80,7 +80,7 @@ struct MemoryBudget {
   int64_t kv_bytes_per_token_per_gpu = 0;  ///< one TP rank of the binding stage (KV heads split, replicated when TP > heads)
   int64_t weight_bytes = 0;                ///< whole model
   int64_t weight_bytes_per_gpu = 0;        ///< one GPU of the binding stage
-  int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward
+  int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward (vLLM 0.2 under TP: + held all-reduce inputs, activation.hpp)
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
   /// CUDA graphs: vLLM < 0.21 captures them after sizing the cache (outside this budget); from
   /// 0.21 it reserves its estimate first. cuda_graph_bytes_per_gpu is that reserve when in the

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/activation.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/vllm_batch_defaults.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -128,6 +129,32 @@ TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 ha
     cfg.vllm_version = bad;
     CHECK_THROWS_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg), InputError);
   }
+}
+
+TEST_CASE("--vllm-version 0.2 under tensor parallelism: every all-reduce input of the profiling forward stays reserved") {
+  // vLLM 0.2 (PR #2031) measures total - free after the profiling run, and torch.distributed's
+  // record_stream keeps each all-reduce input's block out of reuse: Llama-2-70B (80 layers, hidden
+  // 8,192, fp16) at TP 4 with V0's 4,096-token forward (max(max_model_len 4,096, 2,048)) holds the
+  // embedding's and 2 x 80 row-parallel outputs: 161 x 4,096 x 8,192 x 2 = 10,804,527,104 bytes.
+  const ModelSpec m = load_model("llama-2-70b");
+  CHECK(held_all_reduce_bytes_per_gpu(m, DType::fp16, 4, 4096) == 10804527104);
+  CHECK(held_all_reduce_bytes_per_gpu(m, DType::fp16, 4, 4096, /*has_embedding=*/false) == 160LL * 4096 * 8192 * 2);
+  CHECK(held_all_reduce_bytes_per_gpu(m, DType::fp16, 1, 4096) == 0);  // no all-reduce on one GPU
+  EngineMemoryConfig cfg;
+  cfg.tensor_parallel_size = 4;
+  cfg.vllm_version = "0.2";
+  const MemoryBudget v02 = compute_memory_budget(m, load_gpu("a100-80gb"), cfg);
+  CHECK(v02.max_num_batched_tokens == 4096);
+  cfg.vllm_version = "0.3";  // custom all-reduce and the worker's TORCH_NCCL_AVOID_RECORD_STREAMS: nothing held
+  const MemoryBudget v03 = compute_memory_budget(m, load_gpu("a100-80gb"), cfg);
+  CHECK(v02.activation_bytes_per_gpu == v03.activation_bytes_per_gpu + 10804527104);
+  CHECK(v02.kv_cache_bytes_per_gpu == v03.kv_cache_bytes_per_gpu - 10804527104);
+  // One GPU: no all-reduce, so 0.2 and 0.3 profile the same peak (Llama-2-7B on one A100-80GB).
+  cfg.tensor_parallel_size = 1;
+  const MemoryBudget one_gpu_03 = compute_memory_budget(load_model("llama-2-7b"), load_gpu("a100-80gb"), cfg);
+  cfg.vllm_version = "0.2";
+  CHECK(compute_memory_budget(load_model("llama-2-7b"), load_gpu("a100-80gb"), cfg).activation_bytes_per_gpu ==
+        one_gpu_03.activation_bytes_per_gpu);
 }
 
 TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more bytes per row and vocabulary entry") {
