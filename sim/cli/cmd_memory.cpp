@@ -337,6 +337,8 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "top-k/top-p sampler the profiling run exercises: flashinfer (docker images, installs with FlashInfer) or "
                   "pytorch (a pip install of vLLM 0.8-0.20 without FlashInfer: its sort holds more memory)")
       ->capture_default_str();
+  cmd->add_flag("--vllm-use-v1", o->engine.vllm_use_v1,
+                "VLLM_USE_V1=1 on a 0.7 release: the V1 engine as it then was (profiles logits of every batched token)");
   cmd->add_flag("--language-model-only", o->engine.language_model_only,
                 "serve a vision-language checkpoint as text only: no vision tower weights or image profiling");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,

@@ -27,6 +27,13 @@ int64_t held_all_reduce_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, 
   return all_reduces * tokens * m.hidden_size * (dtype_bits(dt) / 8);
 }
 
+int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens) {
+  const int64_t b = dtype_bits(dt) / 8;
+  const int64_t vocab = (m.vocab_size + 63) / 64 * 64;  // ParallelLMHead pads to 64 (DEFAULT_VOCAB_PADDING_SIZE)
+  const int64_t shard = tp > 1 ? tokens * ((vocab + tp - 1) / tp) * b : 0;
+  return tokens * m.hidden_size * b + tokens * vocab * b + shard;
+}
+
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           bool logits_for_all_tokens, bool samples, bool profile_vision,
                                           int64_t dp_gather, bool sort_sampler) {

@@ -75,6 +75,15 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activati
 int64_t held_all_reduce_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                       int64_t max_num_batched_tokens, bool has_embedding = true);
 
+/// vLLM V1 as it was on 0.7 releases (VLLM_USE_V1=1): GPUModelRunner.profile_run ran the dummy
+/// forward over max_num_batched_tokens, then model.compute_logits on all of its hidden states and
+/// no dummy sampler ("TODO(woosuk): Consider the memory usage of the sampler"); from 0.8 the
+/// runner keeps only each dummy request's last position and samples those rows. Alive then: the
+/// T x H hidden states and the T x V logits in the model dtype over the LM head's vocabulary
+/// (padded to 64), plus, under TP, this rank's T x V / tp shard the all-gather reads from.
+int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& model, DType activation_dtype,
+                                              int64_t tensor_parallel_size, int64_t max_num_batched_tokens);
+
 /// Bytes per sampled row and vocabulary entry that vLLM V1's PyTorch-native top-k/top-p sampler
 /// (apply_top_k_top_p, vLLM 0.8-0.20; the profiling run's dummy sampler asks for both top-k and
 /// top-p) keeps alive on top of the fp32 logits at its peak, the re-sorting scatter: the sorted

@@ -250,6 +250,11 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
   const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
+  if (cfg.vllm_use_v1 && version != std::pair<int, int>{0, 7})
+    throw InputError("--vllm-use-v1", "VLLM_USE_V1=1 picks the V1 engine on 0.7 releases only (V1 is the default from 0.8 "
+                                      "and absent before 0.7); --vllm-version is " + cfg.vllm_version);
+  // V1 on a 0.7 release: its serve batch defaults and non-torch figure are taken as 0.8's.
+  const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
   if (cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
     throw InputError("--sampler", "expected flashinfer or pytorch, got " + quote_input(cfg.sampler));
   // The sort-based sampler is V1's fallback from 0.8 (V0 samples differently) until the Triton
@@ -264,7 +269,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
   // Unset batch limits take vLLM's serve defaults: they size the profiling run, so the activation
   // peak, and with it the KV cache, depends on them.
-  const BatchDefaults defaults = vllm_serve_batch_defaults(version, gpu, b.max_model_len);
+  const BatchDefaults defaults = vllm_serve_batch_defaults(engine_version, gpu, b.max_model_len);
   b.max_num_batched_tokens = cfg.max_num_batched_tokens > 0 ? cfg.max_num_batched_tokens : defaults.max_num_batched_tokens;
   b.max_num_seqs = cfg.max_num_seqs > 0 ? cfg.max_num_seqs : defaults.max_num_seqs;
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
@@ -275,7 +280,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     throw InputError("--enable-expert-parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
                                                      " do not spread evenly over " + std::to_string(ep) + " GPUs");
   // Expert parallelism joins the data-parallel engines in one NCCL group for the experts.
-  b.non_torch_bytes_per_gpu = non_torch_bytes(version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
+  b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
   b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
   const bool v21 = version >= std::pair<int, int>{0, 21};
@@ -346,8 +351,12 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
-        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
-        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, cfg.sampler == "pytorch");
+        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version),
+        last && !cfg.vllm_use_v1, first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1,
+        cfg.sampler == "pytorch");
+    if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
+      st.activation_bytes_per_gpu = std::max(
+          st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));
     if (records_all_reduce_streams(version))
       st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
     st.kv.block_size = b.block_size;
@@ -419,7 +428,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // refuses settings whose stages would each hold the request; we refuse as it does.
   KvCacheSpec check_kv = b.kv;
   int64_t check_page = b.page_bytes_per_gpu;
-  if (pp > 1 && version >= std::pair<int, int>{0, 8}) {
+  if (pp > 1 && engine_version >= std::pair<int, int>{0, 8}) {
     group_layers(model, b.draft_layers, check_kv);
     check_kv.state_pages_per_request = check_kv.state_groups > 0 ? state_pages : 0;
     check_page = layer_page * check_kv.layers_per_group;

@@ -48,6 +48,11 @@ struct EngineMemoryConfig {
   /// between versions (logits_for_all_tokens and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
   static constexpr const char* kDefaultVllmVersion = "0.15";
+  /// VLLM_USE_V1=1 on a 0.7 release, whose default engine was V0: the V1 engine as it then was.
+  /// Its profile_run computed logits for every batched token and ran no sampler
+  /// (early_v1_profile_logits_bytes_per_gpu, activation.hpp); its batch defaults and non-torch
+  /// figure are taken as 0.8's (an assumption). Only with a 0.7 vllm_version.
+  bool vllm_use_v1 = false;
   /// --enable-prefix-caching; unset = vLLM's default. Only models with linear-attention layers
   /// depend on it here: with it vLLM keeps their states in mamba_cache_mode "align" (2 pages per
   /// state group per request), without it in "none" (1). vLLM left it off by default for hybrid

@@ -157,6 +157,35 @@ TEST_CASE("--vllm-version 0.2 under tensor parallelism: every all-reduce input o
         one_gpu_03.activation_bytes_per_gpu);
 }
 
+TEST_CASE("--vllm-use-v1 on 0.7: V1's first profile_run holds the logits of every batched token and samples nothing") {
+  // Llama-3.1-8B on an H100 with V1's 0.8 serve defaults (8,192 tokens, 1,024 sequences). After
+  // the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864 and bf16 logits 8,192 x 128,256 x 2 =
+  // 2,101,346,304 (128,256 is a multiple of 64): 2,168,455,168, above the forward's 838,860,800.
+  const ModelSpec m = load_model("llama-3.1-8b");
+  CHECK(early_v1_profile_logits_bytes_per_gpu(m, DType::bf16, 1, 8192) == 2168455168);
+  // TP 2: the rank's 64,128-wide shard is alive beside the gathered logits, 8,192 x 64,128 x 2 more.
+  CHECK(early_v1_profile_logits_bytes_per_gpu(m, DType::bf16, 2, 8192) == 2168455168 + 8192LL * 64128 * 2);
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 8192;
+  cfg.vllm_version = "0.7.1";
+  cfg.vllm_use_v1 = true;
+  const MemoryBudget v1 = compute_memory_budget(m, load_gpu("h100-sxm"), cfg);
+  // 0.8's V1 defaults on an H100 (V0 would take max(max_model_len, 2,048) = 8,192 tokens too, but 256 sequences).
+  CHECK(v1.max_num_batched_tokens == 8192);
+  CHECK(v1.max_num_seqs == 1024);
+  CHECK(v1.activation_bytes_per_gpu == 2168455168);
+  CHECK(v1.non_torch_bytes_per_gpu == 268435456);  // 0.8's V1 figure, 0.25 GiB
+  cfg.vllm_use_v1 = false;  // the same release's default V0 engine
+  const MemoryBudget v0 = compute_memory_budget(m, load_gpu("h100-sxm"), cfg);
+  CHECK(v0.max_num_seqs == 256);
+  CHECK(v0.non_torch_bytes_per_gpu == 214748364);
+  for (const char* other : {"0.6", "0.8", "0.15"}) {
+    cfg.vllm_version = other;
+    cfg.vllm_use_v1 = true;
+    CHECK_THROWS_WITH_AS(compute_memory_budget(m, load_gpu("h100-sxm"), cfg), doctest::Contains("--vllm-use-v1"), InputError);
+  }
+}
+
 TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more bytes per row and vocabulary entry") {
   // Qwen3-8B on an A100-40GB, vLLM 0.9.2's serve defaults there: 2,048 tokens, 256 sequences.
   // FlashInfer sampler: 2 x 256 x 151,936 x 4 + 2,048 x 4,096 x 2 = 311,164,928 + 16,777,216 =
