@@ -337,6 +337,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "top-k/top-p sampler the profiling run exercises: flashinfer (docker images, installs with FlashInfer) or "
                   "pytorch (a pip install of vLLM 0.8-0.20 without FlashInfer: its sort holds more memory)")
       ->capture_default_str();
+  cmd->add_option("--mxfp4-backend", o->engine.mxfp4_backend,
+                  "MXFP4 MoE kernel, which pads the experts: auto (what vLLM's docker images pick for the GPU: Marlin below "
+                  "Hopper) or marlin (Hopper without triton_kernels: pip installs before vLLM 0.12, or VLLM_MXFP4_USE_MARLIN=1)")
+      ->capture_default_str();
   cmd->add_flag("--language-model-only", o->engine.language_model_only,
                 "serve a vision-language checkpoint as text only: no vision tower weights or image profiling");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,

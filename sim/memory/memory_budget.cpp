@@ -249,6 +249,15 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 21}))
     throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p fallback of 0.8 to 0.20; --vllm-version " +
                                       cfg.vllm_version + " samples otherwise (kvcap does not model its fallback's memory)");
+  if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
+    throw InputError("--mxfp4-backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
+  // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell
+  // FlashInfer; every other CUDA GPU falls back to Marlin (SM110 and SM120 too since PR #29339).
+  // AMD (capability 0) pads its own way, taken as the default's.
+  const int cc = gpu.compute_capability;
+  const Mxfp4MoeKernel mxfp4_kernel = cfg.mxfp4_backend == "marlin" || (cc > 0 && (cc < 90 || cc >= 110))
+                                          ? Mxfp4MoeKernel::marlin
+                                          : Mxfp4MoeKernel::padded_64;
   if (cfg.max_model_len > model.max_position_embeddings)
     throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
                                             std::to_string(model.max_position_embeddings) + ")");
@@ -334,7 +343,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     }
     st.weight_bytes_per_gpu =
         weight_bytes(stage_params, model_dtype, quant, model.moe_router_fp32) +
-        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
+        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
