@@ -293,14 +293,28 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const std::string fit_hint = " (try a larger --tensor-parallel-size / engine.tensor_parallel_size, weight quantization with --quantization / "
       "engine.quantization, or a larger --gpu)";
 
-  // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
-  // size here; the hybrid models read by kvcap have equal KV shapes in every attention layer, and
-  // a linear-attention layer's state is padded to that page).
-  const int64_t heads = kv_heads_per_gpu(model, tp);
-  const int64_t attn_bytes_per_token = kv_bytes_per_token_layer(model, model.first_kv_layer(), kv, heads);
-  for (const auto& l : model.layers)
-    if (l.attention != AttentionKind::linear)
-      KVCAP_CHECK(kv_bytes_per_token_layer(model, l, kv, heads) == attn_bytes_per_token, "unequal KV page sizes");
+  // Page: bytes one block holds in one layer on this rank. vLLM gives every layer one page size
+  // (kv_cache_utils.unify_kv_cache_spec_page_size): a layer with a whole factor less KV per token
+  // takes that factor times the block size. kvcap follows it where the full-attention layers are
+  // the smaller ones (Gemma 4); a linear-attention layer's state is padded to the page.
+  int64_t full_bytes = 0, swa_bytes = 0;
+  for (const auto& l : model.layers) {
+    if (l.attention == AttentionKind::linear) continue;
+    const int64_t bytes = kv_bytes_per_token_layer(model, l, kv, tp);
+    int64_t& kind = l.attention == AttentionKind::sliding_window ? swa_bytes : full_bytes;
+    if (kind != 0 && kind != bytes)
+      throw InputError(model.name, "attention layers of one kind with different KV per token are not supported");
+    kind = bytes;
+  }
+  const int64_t attn_bytes_per_token = std::max(full_bytes, swa_bytes);
+  int64_t full_block_ratio = 1;
+  if (full_bytes > 0 && swa_bytes > 0 && full_bytes != swa_bytes) {
+    if (full_bytes > swa_bytes || swa_bytes % full_bytes != 0 || model.has_linear_attention())
+      throw InputError(model.name, "KV pages of unequal size are supported only where the full-attention layers hold a whole "
+                                   "factor less per token than the sliding ones (" + std::to_string(full_bytes) + " and " +
+                                   std::to_string(swa_bytes) + " bytes here)");
+    full_block_ratio = swa_bytes / full_bytes;
+  }
   if (cfg.num_speculative_tokens > 0) {
     if (model.num_mtp_layers == 0)
       throw InputError("--num-speculative-tokens", escape_text(model.name) +
@@ -349,6 +363,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version), last,
         first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, cfg.sampler == "pytorch");
     st.kv.block_size = b.block_size;
+    st.kv.full_block_ratio = full_block_ratio;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;

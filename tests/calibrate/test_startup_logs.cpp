@@ -134,12 +134,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*without_sort[0].kv_tokens_error > 0.05);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 53);
-  CHECK(s.all.available_median_abs <= 0.0210);
-  CHECK(s.all.capacity_median_abs <= 0.0335);
+  CHECK(s.runnable >= 54);
+  CHECK(s.all.available_median_abs <= 0.0235);
+  CHECK(s.all.capacity_median_abs <= 0.0340);
   CHECK(s.all.kv_tokens_median_abs <= 0.0420);
-  // 52: vLLM issue #23278's failed start on Marlin's padded MXFP4 experts is now refused too.
-  CHECK(s.refusal_calls_right >= 52);
+  // 53 of 54: vLLM issue #23278's failed start on Marlin's padded MXFP4 experts is refused too.
+  // Gemma 4 26B-A4B on an A100 (vLLM 0.19) joined the runnable rows at +5.05% in available KV
+  // (weights 48.09 GiB against 48.5 logged), which moved the medians from 2.06% and 3.29%.
+  CHECK(s.refusal_calls_right >= 53);
   // Kimi-K2-Thinking's recipe started twice, the second time with --decode-context-parallel-size 8:
   // the same 46.80 GiB per GPU, and the log's token count multiplied by 8 (715,072 -> 5,721,088).
   const auto& tp8 = find(checks, "recipes-kimi-k2-thinking-tp8");
