@@ -65,6 +65,7 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (auto v = opt_string(r, "mamba_ssm_cache_dtype")) c.mamba_ssm_cache_dtype = *v;
   if (auto v = opt_string(r, "sampler")) c.sampler = *v;
   if (r.has("vllm_use_v1") && !r.raw("vllm_use_v1").is_null()) c.vllm_use_v1 = r.get_bool("vllm_use_v1");
+  if (auto v = opt_string(r, "mxfp4_backend")) c.mxfp4_backend = *v;
   if (auto v = opt_number(r, "cuda_graph_memory_gib", 0, 1e6)) c.cuda_graph_memory_bytes = static_cast<int64_t>(*v * kGiB);
   if (auto v = opt_string(r, "vllm_version")) {
     parse_vllm_version(*v, r.where("vllm_version"));
@@ -118,7 +119,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
-                      "decode_context_parallel_size", "enable_expert_parallel", "sampler", "vllm_use_v1", "assumed"});
+                      "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "assumed"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
       if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");

@@ -171,6 +171,7 @@ int run_memory(const MemoryOptions& o) {
     j["block_size"] = b.block_size;
     if (b.decode_context_parallel_size > 1) j["decode_context_parallel_size"] = b.decode_context_parallel_size;
     j["layers_per_block"] = b.kv.layers_per_group;
+    if (b.kv.full_block_ratio > 1) j["full_attention_block_size"] = b.kv.full_block_size();
     j["page_bytes_per_gpu"] = b.page_bytes_per_gpu;
     j["num_gpu_blocks"] = b.num_gpu_blocks;
     j["kv_cache_tokens"] = b.kv_cache_tokens;
@@ -257,6 +258,9 @@ int run_memory(const MemoryOptions& o) {
                                        num(b.block_size / b.decode_context_parallel_size) +
                                        " tokens on each); the token count is multiplied by " + num(b.decode_context_parallel_size));
   row("bytes per block", num(b.page_bytes_per_gpu));
+  if (b.kv.full_block_ratio > 1)
+    row("full-attention pages", num(b.kv.full_block_size()) + " tokens (" + num(b.kv.full_block_ratio) +
+                                    "x less KV a token than the sliding layers: vLLM's unify_kv_cache_spec_page_size)");
   if (b.kv.swa_groups > 0)
     row("groups (full / sliding)", num(b.kv.full_groups) + " / " + num(b.kv.swa_groups) + " (window " +
                                         num(b.kv.sliding_window) + " tokens)");
@@ -339,6 +343,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   cmd->add_flag("--vllm-use-v1", o->engine.vllm_use_v1,
                 "VLLM_USE_V1=1 on a 0.7 release: the V1 engine as it then was (profiles logits of every batched token)");
+  cmd->add_option("--mxfp4-backend", o->engine.mxfp4_backend,
+                  "MXFP4 MoE kernel, which pads the experts: auto (what vLLM's docker images pick for the GPU: Marlin below "
+                  "Hopper) or marlin (Hopper without triton_kernels: pip installs before vLLM 0.12, or VLLM_MXFP4_USE_MARLIN=1)")
+      ->capture_default_str();
   cmd->add_flag("--language-model-only", o->engine.language_model_only,
                 "serve a vision-language checkpoint as text only: no vision tower weights or image profiling");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,

@@ -20,6 +20,12 @@ struct KvCacheSpec {
   int64_t layers_per_group = 0;   ///< layers one page spans
   int64_t state_groups = 0;       ///< groups of linear-attention layers (one recurrent state each)
   int64_t state_pages_per_request = 0;  ///< pages each state group holds for a running request
+  /// A full-attention page holds this many blocks' worth of tokens. vLLM needs one page size
+  /// across the groups (kv_cache_utils.unify_kv_cache_spec_page_size): a layer whose KV per token
+  /// is a whole factor smaller gets that factor times the block size (Gemma 4's global layers,
+  /// 2 KV heads x 512 against the sliding layers' 8 x 256: 32-token pages beside 16-token ones).
+  int64_t full_block_ratio = 1;
+  int64_t full_block_size() const { return block_size * full_block_ratio; }
 
   int64_t groups() const { return full_groups + swa_groups + state_groups; }
   bool hybrid() const { return groups() > 1 || swa_groups > 0 || state_groups > 0; }
@@ -30,16 +36,17 @@ struct KvCacheSpec {
   int64_t first_kept_block(int64_t computed_tokens) const;
 
   /// Pages one request of `tokens` tokens holds after computing them all: full groups one per
-  /// block, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches),
+  /// full_block_size() tokens, sliding groups at most ceil((window-1)/block)+1 (the blocks the window touches),
   /// state groups state_pages_per_request each.
   int64_t blocks_for_tokens(int64_t tokens) const;
 
   /// A pool of `num_blocks` pages in tokens, as vLLM logs "GPU KV cache size": blocks per group
-  /// × block size (kv_cache_utils._report_kv_cache_config), since every group spends a page per block.
+  /// × block size (kv_cache_utils._report_kv_cache_config, the groups' smallest block size), since
+  /// every group spends a page per block.
   int64_t tokens_for_blocks(int64_t num_blocks) const { return num_blocks / groups() * block_size; }
 
   /// vLLM's startup worst case per request (max-concurrency figure, "fits one request" check):
-  /// full groups ceil(tokens/block); sliding groups ceil(min(window-1+batched, tokens)/block)+1,
+  /// full groups ceil(tokens/full_block_size()); sliding groups ceil(min(window-1+batched, tokens)/block)+1,
   /// since a prefill chunk of `batched` tokens is allocated before the window moves past it;
   /// state groups state_pages_per_request each.
   int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const;

@@ -36,24 +36,23 @@ int64_t kv_vector_bytes(int64_t elements, const KvFormat& f) {
   return bytes;
 }
 
-int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t kv_heads) {
+int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t tp) {
   if (layer.attention == AttentionKind::linear) return 0;  // a fixed state, not per-token KV (linear_state.hpp)
   if (layer.attention == AttentionKind::mla)
     return kv_vector_bytes(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, f);  // no K/V factor 2
-  return kv_heads * (kv_vector_bytes(m.head_dim, f) + kv_vector_bytes(m.v_head_dim, f));
+  return kv_heads_per_gpu(m, layer, tp) * (kv_vector_bytes(m.head_dim_of(layer), f) + kv_vector_bytes(m.v_head_dim_of(layer), f));
 }
 
 int64_t kv_bytes_per_token(const ModelSpec& m, const KvFormat& f) {
   int64_t sum = 0;
-  for (const auto& l : m.layers) sum += kv_bytes_per_token_layer(m, l, f, m.num_kv_heads);
+  for (const auto& l : m.layers) sum += kv_bytes_per_token_layer(m, l, f, 1);
   return sum;
 }
 
 int64_t kv_bytes_per_token_per_gpu(const ModelSpec& m, const KvFormat& f, int64_t tp) {
   check_tensor_parallel(m, tp);
-  const int64_t heads = kv_heads_per_gpu(m, tp);
   int64_t sum = 0;
-  for (const auto& l : m.layers) sum += kv_bytes_per_token_layer(m, l, f, heads);
+  for (const auto& l : m.layers) sum += kv_bytes_per_token_layer(m, l, f, tp);
   return sum;
 }
 

@@ -29,10 +29,11 @@ DType parse_model_dtype(const std::string& name, DType config_dtype);
 /// Bytes of one vector of `elements` KV elements, scales included.
 int64_t kv_vector_bytes(int64_t elements, const KvFormat& f);
 
-/// Bytes one token occupies in one layer, holding `kv_heads` KV heads (one rank's share).
+/// Bytes one token occupies in one layer on one rank of `tensor_parallel_size` (the layer's own
+/// KV heads and head width where it has them, LayerSpec::kv_heads / head_dim).
 /// Standard attention: K and V vectors per head; MLA: one latent (kv_lora_rank + qk_rope_head_dim);
 /// linear attention: 0 (its state does not grow with tokens: sim/memory/linear_state.hpp).
-int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t kv_heads);
+int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t tensor_parallel_size);
 
 /// All layers of the whole model (every KV head once), per token.
 int64_t kv_bytes_per_token(const ModelSpec& m, const KvFormat& f);

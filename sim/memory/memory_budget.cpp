@@ -263,6 +263,15 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 21}))
     throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p fallback of 0.8 to 0.20; --vllm-version " +
                                       cfg.vllm_version + " samples otherwise (kvcap does not model its fallback's memory)");
+  if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
+    throw InputError("--mxfp4-backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
+  // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell
+  // FlashInfer; every other CUDA GPU falls back to Marlin (SM110 and SM120 too since PR #29339).
+  // AMD (capability 0) pads its own way, taken as the default's.
+  const int cc = gpu.compute_capability;
+  const Mxfp4MoeKernel mxfp4_kernel = cfg.mxfp4_backend == "marlin" || (cc > 0 && (cc < 90 || cc >= 110))
+                                          ? Mxfp4MoeKernel::marlin
+                                          : Mxfp4MoeKernel::padded_64;
   if (cfg.max_model_len > model.max_position_embeddings)
     throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
                                             std::to_string(model.max_position_embeddings) + ")");
@@ -298,14 +307,28 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const std::string fit_hint = " (try a larger --tensor-parallel-size / engine.tensor_parallel_size, weight quantization with --quantization / "
       "engine.quantization, or a larger --gpu)";
 
-  // Page: bytes one block holds in one layer on this rank (all layers of a model share one page
-  // size here; the hybrid models read by kvcap have equal KV shapes in every attention layer, and
-  // a linear-attention layer's state is padded to that page).
-  const int64_t heads = kv_heads_per_gpu(model, tp);
-  const int64_t attn_bytes_per_token = kv_bytes_per_token_layer(model, model.first_kv_layer(), kv, heads);
-  for (const auto& l : model.layers)
-    if (l.attention != AttentionKind::linear)
-      KVCAP_CHECK(kv_bytes_per_token_layer(model, l, kv, heads) == attn_bytes_per_token, "unequal KV page sizes");
+  // Page: bytes one block holds in one layer on this rank. vLLM gives every layer one page size
+  // (kv_cache_utils.unify_kv_cache_spec_page_size): a layer with a whole factor less KV per token
+  // takes that factor times the block size. kvcap follows it where the full-attention layers are
+  // the smaller ones (Gemma 4); a linear-attention layer's state is padded to the page.
+  int64_t full_bytes = 0, swa_bytes = 0;
+  for (const auto& l : model.layers) {
+    if (l.attention == AttentionKind::linear) continue;
+    const int64_t bytes = kv_bytes_per_token_layer(model, l, kv, tp);
+    int64_t& kind = l.attention == AttentionKind::sliding_window ? swa_bytes : full_bytes;
+    if (kind != 0 && kind != bytes)
+      throw InputError(model.name, "attention layers of one kind with different KV per token are not supported");
+    kind = bytes;
+  }
+  const int64_t attn_bytes_per_token = std::max(full_bytes, swa_bytes);
+  int64_t full_block_ratio = 1;
+  if (full_bytes > 0 && swa_bytes > 0 && full_bytes != swa_bytes) {
+    if (full_bytes > swa_bytes || swa_bytes % full_bytes != 0 || model.has_linear_attention())
+      throw InputError(model.name, "KV pages of unequal size are supported only where the full-attention layers hold a whole "
+                                   "factor less per token than the sliding ones (" + std::to_string(full_bytes) + " and " +
+                                   std::to_string(swa_bytes) + " bytes here)");
+    full_block_ratio = swa_bytes / full_bytes;
+  }
   if (cfg.num_speculative_tokens > 0) {
     if (model.num_mtp_layers == 0)
       throw InputError("--num-speculative-tokens", escape_text(model.name) +
@@ -348,7 +371,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     }
     st.weight_bytes_per_gpu =
         weight_bytes(stage_params, model_dtype, quant, model.moe_router_fp32) +
-        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant) +
+        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version),
@@ -360,6 +383,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     if (records_all_reduce_streams(version))
       st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
     st.kv.block_size = b.block_size;
+    st.kv.full_block_ratio = full_block_ratio;
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;

@@ -73,6 +73,14 @@ struct EngineMemoryConfig {
   /// "FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p &
   /// top-k sampling"). The sort keeps far more alive per sampled row (activation.hpp).
   std::string sampler = "flashinfer";
+  /// The MXFP4 MoE kernel (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend),
+  /// which sets how the experts are padded (weight_bytes.hpp): "auto" is what vLLM's docker images
+  /// pick, Marlin on GPUs without native FP4 compute other than Hopper (compute capability below
+  /// 9.0, or 11.0 and up), Triton/FlashInfer on Hopper and data-centre Blackwell; "marlin" is what
+  /// Hopper gets without the triton_kernels package: a pip install before vLLM bundled it (PR
+  /// #28788, 2025-11, so before 0.12; its log says "Using Marlin backend" or warns of "Weight-only
+  /// FP4 compression ... leveraging the Marlin kernel"), or VLLM_MXFP4_USE_MARLIN=1.
+  std::string mxfp4_backend = "auto";
 };
 
 /// (major, minor) of a vLLM version string ("0.11.0", "0.10.1.1", "v0.15.1rc2"); InputError

@@ -100,12 +100,13 @@ int64_t replicated_in_proj_ba_bytes_per_gpu(const ModelSpec& m, int64_t tp, cons
   return layers * (full - share) * (dtype_bits(model_dtype) / 8);
 }
 
-int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q) {
+int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q, Mxfp4MoeKernel kernel) {
   if (q.method != "mxfp4" || !m.is_moe()) return 0;
   auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
   const int64_t h = m.hidden_size;
   const int64_t inter = (m.moe.expert_intermediate_size + tp - 1) / tp;
-  const int64_t extra_per_expert = 3 * (round_up(h, 256) * round_up(inter, 64) - h * inter);
+  const int64_t inter_to = kernel == Mxfp4MoeKernel::marlin ? 128 : 64;
+  const int64_t extra_per_expert = 3 * (round_up(h, 256) * round_up(inter, inter_to) - h * inter);
   int64_t moe_layers = 0;
   for (const auto& l : m.layers) moe_layers += l.moe ? 1 : 0;
   return quantized_bytes(extra_per_expert * m.moe.num_experts * moe_layers, q);

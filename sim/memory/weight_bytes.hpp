@@ -30,12 +30,26 @@ int64_t weight_bytes(const ParamCount& params, DType model_dtype, const WeightQu
 int64_t replicated_in_proj_ba_bytes_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size, const WeightQuant& quant,
                                             DType model_dtype);
 
-/// Extra bytes one rank allocates for MXFP4 MoE experts beyond their parameter count: vLLM's
-/// Mxfp4MoEMethod.create_weights pads the hidden size to a multiple of 256 and each rank's expert
-/// intermediate size to a multiple of 64 (vllm/model_executor/layers/quantization/mxfp4.py; the
-/// 64 is in every version read, the 256 comes from the logs): gpt-oss-20b on one H100 then loads
-/// 13.45 GiB (13.47 logged by vLLM 0.11.0), gpt-oss-120b at TP4 on A100 17.18 GiB (17.22 logged by
-/// 0.10.1.1), where the unpadded count gives 12.82 and 15.23. 0 for other quantizations.
-int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size, const WeightQuant& quant);
+/// Which of vLLM's MXFP4 MoE kernels holds the experts: they pad differently.
+enum class Mxfp4MoeKernel {
+  /// Triton (Hopper with triton_kernels) and FlashInfer (Blackwell): hidden to a multiple of 256
+  /// (from the logs), each rank's intermediate to 64.
+  padded_64,
+  /// Marlin, weight-only FP4 (every GPU without native FP4 compute but Hopper and data-centre
+  /// Blackwell; and Hopper when triton_kernels is missing): "n % 256 == 0 and k % 128 == 0", so
+  /// hidden to 256 and each rank's intermediate to 128.
+  marlin,
+};
+
+/// Extra bytes one rank allocates for MXFP4 MoE experts beyond their parameter count, as vLLM's
+/// Mxfp4MoEMethod.create_weights pads them for `kernel` (vllm/model_executor/layers/quantization/mxfp4.py;
+/// the 64 is in every version read and Marlin's 128/256 in the 2026 one, which 0.10.1's Marlin log
+/// below bears out; the 256 of the other paths comes from the logs): gpt-oss-20b on one H100 then loads 13.45 GiB (13.47 logged by vLLM 0.11.0), gpt-oss-120b
+/// at TP4 on A100 17.18 GiB (17.22 logged by 0.10.1.1), where the unpadded count gives 12.82 and
+/// 15.23; gpt-oss-120b on one H100 under Marlin 65.89 GiB (65.97 logged by 0.10.1, which warns
+/// "Weight-only FP4 compression will be used leveraging the Marlin kernel"; 64.55 padded to 64).
+/// 0 for other quantizations.
+int64_t mxfp4_padding_bytes_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size, const WeightQuant& quant,
+                                    Mxfp4MoeKernel kernel = Mxfp4MoeKernel::padded_64);
 
 }  // namespace kvcap

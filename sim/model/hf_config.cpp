@@ -29,7 +29,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
+enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -67,6 +67,9 @@ constexpr ArchEntry kArchitectures[] = {
     {"Qwen3NextForCausalLM", "qwen3_next", Family::qwen3_next},
     {"Qwen3_5ForCausalLM", "qwen3_5_text", Family::qwen3_next},
     {"Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", Family::qwen3_next},
+    // Gemma 4 (vllm/model_executor/models/gemma4.py): sliding and global layers of different KV
+    // heads and head widths, and in the MoE variants a dense MLP beside the experts in every layer.
+    {"Gemma4ForCausalLM", "gemma4_text", Family::gemma4},
 };
 
 /// Vision-language wrappers: the language model is read from `text_config` (its model_type picks
@@ -88,6 +91,9 @@ constexpr WrapperEntry kWrappers[] = {
     // Kimi K2.5 (vllm/model_executor/models/kimi_k25.py): the DeepSeek-V3 language model of
     // Kimi K2 under a MoonViT vision tower.
     {"KimiK25ForConditionalGeneration", "kimi_k2", "DeepseekV3ForCausalLM"},
+    // Gemma 4 (vllm/model_executor/models/gemma4_mm.py): Gemma4ForCausalLM under transformers'
+    // gemma4_vision tower.
+    {"Gemma4ForConditionalGeneration", "gemma4_text", "Gemma4ForCausalLM"},
 };
 
 std::string supported_list() {
@@ -198,6 +204,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     }
     return;
   }
+  if (family == Family::gemma4) throw InputError(r.where("layer_types"), "required for gemma4_text");
   if (family == Family::qwen3_next) {
     // Without layer_types: every full_attention_interval-th layer is full attention, the rest are
     // Gated DeltaNet (transformers' Qwen3NextConfig, interval 4).
@@ -275,10 +282,35 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::llama4:
     case Family::qwen3_next:
     case Family::gemma3:
+    case Family::gemma4:
     case Family::minimax_m2:
     case Family::glm4_moe:
       break;
   }
+}
+
+/// Gemma 4's global (full-attention) layers (vLLM Gemma4DecoderLayer): global_head_dim wide, and
+/// with attention_k_eq_v num_global_key_value_heads of them, whose V slot vLLM still allocates
+/// and fills with K (Gemma4Attention: "k_eq_v layers load K weights into both K and V slots").
+void read_gemma4_global_layers(const JsonObjectReader& r, ModelSpec& m) {
+  const int64_t head_dim = opt_int(r, "global_head_dim").value_or(m.head_dim);
+  const int64_t kv_heads =
+      opt_bool(r, "attention_k_eq_v", false) ? opt_int(r, "num_global_key_value_heads").value_or(m.num_kv_heads) : m.num_kv_heads;
+  if (kv_heads > m.num_attention_heads || m.num_attention_heads % kv_heads != 0)
+    throw InputError(r.where("num_global_key_value_heads"), "expected a divisor of num_attention_heads (" +
+                                                                std::to_string(m.num_attention_heads) + "), got " +
+                                                                std::to_string(kv_heads));
+  for (auto& l : m.layers)
+    if (l.attention == AttentionKind::full) {
+      l.kv_heads = kv_heads;
+      l.head_dim = head_dim;
+    }
+  // Per-layer embeddings (the E2B/E4B models) and layers that reuse an earlier layer's KV
+  // (num_kv_shared_layers) change both weights and cache; kvcap reads neither.
+  if (opt_int(r, "hidden_size_per_layer_input", 0).value_or(0) != 0)
+    throw InputError(r.where("hidden_size_per_layer_input"), "Gemma 4's per-layer embeddings are not modelled (expected 0)");
+  if (opt_int(r, "num_kv_shared_layers", 0).value_or(0) != 0)
+    throw InputError(r.where("num_kv_shared_layers"), "Gemma 4's KV-shared layers are not modelled (expected 0)");
 }
 
 void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
@@ -356,6 +388,20 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.moe_router_fp32 = true;
       break;
     }
+    case Family::gemma4: {
+      // enable_moe_block: every layer adds num_experts experts of moe_intermediate_size (top
+      // top_k_experts, GELU) beside its dense MLP, routed by Gemma4Router (a scale per hidden
+      // dimension before the projection) with a per-expert output scale (Gemma4MoE).
+      if (!opt_bool(r, "enable_moe_block", false)) break;
+      moe.num_experts = req_int(r, "num_experts");
+      moe.experts_per_token = req_int(r, "top_k_experts");
+      moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
+      for (auto& l : m.layers) l.moe = true;
+      m.dense_mlp_beside_moe = true;
+      m.moe_router_scales = true;
+      m.norms_per_layer = 7;  // and post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
+      break;
+    }
     case Family::glm4_moe:
     case Family::deepseek: {
       if (!r.has_value("n_routed_experts")) break;  // a dense DeepSeek-V2 variant
@@ -380,7 +426,7 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
     for (const auto& l : m.layers)
       if (!l.moe) throw InputError(r.where("intermediate_size"), "required: the model has dense MLP layers");
   if (m.is_moe() && moe.experts_per_token > moe.num_experts)
-    throw InputError(r.where("num_experts_per_tok"), "more experts per token (" +
+    throw InputError(r.where(family == Family::gemma4 ? "top_k_experts" : "num_experts_per_tok"), "more experts per token (" +
                                                          std::to_string(moe.experts_per_token) +
                                                          ") than experts (" + std::to_string(moe.num_experts) + ")");
 }
@@ -413,7 +459,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   m.dtype = parse_torch_dtype(r);
   // transformers' default is tied for Gemma-2 and untied for the others read here.
   m.tie_word_embeddings =
-      opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2 || arch.family == Family::gemma3);
+      opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2 || arch.family == Family::gemma3 || arch.family == Family::gemma4);
   m.layers.assign(static_cast<size_t>(m.num_layers), LayerSpec{});
 
   if (arch.family == Family::deepseek) {
@@ -478,6 +524,11 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
       m.norms_per_layer = 4;  // as Gemma 2
       m.qk_norm = true;       // Gemma 3 adds q/k RMSNorms per head
       break;
+    case Family::gemma4:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      m.norms_per_layer = 4;  // as Gemma 2; the MoE block adds three (read_moe)
+      m.qk_norm = true;       // q_norm and k_norm per head; v_norm has no weight
+      break;
     case Family::gpt_oss:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", true);
       m.attention_sinks = true;
@@ -514,6 +565,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
       break;
   }
   assign_attention(r, arch.family, m);
+  if (arch.family == Family::gemma4) read_gemma4_global_layers(r, m);
   if (m.has_linear_attention()) read_linear_attention(r, m);
   (void)m.first_kv_layer();  // at least one layer keeps KV
   read_moe(r, arch.family, m);
@@ -571,7 +623,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     m.vision_profile = vision.profile;
   }
   else if (root.has_value("vision_config"))
-    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model)";
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model, gemma4_vision)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   check_model_size(m, origin);  // again with the vision tower's parameters

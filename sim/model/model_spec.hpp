@@ -30,6 +30,10 @@ struct LayerSpec {
   AttentionKind attention = AttentionKind::full;
   int64_t sliding_window = 0;  ///< tokens, for sliding_window layers
   bool moe = false;            ///< MLP of this layer is a mixture of experts
+  /// This layer's KV heads and head width where they differ from the model's (Gemma 4's global
+  /// layers: num_global_key_value_heads x global_head_dim); 0 = ModelSpec::num_kv_heads / head_dim.
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
 };
 
 struct MlaSpec {
@@ -137,6 +141,11 @@ struct ModelSpec {
   bool moe_expert_bias = false;  ///< expert projections have biases (GPT-OSS)
   bool moe_gate_correction_bias = false;  ///< DeepSeek-V3 noaux_tc e_score_correction_bias
   bool moe_router_fp32 = false;  ///< router (and its correction bias) kept in float32 whatever the model dtype (MiniMax-M2)
+  /// Gemma 4 (vllm gemma4.py, Gemma4DecoderLayer): a MoE layer runs its dense MLP of
+  /// intermediate_size beside the experts, and its router carries a per-dimension input scale
+  /// (hidden) and a per-expert output scale (num_experts).
+  bool dense_mlp_beside_moe = false;
+  bool moe_router_scales = false;
   int64_t num_mtp_layers = 0;    ///< multi-token-prediction layers (DeepSeek-V3); not served, not counted
   /// Vision-language checkpoints (a *ForConditionalGeneration with text_config): the text model is
   /// what the fields above describe; the vision encoder and projector vLLM also loads are counted
@@ -157,6 +166,10 @@ struct ModelSpec {
   bool has_linear_attention() const;
   /// The first layer that keeps per-token KV (full, sliding or MLA); the model must have one.
   const LayerSpec& first_kv_layer() const;
+  /// A layer's KV heads and query/key and value head widths (its own where LayerSpec sets them).
+  int64_t kv_heads_of(const LayerSpec& l) const { return l.kv_heads > 0 ? l.kv_heads : num_kv_heads; }
+  int64_t head_dim_of(const LayerSpec& l) const { return l.head_dim > 0 ? l.head_dim : head_dim; }
+  int64_t v_head_dim_of(const LayerSpec& l) const { return l.head_dim > 0 ? l.head_dim : v_head_dim; }
 };
 
 }  // namespace kvcap

@@ -19,7 +19,7 @@ struct AttentionParams {
   int64_t small = 0;  // norms inside attention (MLA latent norms, Qwen3 q/k norms) and sinks
 };
 
-AttentionParams attention_params(const ModelSpec& m, int64_t tp, bool mla) {
+AttentionParams attention_params(const ModelSpec& m, const LayerSpec& layer, int64_t tp, bool mla) {
   AttentionParams a;
   const int64_t H = m.hidden_size;
   const int64_t heads = split(m.num_attention_heads, tp);
@@ -39,14 +39,16 @@ AttentionParams attention_params(const ModelSpec& m, int64_t tp, bool mla) {
     a.weights += heads * x.v_head_dim * H;                                      // o_proj
     return a;
   }
-  const int64_t kv = kv_heads_per_gpu(m, tp);
+  // The layer's own KV heads and head width where it has them (Gemma 4's global layers).
+  const int64_t kv = kv_heads_per_gpu(m, layer, tp);
+  const int64_t hd = m.head_dim_of(layer), vd = m.v_head_dim_of(layer);
   // An output gate doubles q_proj: it emits the queries and a per-head gate of the same width.
-  const int64_t q_width = heads * m.head_dim * (m.attn_output_gate ? 2 : 1);
-  a.weights = H * q_width + H * kv * m.head_dim + H * kv * m.v_head_dim + heads * m.v_head_dim * H;
-  if (m.qkv_bias) a.biases += heads * m.head_dim + kv * m.head_dim + kv * m.v_head_dim;
+  const int64_t q_width = heads * hd * (m.attn_output_gate ? 2 : 1);
+  a.weights = H * q_width + H * kv * hd + H * kv * vd + heads * vd * H;
+  if (m.qkv_bias) a.biases += heads * hd + kv * hd + kv * vd;
   if (m.o_bias) a.biases += H;
-  if (m.qk_norm) a.small += 2 * m.head_dim;
-  if (m.qk_norm_full_width) a.small += heads * m.head_dim + kv * m.head_dim;
+  if (m.qk_norm) a.small += 2 * hd;
+  if (m.qk_norm_full_width) a.small += heads * hd + kv * hd;
   if (m.attention_sinks) a.small += heads;
   return a;
 }
@@ -80,17 +82,17 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
       add_linear_attention(m, tp, c);
       c.norms += static_cast<int64_t>(m.norms_per_layer) * H;
     } else {
-      AttentionParams a = attention_params(m, tp, layer.attention == AttentionKind::mla);
+      AttentionParams a = attention_params(m, layer, tp, layer.attention == AttentionKind::mla);
       c.attention += a.weights;
       c.biases += a.biases;
       c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * H;
     }
 
-    if (!layer.moe) {
+    if (!layer.moe || m.dense_mlp_beside_moe) {
       const int64_t inter = split(m.intermediate_size, tp);
       c.dense_mlp += 3 * H * inter;  // gate, up, down
       if (m.mlp_bias) c.biases += 2 * inter + H;
-      continue;
+      if (!layer.moe) continue;
     }
     const MoeSpec& x = m.moe;
     const int64_t e_inter = split(x.expert_intermediate_size, tp);
@@ -100,6 +102,7 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
     if (m.moe_router_bias) router += x.num_experts;
     if (m.moe_gate_correction_bias) router += x.num_experts;
     if (x.shared_expert_gate) router += H;  // hidden -> 1, replicated
+    if (m.moe_router_scales) router += H + x.num_experts;  // Gemma4Router.scale, Gemma4MoE.per_expert_scale
     const int64_t shared = 3 * H * split(x.shared_expert_intermediate_size, tp);
 
     c.moe_router += router;

@@ -19,15 +19,25 @@ void check_tensor_parallel(const ModelSpec& m, int64_t tp) {
                                 " value heads of " + escape_text(m.name) + "'s linear-attention layers do not split evenly over " +
                                 std::to_string(tp) + " GPUs");
   if (m.is_mla()) return;  // the latent is replicated, any head-divisible tp works
-  const int64_t kv = m.num_kv_heads;
-  if (kv >= tp ? kv % tp != 0 : tp % kv != 0)
-    throw InputError(where, std::to_string(kv) + " KV heads of " + escape_text(m.name) + " can be neither split nor replicated evenly over " +
-                                std::to_string(tp) + " GPUs");
+  auto check = [&](int64_t kv) {
+    if (kv >= tp ? kv % tp != 0 : tp % kv != 0)
+      throw InputError(where, std::to_string(kv) + " KV heads of " + escape_text(m.name) +
+                                  " can be neither split nor replicated evenly over " + std::to_string(tp) + " GPUs");
+  };
+  check(m.num_kv_heads);
+  for (const auto& l : m.layers)
+    if (l.kv_heads > 0) check(l.kv_heads);
 }
 
 int64_t kv_heads_per_gpu(const ModelSpec& m, int64_t tp) {
   if (m.is_mla()) return 1;
   return m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1;
+}
+
+int64_t kv_heads_per_gpu(const ModelSpec& m, const LayerSpec& l, int64_t tp) {
+  if (m.is_mla()) return 1;
+  const int64_t kv = m.kv_heads_of(l);
+  return kv >= tp ? kv / tp : 1;
 }
 
 }  // namespace kvcap

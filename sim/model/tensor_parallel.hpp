@@ -13,5 +13,7 @@ void check_tensor_parallel(const ModelSpec& model, int64_t tensor_parallel_size)
 /// KV heads one rank stores: kv_heads / tp, at least 1 (replicated when tp > kv heads). MLA's
 /// latent is one "head" held whole on every rank.
 int64_t kv_heads_per_gpu(const ModelSpec& model, int64_t tensor_parallel_size);
+/// The same for one layer, which may have KV heads of its own (LayerSpec::kv_heads).
+int64_t kv_heads_per_gpu(const ModelSpec& model, const LayerSpec& layer, int64_t tensor_parallel_size);
 
 }  // namespace kvcap

@@ -98,6 +98,23 @@ Count siglip(const JsonObjectReader& v, Count text_hidden) {
   return layers * block + embed + h + h * text_hidden;
 }
 
+/// Gemma 4's tower (transformers modeling_gemma4.py, which vLLM's gemma4_mm.py loads through
+/// AutoModel): RMSNorm "sandwich" blocks (input, post-attention, pre- and post-feedforward) with
+/// bias-free q/k/v/o over num_attention_heads / num_key_value_heads heads of head_dim, q and k
+/// RMSNorms per head (v_norm has no weight) and a gated GELU MLP (gate, up, down); the patch
+/// embedder's bias-free input_proj (3 x patch^2 -> hidden) and its position_embedding_table of
+/// 2 x position_embedding_size x hidden (one table per axis); the multimodal embedder's bias-free
+/// hidden -> text-width projection (its norm has no weight).
+Count gemma4_vision(const JsonObjectReader& v, Count text_hidden) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const Count heads = need_size(v, "num_attention_heads"), hd = need_size(v, "head_dim");
+  const Count kv_heads = size_or(v, "num_key_value_heads", static_cast<int64_t>(heads));
+  const Count patch = need_size(v, "patch_size"), positions = need_size(v, "position_embedding_size");
+  const Count attention = h * heads * hd + 2 * h * kv_heads * hd + heads * hd * h + 2 * hd;
+  const Count block = attention + 3 * h * inter + 4 * h;
+  return layers * block + 3 * patch * patch * h + 2 * positions * h + h * text_hidden;
+}
+
 }  // namespace
 
 VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t text_hidden) {
@@ -119,6 +136,9 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.params = checked(pixtral(v, root, static_cast<Count>(text_hidden)));
   } else if (c.type == "siglip_vision_model") {
     c.params = checked(siglip(v, static_cast<Count>(text_hidden)));
+  } else if (c.type == "gemma4_vision") {
+    // Its profiling image (vision_soft_tokens_per_image, 280 tokens) is not modelled.
+    c.params = checked(gemma4_vision(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "llama4_vision_model") {
     c.params = checked(llama4(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||

@@ -106,6 +106,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& refused = find(checks, "llmd-llama33-70b-fp8-h100-tp1-fail");
   CHECK(refused.row->startup_failed);
   CHECK_FALSE(refused.refusal.empty());
+  // gpt-oss-120b on one H100 with vLLM 0.10.1's Marlin MXFP4 experts (65.97 GiB logged, -2.14 GiB
+  // left): refused; with the Triton path's padding (64.55 GiB) kvcap started it.
+  const auto& marlin = find(checks, "vllm23278-gpt-oss-120b-h100-fail");
+  CHECK(marlin.row->config.mxfp4_backend == "marlin");
+  CHECK_FALSE(marlin.refusal.empty());
+  StartupLogRow triton = *marlin.row;
+  triton.config.mxfp4_backend = "auto";
+  CHECK(check_startup_logs({triton})[0].refusal.empty());
   // Hybrid Gated DeltaNet rows: club-3090 #487 (Qwen3.6-27B AutoRound, TP 2, MTP x3, v0.22) in
   // tokens and #1087 (Qwen3.8-27B FP8, TP 2, v0.27.1) in available KV, within 2%.
   const auto& gdn = find(checks, "club3090-487-qwen3.6-27b-int4-2xrtx3090-tp2-fp8e5m2");
@@ -140,11 +148,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 53);
-  CHECK(s.all.available_median_abs <= 0.0260);
-  CHECK(s.all.capacity_median_abs <= 0.0335);
+  CHECK(s.runnable >= 54);
+  CHECK(s.all.available_median_abs <= 0.0235);
+  CHECK(s.all.capacity_median_abs <= 0.0340);
   CHECK(s.all.kv_tokens_median_abs <= 0.0420);
-  CHECK(s.refusal_calls_right >= 51);
+  // 53 of 54: vLLM issue #23278's failed start on Marlin's padded MXFP4 experts is refused too.
+  // Gemma 4 26B-A4B on an A100 (vLLM 0.19) joined the runnable rows at +5.05% in available KV
+  // (weights 48.09 GiB against 48.5 logged), which moved the medians from 2.06% and 3.29%.
+  CHECK(s.refusal_calls_right >= 53);
   // Kimi-K2-Thinking's recipe started twice, the second time with --decode-context-parallel-size 8:
   // the same 46.80 GiB per GPU, and the log's token count multiplied by 8 (715,072 -> 5,721,088).
   const auto& tp8 = find(checks, "recipes-kimi-k2-thinking-tp8");
@@ -156,7 +167,9 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   REQUIRE(dcp8.kv_tokens_error);
   CHECK(std::abs(*dcp8.kv_tokens_error) < 0.05);
   // The exact tier: rows whose mapping assumes no version, checkpoint, GPU or setting.
-  CHECK(s.exact_rows >= 18);
+  // 17: the Marlin kernel of vllm27508-gpt-oss-120b-h100-default-async-fail is inferred from the
+  // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
+  CHECK(s.exact_rows >= 17);
   CHECK(s.exact.kv_tokens_median_abs <= 0.0075);
   CHECK(s.exact.available_median_abs <= 0.0040);
   CHECK(s.exact.capacity_median_abs <= 0.0035);

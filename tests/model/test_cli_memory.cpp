@@ -68,6 +68,7 @@ TEST_CASE("kvcap memory: bad input exits 2 with the field named") {
   bad("memory --model llama-3.1-8b --gpu h900", "h900");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size 0", "--block-size");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --sampler torch", "--sampler");
+  bad("memory --model gpt-oss-20b --gpu h100-sxm --mxfp4-backend triton", "--mxfp4-backend");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --sampler pytorch --vllm-version 0.21", "--sampler");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --block-size -16", "--block-size");
   bad("memory --model llama-3.1-8b --gpu h100-sxm --gpu-memory-utilization 0", "--gpu-memory-utilization");

@@ -290,6 +290,29 @@ TEST_CASE("GPT-OSS: 12 sliding (128) + 12 full layers, and uniform sliding-windo
   CHECK(b.blocks_for_tokens(20001) == 257);
 }
 
+TEST_CASE("--mxfp4-backend: Marlin on GPUs without Hopper's or Blackwell's kernels, or when asked for") {
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 8192;
+  cfg.kv_cache_memory_bytes = int64_t{1} << 30;
+  const ModelSpec oss = load_model("gpt-oss-120b"), small = load_model("gpt-oss-20b");
+  const auto weights = [&](const char* gpu, const char* backend, const ModelSpec* m = nullptr) {
+    cfg.mxfp4_backend = backend;
+    return compute_memory_budget(m ? *m : oss, load_gpu(gpu), cfg).weight_bytes_per_gpu;
+  };
+  // Hopper picks Triton in vLLM's images; a Marlin start holds 3 x 3,072 x 64 x 4,608 more
+  // expert params at 17/32 bytes each (test_weight_bytes.cpp works it).
+  CHECK(weights("h100-sxm", "marlin") - weights("h100-sxm", "auto") == int64_t{589824} * 4608 * 17 / 32);
+  CHECK(weights("b200", "auto") == weights("h100-sxm", "auto"));
+  // A100 (8.0) and RTX 5090 (12.0) have no other kernel: auto is Marlin.
+  CHECK(weights("a100-80gb", "auto") == weights("a100-80gb", "marlin"));
+  CHECK(weights("a100-80gb", "auto") == weights("h100-sxm", "marlin"));
+  CHECK(weights("rtx-5090", "auto", &small) == weights("h100-sxm", "marlin", &small));
+  CHECK(weights("rtx-5090", "auto", &small) > weights("h100-sxm", "auto", &small));
+  cfg.mxfp4_backend = "triton";
+  CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(oss, load_gpu("h100-sxm"), cfg); }),
+                       "--mxfp4-backend"));
+}
+
 TEST_CASE("a model too large for the GPU is refused with the numbers") {
   EngineMemoryConfig cfg;
   const auto e = test::input_error_of(

@@ -112,3 +112,20 @@ TEST_CASE("MXFP4 experts are allocated padded, as vLLM's Mxfp4MoEMethod: hidden 
   CHECK(mxfp4_padding_bytes_per_gpu(big, 4, q) == (per_expert * 128 * 36) / 2 + (per_expert * 128 * 36) / 32);
   CHECK(mxfp4_padding_bytes_per_gpu(load_model("llama-3.1-8b"), 1, resolve_weight_quant("", load_model("llama-3.1-8b"))) == 0);
 }
+
+TEST_CASE("MXFP4 experts under Marlin: the intermediate size per rank pads to 128, not 64") {
+  // gpt-oss-120b at TP1: 36 MoE layers x 128 experts = 4,608; hidden 2,880 -> 3,072, intermediate
+  // 2,880 -> 2,944 (23 x 128). Extra params per expert 3 x (3,072 x 2,944 - 2,880 x 2,880) =
+  // 3 x (9,043,968 - 8,294,400) = 2,248,704; x 4,608 = 10,362,028,032 params, at 4 bits plus one
+  // 8-bit scale per 32: 5,181,014,016 + 323,813,376 = 5,504,827,392 B.
+  const ModelSpec big = load_model("gpt-oss-120b");
+  const WeightQuant q = resolve_weight_quant("", big);
+  CHECK(mxfp4_padding_bytes_per_gpu(big, 1, q, Mxfp4MoeKernel::marlin) == 5504827392);
+  // Over the 64-padding: 3 x 3,072 x 64 = 589,824 params per expert, x 4,608 x 17 / 32 bytes =
+  // 1,443,889,152 B (1.34 GiB): what moves gpt-oss-120b on one H100 from 64.55 GiB to 65.89
+  // (vLLM 0.10.1's Marlin log: 65.97).
+  CHECK(mxfp4_padding_bytes_per_gpu(big, 1, q, Mxfp4MoeKernel::marlin) - mxfp4_padding_bytes_per_gpu(big, 1, q) ==
+        int64_t{589824} * 4608 * 17 / 32);
+  // TP4: 720 rounds to 768 under both (6 x 128 = 12 x 64), so the A100 TP4 start is unchanged.
+  CHECK(mxfp4_padding_bytes_per_gpu(big, 4, q, Mxfp4MoeKernel::marlin) == mxfp4_padding_bytes_per_gpu(big, 4, q));
+}
