@@ -219,7 +219,11 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
           std::cout << (conf->target_met ? "target met: " : "target NOT met: ") << "+-"
                     << format_plain(100 * conf->target_half_width_fraction, 2) << "% "
                     << (conf->target_met ? "reached after " : "not reached within ") << conf->seeds.size()
-                    << " seeds" << (conf->target_met ? "" : " (raise --seeds, or lengthen the workload: the spread falls as 1/sqrt(requests))")
+                    << " seeds"
+                    << (conf->target_met ? ""
+                                         : " (raise --seeds: the half-width falls as 1/sqrt(seeds); a longer workload "
+                                           "window narrows each seed's spread where requests are many and alike: README, "
+                                           "\"How many seeds, how long a window\")")
                     << "\n";
       }
     }
