@@ -175,15 +175,24 @@ TEST_CASE("sweep --seeds-until: search's stop rule per point, intervals of unequ
   const auto low = kvcap_cli("sweep " + kUntilScenario + " --grid engine.max_num_seqs=16 --capacity --seeds-until 3 --seeds 2");
   CHECK(low.code == 2);
   CHECK(low.out.find("--seeds") != std::string::npos);
-  // Another target is another sweep: a shard of it is not merged with this one (identity
-  // arithmetic the Release pass covers; the sanitizers have nothing to add to it).
+  // Shards carry each point's seed count and target_met (merge equals the whole sweep byte for
+  // byte); another target is another sweep, not merged with this one. Record round trips the
+  // Release pass covers; the sanitizers have nothing to add to them.
   if (KVCAP_SANITIZED) return;
-  const auto shard = kvcap_cli(kUntilSweep + " --shard 1/2 --out " + until_quote(tmp.path / "s1"), false);
-  REQUIRE(shard.code == 0);
-  const auto s0 = kvcap_cli(until + " --shard 0/2 --out " + until_quote(tmp.path / "s0"), false);
-  REQUIRE(s0.code == 0);
-  CHECK(kvcap_cli("merge " + until_quote(tmp.path / "m") + " " + until_quote(tmp.path / "s0") + " " +
-                  until_quote(tmp.path / "s1"))
+  for (int i = 0; i < 2; ++i)
+    REQUIRE(kvcap_cli(until + " --shard " + std::to_string(i) + "/2 --out " + until_quote(tmp.path / ("s" + std::to_string(i))),
+                      false)
+                .code == 0);
+  const auto merged = kvcap_cli("merge " + until_quote(tmp.path / "m") + " " + until_quote(tmp.path / "s0") + " " +
+                                    until_quote(tmp.path / "s1"),
+                                false);
+  REQUIRE(merged.code == 0);
+  CHECK(merged.out == one.out);
+  for (const char* f : {"sweep.csv", "sweep.json", "sweep.html"})
+    CHECK_MESSAGE(read_text(tmp.path / "m" / f) == read_text(tmp.path / "j1" / f), f);
+  REQUIRE(kvcap_cli(kUntilSweep + " --shard 1/2 --out " + until_quote(tmp.path / "k4"), false).code == 0);
+  CHECK(kvcap_cli("merge " + until_quote(tmp.path / "bad") + " " + until_quote(tmp.path / "s0") + " " +
+                  until_quote(tmp.path / "k4"))
             .code == 2);
 }
 
