@@ -1,5 +1,6 @@
 // kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
-//   [--precision P] [--seeds K] [--seeds-until PCT]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]] [--mpi]
+//   [--precision P] [--seeds K] [--seeds-until PCT]] [--headline METRIC] [--json]
+//   [--out DIR [--resume] [--shard I/N]] [--mpi]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -51,7 +52,8 @@ int run_sweep_command(const SweepCliOptions& o, MpiJob* job = nullptr) {
   so.capacity = o.capacity;
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
-  if (!o.capacity && ((o.seeds.seeds_given() && o.seeds.seeds > 1) || (o.seeds.until_given() && o.seeds.until_percent != 0)))
+  const bool asks_seeds = (o.seeds.seeds_given() && o.seeds.seeds > 1) || (o.seeds.until_given() && o.seeds.until_percent != 0);
+  if (!o.capacity && asks_seeds)
     throw InputError(o.seeds.until_given() ? "--seeds-until" : "--seeds " + std::to_string(o.seeds.seeds),
                      "needs --capacity: it reruns each point's capacity search");
   // The same plan as kvcap search's: by default seeds are added (from 3) until each point's

@@ -13,7 +13,9 @@ SeedPlan resolve_seed_plan(const SeedChoice& given, bool adaptive_default, int m
     throw InputError(given.seeds_name, "expected 1 to " + std::to_string(max_seeds) + " seeds, got " +
                                            std::to_string(*given.seeds));
   SeedPlan plan;
-  double until = given.until_percent ? *given.until_percent : (given.seeds || !adaptive_default ? 0 : kDefaultSeedsUntilPercent);
+  // --seeds K alone is a fixed count; only a command line (or file) naming neither gets the default.
+  const double fallback = given.seeds || !adaptive_default ? 0 : kDefaultSeedsUntilPercent;
+  const double until = given.until_percent.value_or(fallback);
   if (given.until_percent && !(until == 0 || (until > 0 && until < 100)))
     throw InputError(given.until_name, "expected a half-width in percent of the mean, above 0 and below 100 (0: a "
                                        "fixed seed count), got " + format_plain(until));

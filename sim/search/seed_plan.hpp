@@ -16,7 +16,8 @@ inline constexpr int kDefaultSeedCap = 10;
 
 struct SeedPlan {
   int seeds = 1;                    ///< a fixed count, or with a target the most seeds to run
-  double half_width_fraction = 0;  ///< target: stop once the 95% half-width is at most this share of the mean (0 = fixed)
+  /// Target: stop once the 95% half-width is at most this share of the mean (0 = a fixed count).
+  double half_width_fraction = 0;
   double until_percent = 0;        ///< the same target as given, in percent (what a file records)
 };
 
