@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sim/metrics/metric_path.hpp"
+#include "sim/search/seed_plan.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 #include "sim/util/input_file.hpp"
@@ -70,11 +71,21 @@ Expectation parse_expectation(const JsonObjectReader& r, const std::string& metr
 }
 
 CapacityRequest parse_capacity(const JsonObjectReader& r) {
-  r.reject_unknown({"attainment", "precision", "seeds"});
+  r.reject_unknown({"attainment", "precision", "seeds", "seeds_until"});
   CapacityRequest c;
   c.attainment = r.get_number_in("attainment", 1e-6, 1.0);
   c.precision = r.get_number_in("precision", 1e-4, 1.0);
-  c.seeds = static_cast<int>(r.get_int("seeds", 1, 64, 1));
+  // "seeds" and "seeds_until" read as kvcap search's --seeds and --seeds-until (one resolver),
+  // except that a file giving neither keeps meaning one seed: a recorded value is the figure of
+  // the search that recorded it, so an old baseline is never silently judged as a mean.
+  SeedChoice given;
+  given.seeds_name = r.where("seeds");
+  given.until_name = r.where("seeds_until");
+  if (r.has("seeds")) given.seeds = static_cast<int>(r.get_int("seeds", 1, 64));
+  if (r.has("seeds_until")) given.until_percent = r.get_number_in("seeds_until", 0.0, 100.0);
+  const SeedPlan plan = resolve_seed_plan(given, false, 64);
+  c.seeds = plan.seeds;
+  c.target_half_width_fraction = plan.half_width_fraction;
   return c;
 }
 

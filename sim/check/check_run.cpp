@@ -67,7 +67,7 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now, std::option
 }
 
 std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec,
-                                     const std::vector<std::string>& candidate_sets) {
+                                     const std::vector<std::string>& candidate_sets, const std::optional<SeedPlan>& seeds) {
   std::vector<CheckOutcome> out;
   std::vector<const BaselineCheck*> chosen;
   for (const BaselineCheck& c : baseline.checks)
@@ -91,7 +91,15 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
           for (const auto& s : c.sets) apply_override(doc, s);
           for (const auto& s : candidate_sets) apply_override(doc, s);
           r.results = run_point(doc, c.scenario_file, each.progress);
-          if (c.capacity) r.capacity = search_capacity(doc, c.scenario_file, *c.capacity, each);
+          if (c.capacity) {
+            CapacityRequest req = *c.capacity;
+            if (seeds) {
+              req.seeds = seeds->seeds;
+              req.target_half_width_fraction = seeds->half_width_fraction;
+            }
+            // The search, the seeds and the stop rule are sweep's and kvcap search's (scenario_point).
+            r.capacity = search_capacity(doc, c.scenario_file, req, each);
+          }
         } catch (const InputError& e) {
           throw InputError(baseline.file + ": " + c.pointer + " (check \"" + c.name + "\")", e.what());
         }
@@ -123,6 +131,12 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
             }
             if (!co.capacity->found) note = "no load met the SLO goal";
             if (co.capacity->capped) note = "capped: the highest load searched still met the goal";
+            // Adaptive seeds that stopped at the cap: the interval the gate judged is wider than asked.
+            if (f.target_met && !*f.target_met) {
+              const double target = seeds ? seeds->half_width_fraction : c.capacity->target_half_width_fraction;
+              note += std::string(note.empty() ? "" : "; ") + "95% interval not within +-" + format_plain(100 * target) +
+                      "% after " + std::to_string(f.seeds) + " seeds";
+            }
           } else {
             const MetricLookup m = lookup_metric(results, e.metric);
             if (!m.found) throw InputError(baseline.file + ": " + e.pointer, m.problem);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/check/baseline.hpp"
+#include "sim/search/seed_plan.hpp"
 #include "sim/util/task_pool.hpp"
 
 namespace kvcap {
@@ -45,7 +46,9 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now,
 /// sequential loop (sim/util/task_pool.hpp: run_in_order).
 /// `candidate_sets` (check --set) apply to every check's scenario after the check's own `set`:
 /// a candidate configuration gated against the recorded figures without editing the baseline.
+/// `seeds` (check --seeds / --seeds-until) replaces every capacity check's own seeding.
 std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec = {},
-                                     const std::vector<std::string>& candidate_sets = {});
+                                     const std::vector<std::string>& candidate_sets = {},
+                                     const std::optional<SeedPlan>& seeds = std::nullopt);
 
 }  // namespace kvcap

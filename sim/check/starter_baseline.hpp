@@ -7,10 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/search/seed_plan.hpp"
+
 namespace kvcap {
 
 /// The baseline document with every "value" 0, to be measured. `scenario_path` is written
-/// relative to `out_path`'s folder (how baselines resolve it); `has_slo` adds the capacity figure.
-nlohmann::ordered_json starter_baseline(const std::string& scenario_path, const std::string& out_path, bool has_slo);
+/// relative to `out_path`'s folder (how baselines resolve it); `has_slo` adds the capacity figure,
+/// searched with `seeds` (its "seeds" and "seeds_until").
+nlohmann::ordered_json starter_baseline(const std::string& scenario_path, const std::string& out_path, bool has_slo,
+                                        const SeedPlan& seeds);
 
 }  // namespace kvcap

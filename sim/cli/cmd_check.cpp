@@ -3,6 +3,7 @@
 // least one regression; 2: the baseline or a scenario is bad input.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <filesystem>
 #include <string>
 
@@ -14,6 +15,7 @@
 #include "sim/util/text.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/parallel_flags.hpp"
+#include "sim/cli/seed_flags.hpp"
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"
 
@@ -29,8 +31,15 @@ struct CheckCliOptions {
   std::string write_baseline;
   std::string junit, markdown;
   std::vector<std::string> sets;
+  SeedFlags seeds;  ///< --seeds, --seeds-until
   ParallelFlags parallel;
 };
+
+/// check --seeds / --seeds-until: every capacity check's seeding in place of the file's.
+std::optional<SeedPlan> seed_override(const CheckCliOptions& o) {
+  if (!o.seeds.seeds_given() && !o.seeds.until_given()) return std::nullopt;
+  return resolve_seed_plan(o.seeds.choice(), false, 64);
+}
 
 /// --init: the starter baseline, measured, written to --write-baseline's file.
 int run_check_init(const CheckCliOptions& o) {
@@ -40,7 +49,9 @@ int run_check_init(const CheckCliOptions& o) {
     throw InputError(o.sets.empty() ? "--only" : "--set", "does not apply to --init (edit the scenario, or the "
                                                           "baseline's \"set\" once written)");
   const ScenarioSettings s = load_scenario(o.init, {});  // bad input fails here, naming the scenario
-  const auto doc = starter_baseline(o.init, o.write_baseline, s.slo.any());
+  // A new baseline asks for kvcap search's default (+-3% within 10 seeds) unless the flags say otherwise.
+  const SeedPlan seeds = resolve_seed_plan(o.seeds.choice(), true, 64);
+  const auto doc = starter_baseline(o.init, o.write_baseline, s.slo.any(), seeds);
   // Measured through a temporary baseline beside the target (the scenario path is relative to that
   // folder); the target appears only once every figure is recorded.
   const std::string tmp = o.write_baseline + ".init.json";
@@ -77,9 +88,13 @@ int run_check_command(const CheckCliOptions& o) {
   if (!o.sets.empty() && !o.write_baseline.empty())
     throw InputError("--write-baseline", "records the baseline's own configuration: it cannot be combined with --set "
                                          "(edit the checks' \"set\" in the baseline to record a new configuration)");
+  const std::optional<SeedPlan> seeds = seed_override(o);
+  if (seeds && !o.write_baseline.empty())
+    throw InputError("--write-baseline", "records the baseline's own seeding: it cannot be combined with --seeds or "
+                                         "--seeds-until (edit the checks' \"capacity\" to record with other seeds)");
   const Baseline baseline = load_baseline(o.baseline);
   CommandRunner runner(o.parallel, "check", "checks");
-  const auto outcomes = run_checks(baseline, o.only, runner.exec(), o.sets);
+  const auto outcomes = run_checks(baseline, o.only, runner.exec(), o.sets, seeds);
   runner.finish();
   if (o.json)
     std::cout << check_json(baseline, outcomes, o.sets).dump(2) << "\n";
@@ -124,6 +139,12 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--markdown", opts->markdown,
                   "also write a Markdown summary (PASS/FAIL, the tally, the table with regressions first), "
                   "to append to $GITHUB_STEP_SUMMARY");
+  add_seed_flags(cmd, opts->seeds,
+                 "search every capacity check with K workload seeds, in place of the baseline's \"seeds\"; with "
+                 "--seeds-until the most seeds to run (10). With --init: the new baseline's \"seeds\"",
+                 "add workload seeds (from 3) until each capacity's 95% interval is within +-PCT% of its mean, as kvcap "
+                 "search --seeds-until, and gate on that interval, in place of the baseline's seeding. With --init: "
+                 "the new baseline's \"seeds_until\" (default 3)");
   add_jobs_flag(cmd, opts->parallel);
   add_progress_flags(cmd, opts->parallel);
   cmd->callback([opts, &action] { action = [opts] { return run_check_command(*opts); }; });

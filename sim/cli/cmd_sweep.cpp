@@ -1,5 +1,6 @@
 // kvcap sweep SCENARIO --grid PATH=V1,V2 [--grid ...] [--set ...] [--capacity [--attainment A]
-//   [--precision P] [--seeds K]] [--headline METRIC] [--json] [--out DIR [--resume] [--shard I/N]] [--mpi]
+//   [--precision P] [--seeds K] [--seeds-until PCT]] [--headline METRIC] [--json]
+//   [--out DIR [--resume] [--shard I/N]] [--mpi]
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "sim/cli/engine_flags.hpp"
 #include "sim/cli/mpi_dispatch.hpp"
 #include "sim/cli/parallel_flags.hpp"
+#include "sim/cli/seed_flags.hpp"
 #include "sim/report/sweep_report_html.hpp"
 #include "sim/sweep/sweep.hpp"
 #include "sim/sweep/sweep_journal.hpp"
@@ -27,7 +29,7 @@ struct SweepCliOptions {
   bool capacity = false;
   double attainment = 0.99;
   double precision = 0.05;
-  int seeds = 1;
+  SeedFlags seeds;  ///< --seeds, --seeds-until
   std::string headline;
   bool json = false;
   std::string out_dir;
@@ -50,8 +52,17 @@ int run_sweep_command(const SweepCliOptions& o, MpiJob* job = nullptr) {
   so.capacity = o.capacity;
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
-  so.capacity_request.seeds = o.seeds;
-  if (o.seeds > 1 && !o.capacity) throw InputError("--seeds " + std::to_string(o.seeds), "needs --capacity: it reruns each point's capacity search");
+  const bool asks_seeds = (o.seeds.seeds_given() && o.seeds.seeds > 1) || (o.seeds.until_given() && o.seeds.until_percent != 0);
+  if (!o.capacity && asks_seeds)
+    throw InputError(o.seeds.until_given() ? "--seeds-until" : "--seeds " + std::to_string(o.seeds.seeds),
+                     "needs --capacity: it reruns each point's capacity search");
+  // The same plan as kvcap search's: by default seeds are added (from 3) until each point's
+  // capacity is within +-3%, at most 10; --seeds K alone runs exactly K, --seeds 1 one search.
+  const SeedPlan plan = resolve_seed_plan(o.seeds.choice(), true);  // checks the values with or without --capacity
+  if (o.capacity) {
+    so.capacity_request.seeds = plan.seeds;
+    so.capacity_request.target_half_width_fraction = plan.half_width_fraction;
+  }
   so.headline = o.headline;
   if (!o.shard.empty()) so.shard = parse_shard(o.shard);
   if (o.out_dir.empty() && (so.shard || o.resume))
@@ -110,10 +121,13 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--precision", opts->precision, "with --capacity: relative width of the final load bracket")
       ->check(CLI::Range(1e-4, 1.0));
-  cmd->add_option("--seeds", opts->seeds,
-                  "with --capacity: search each point with K workload seeds (the scenario's, +1, ...; 1 to 100): its "
-                  "capacity is their mean with a 95% interval, and a capacity \"vs first\" ratio gets one too")
-      ->check(CLI::Range(1, 100));
+  add_seed_flags(cmd, opts->seeds,
+                 "with --capacity: search each point with K workload seeds (the scenario's, +1, ...; 1 to 100): its "
+                 "capacity is their mean with a 95% interval, and a capacity \"vs first\" ratio gets one too; with "
+                 "--seeds-until the most seeds a point runs (10); --seeds 1: one search per point",
+                 "with --capacity: add workload seeds (from 3) until each point's 95% interval is within +-PCT% of its "
+                 "mean, at most --seeds of them (as kvcap search --seeds-until); 0: exactly --seeds seeds (default: 3 "
+                 "unless --seeds is given)");
   cmd->add_option("--headline", opts->headline,
                   "figure for the \"vs first\" column: a results.json path (e.g. running.max) or "
                   "capacity_requests_per_s (default: capacity with --capacity, else throughput.output_tokens_per_s)");

@@ -11,6 +11,7 @@
 #include "sim/report/svg_chart.hpp"
 #include "sim/sweep/sweep_pareto.hpp"
 #include "sim/sweep/sweep_report.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -151,8 +152,13 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
     os << " Capacity: the highest load with " << report::percent(s.options.capacity_request.attainment)
        << " of arrived requests within the SLO"
        << (s.options.capacity_request.seeds > 1
-               ? ", the mean over " + std::to_string(s.options.capacity_request.seeds) +
-                     " workload seeds with its 95% interval (the ratio's interval by the delta method)"
+               ? (s.options.capacity_request.target_half_width_fraction > 0
+                      ? ", the mean over workload seeds with its 95% interval, seeds added from 3 until the interval is within +-" +
+                            format_plain(100 * s.options.capacity_request.target_half_width_fraction) + "% of the mean (at most " +
+                            std::to_string(s.options.capacity_request.seeds) + ")"
+                      : ", the mean over " + std::to_string(s.options.capacity_request.seeds) +
+                            " workload seeds with its 95% interval") +
+                     " (the ratio's interval by the delta method)"
                : std::string())
        << ".";
   os << "</p>\n";
@@ -183,7 +189,10 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
         os << "none";
       else if (p.capacity->seeds > 1)
         os << sig(p.capacity->requests_per_s, 3) << " (" << sig(p.capacity->requests_per_s_low, 3) << "–"
-           << sig(p.capacity->requests_per_s_high, 3) << ")";
+           << sig(p.capacity->requests_per_s_high, 3) << ")"
+           << (p.capacity->target_met ? " n=" + std::to_string(p.capacity->seeds) +
+                                            (*p.capacity->target_met ? "" : " (target not reached)")
+                                      : std::string());
       else
         os << (p.capacity->capped ? "≥" : "") << sig(p.capacity->requests_per_s, 4);
       os << "</td>";

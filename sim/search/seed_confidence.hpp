@@ -46,8 +46,8 @@ struct MeanInterval {
 MeanInterval mean_interval_95(const std::vector<double>& samples);
 
 /// A 95% interval for the ratio num.mean / den.mean of two independent means, each given with
-/// its own 95% interval (mean_interval_95 of the same number of samples, so both use the same
-/// t quantile). First-order delta method: the ratio's relative standard error is the root sum of
+/// its own 95% interval (mean_interval_95; with --seeds-until the two may hold different numbers
+/// of seeds, each interval then carrying its own t quantile). First-order delta method: the ratio's relative standard error is the root sum of
 /// squares of the two means' relative standard errors, so its relative half-width is
 /// sqrt(rn^2 + rd^2) with rn, rd the relative half-widths of the two intervals; the interval is
 /// ratio x (1 -+ that), its lower end floored at 0. Seeds shared by the two means (a sweep runs

@@ -87,15 +87,19 @@ CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& fi
   c.tpot_mean_s = first.tpot_mean_s;
   if (req.seeds > 1) {
     std::vector<double> out_tps, tpots;  // over the seeds whose search found a capacity
+    // The stop rule is search_over_seeds' own, as kvcap search --seeds-until runs it.
+    SeedTarget target;
+    target.half_width_fraction = req.target_half_width_fraction;
     const SeedConfidence s = search_over_seeds(doc, file, o, req.seeds, r, [&](int, const LoadSearchResult& one) {
       const AtCapacity a = at_capacity(one);
       if (a.output_tokens_per_s && a.tpot_mean_s) {
         out_tps.push_back(*a.output_tokens_per_s);
         tpots.push_back(*a.tpot_mean_s);
       }
-    });
+    }, target);
     const MeanInterval scale = mean_interval_95(s.last_pass_scale);
-    c.seeds = req.seeds;
+    c.seeds = static_cast<int>(s.seeds.size());
+    if (target.half_width_fraction > 0) c.target_met = s.target_met;
     c.requests_per_s = s.mean;  // search_over_seeds' own mean and interval of the capacities
     c.requests_per_s_low = s.ci_low;
     c.requests_per_s_high = s.ci_high;
@@ -130,6 +134,7 @@ nlohmann::ordered_json capacity_json(const CapacityFigures& c) {
                        {"first_failing_scale", std::isfinite(s.first_fail_scale) ? ojson(s.first_fail_scale) : ojson(nullptr)}});
       j["per_seed"] = per;
     }
+    if (c.target_met) j["target_met"] = *c.target_met;
   }
   return j;
 }
@@ -201,6 +206,10 @@ CapacityFigures read_capacity_json(const nlohmann::ordered_json& c, const std::s
                               s["first_failing_scale"].is_null() ? std::numeric_limits<double>::infinity()
                                                                  : s["first_failing_scale"].get<double>()});
       }
+    }
+    if (c.contains("target_met")) {
+      if (!c["target_met"].is_boolean()) bad("\"capacity\": \"target_met\" must be true or false");
+      f.target_met = c["target_met"].get<bool>();
     }
   }
   return f;

@@ -33,8 +33,11 @@ struct CapacityRequest {
   double attainment = 0.99;  ///< fraction of arrived requests that must meet the scenario's SLO
   double precision = 0.05;   ///< relative width of the final load bracket
   /// Workload seeds to search with (the scenario's, +1, ...): above 1 the capacity is their mean,
-  /// with a 95% interval (sim/search/seed_confidence.hpp).
+  /// with a 95% interval (sim/search/seed_confidence.hpp). With a target, the most seeds to run.
   int seeds = 1;
+  /// --seeds-until: seeds are added (from 3) until the 95% half-width is at most this share of
+  /// the mean, as kvcap search does (search_over_seeds' stop rule); 0 = exactly `seeds` seeds.
+  double target_half_width_fraction = 0;
 };
 
 /// The figures of a capacity search that reports print.
@@ -46,7 +49,10 @@ struct CapacityFigures {
   int probes = 0;
   /// With seeds > 1: requests_per_s and load_scale are the means over the seeds (0 for a seed
   /// where no load met the goal), each with its 95% interval; found/capped are the first seed's.
+  /// `seeds` is the number run: with a target, fewer than the request's cap when it was met.
   int seeds = 1;
+  /// With a target (CapacityRequest::target_half_width_fraction): whether the seeds run reached it.
+  std::optional<bool> target_met;
   double requests_per_s_low = 0, requests_per_s_high = 0;
   double load_scale_low = 0, load_scale_high = 0;
   /// With seeds > 1: each seed's search, in seed order: its capacity (0 where no load met the

@@ -50,6 +50,8 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& o, const nlohmann::jso
                                       {"precision", o.capacity_request.precision}}
                               : ojson(nullptr);
   if (o.capacity && o.capacity_request.seeds > 1) id["capacity"]["seeds"] = o.capacity_request.seeds;
+  if (o.capacity && o.capacity_request.target_half_width_fraction > 0)  // --seeds-until: another stop rule, another sweep
+    id["capacity"]["target_half_width_fraction"] = o.capacity_request.target_half_width_fraction;
   return id;
 }
 

@@ -92,9 +92,14 @@ bool headline_is_extra_column(const std::string& headline) {
 std::string capacity_cell(const SweepPoint& p) {
   if (!p.capacity) return "-";
   if (!p.capacity->found) return "none";
-  if (p.capacity->seeds > 1)
-    return sig3(p.capacity->requests_per_s) + " (" + sig3(p.capacity->requests_per_s_low) + "-" +
-           sig3(p.capacity->requests_per_s_high) + ")";
+  if (p.capacity->seeds > 1) {
+    std::string cell = sig3(p.capacity->requests_per_s) + " (" + sig3(p.capacity->requests_per_s_low) + "-" +
+                       sig3(p.capacity->requests_per_s_high) + ")";
+    // --seeds-until: how many seeds this point took, "!" where the cap came before the target.
+    if (p.capacity->target_met)
+      cell += " n=" + std::to_string(p.capacity->seeds) + (*p.capacity->target_met ? "" : "!");
+    return cell;
+  }
   return (p.capacity->capped ? ">=" : "") + short_number(p.capacity->requests_per_s);
 }
 
@@ -174,9 +179,16 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
   if (s.options.shard)
     os << " (shard " << s.options.shard->index << "/" << s.options.shard->count << " of " << s.grid_size << ")";
   os << "; \"vs first\" is " << s.headline << " / point 0's";
-  if (s.options.capacity && s.options.capacity_request.seeds > 1)
-    os << "; capacity: the mean over " << s.options.capacity_request.seeds
-       << " workload seeds (95% interval), a capacity ratio's interval by the delta method";
+  if (s.options.capacity && s.options.capacity_request.seeds > 1) {
+    if (s.options.capacity_request.target_half_width_fraction > 0)
+      os << "; capacity: the mean over n workload seeds (95% interval), seeds added from 3 until the interval is "
+            "within +-"
+         << format_plain(100 * s.options.capacity_request.target_half_width_fraction) << "% of the mean, at most "
+         << s.options.capacity_request.seeds << " (\"!\": not reached)";
+    else
+      os << "; capacity: the mean over " << s.options.capacity_request.seeds << " workload seeds (95% interval)";
+    os << ", a capacity ratio's interval by the delta method";
+  }
   os << "\n";
   print_row(header);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -242,7 +254,13 @@ ojson sweep_json(const SweepResult& s) {
                                  {"precision", s.options.capacity_request.precision}};
     if (s.options.capacity_request.seeds > 1) {
       doc["capacity_goal"]["seeds"] = s.options.capacity_request.seeds;
+      if (s.options.capacity_request.target_half_width_fraction > 0)
+        doc["capacity_goal"]["target_half_width_fraction"] = s.options.capacity_request.target_half_width_fraction;
       doc["capacity_goal"]["method"] =
+          std::string(s.options.capacity_request.target_half_width_fraction > 0
+                          ? "seeds: the most seeds a point runs; from the 3rd on, seeds stop once the interval's half-width is at "
+                            "most target_half_width_fraction of the mean (a point's target_met says whether it was reached); "
+                          : "") +
           "capacity: the mean of the seeds' capacities, 95% interval mean +- t(0.975, K-1) x s / sqrt(K); vs_first_ci95: "
           "the ratio of two independent means by the delta method, ratio x (1 -+ sqrt(rn^2 + rd^2)) with rn, rd the "
           "relative half-widths of the two intervals (conservative: the points share their seeds)";
@@ -263,10 +281,12 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
   line += ",kv_peak_fraction";
   const bool seeds = s.options.capacity && s.options.capacity_request.seeds > 1;
   const bool ratio_ci = seeds && is_capacity_metric(s.headline);
+  const bool target = seeds && s.options.capacity_request.target_half_width_fraction > 0;
   if (s.options.capacity) line += ",capacity_requests_per_s,capacity_load_scale,capacity_found,capacity_capped";
   if (seeds)
     line += ",capacity_seeds,capacity_requests_per_s_ci95_low,capacity_requests_per_s_ci95_high,"
             "capacity_load_scale_ci95_low,capacity_load_scale_ci95_high";
+  if (target) line += ",capacity_target_met";
   line += ",headline,vs_first";
   if (ratio_ci) line += ",vs_first_ci95_low,vs_first_ci95_high";
   os << line << "\n";
@@ -293,6 +313,7 @@ void write_sweep_csv(std::ostream& os, const SweepResult& s) {
       else
         line += ",,,,,";
     }
+    if (target) line += std::string(",") + (p.capacity && p.capacity->target_met ? (*p.capacity->target_met ? "true" : "false") : "");
     line += "," + csv_number(p.headline) + "," + csv_number(vs_first(s, p));
     if (ratio_ci) {
       const auto ci = vs_first_interval(s, p);

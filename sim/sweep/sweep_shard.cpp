@@ -92,6 +92,11 @@ SweepOptions options_from_identity(const ojson& id, const std::string& headline,
         bad("\"capacity\": \"seeds\" must be a whole number from 2 to 100");
       o.capacity_request.seeds = seeds->get<int>();
     }
+    if (const auto t = capacity->find("target_half_width_fraction"); t != capacity->end()) {
+      if (!t->is_number() || !(t->get<double>() > 0 && t->get<double>() < 1) || o.capacity_request.seeds < 3)
+        bad("\"capacity\": \"target_half_width_fraction\" must be a number between 0 and 1, with \"seeds\" at least 3");
+      o.capacity_request.target_half_width_fraction = t->get<double>();
+    }
   }
   o.headline = headline;
   return o;

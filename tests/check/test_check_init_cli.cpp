@@ -26,7 +26,7 @@ TEST_CASE("check --init records run's and search's figures; the baseline then ga
                                      "--save-scenario " + scenario,
                                      "init-save", false);
   REQUIRE_MESSAGE(saved.code == 0, saved.err);
-  const auto init = run_kvcap_split("check --init " + scenario + " --write-baseline " + baseline + " --quiet", "init", false);
+  const auto init = run_kvcap_split("check --init " + scenario + " --write-baseline " + baseline + " --seeds 1 --quiet", "init", false);
   REQUIRE_MESSAGE(init.code == 0, init.err);
   std::ifstream f(baseline);
   std::stringstream text;
@@ -41,7 +41,7 @@ TEST_CASE("check --init records run's and search's figures; the baseline then ga
   CHECK(e["throughput.output_tokens_per_s"]["value"] == run["throughput"]["output_tokens_per_s"]);
   CHECK(e["kv.capacity_tokens"]["value"] == run["kv"]["capacity_tokens"]);
   const json search =
-      json::parse(run_kvcap_split("search " + scenario + " --precision 0.02 --json --quiet", "init-search", false).out);
+      json::parse(run_kvcap_split("search " + scenario + " --precision 0.02 --seeds 1 --json --quiet", "init-search", false).out);
   CHECK(e["capacity_requests_per_s"]["value"].get<double>() ==
         doctest::Approx(search["capacity"]["offered_requests_per_s"].get<double>()));
   CHECK(e["capacity_requests_per_s"]["value"].get<double>() > 0);

@@ -53,7 +53,7 @@ TEST_CASE("sweep --jobs 4 writes exactly what --jobs 1 writes: table, JSON, ever
 
 TEST_CASE("sweep --capacity --jobs 3: each point's capacity search gives the figures of --jobs 1") {
   const std::string args =
-      "sweep scenarios/basic.json --grid engine.max_num_seqs=2,4,8 --capacity --precision 0.1 --json --quiet";
+      "sweep scenarios/basic.json --grid engine.max_num_seqs=2,4,8 --capacity --precision 0.1 --seeds 1 --json --quiet";
   const JobsOutputs one = cj_run_split(args + " --jobs 1", "sweepcap-j1", false);
   REQUIRE(one.code == 0);
   cj_check_same(one, cj_run_split(args + " --jobs 3", "sweepcap-j3", false));

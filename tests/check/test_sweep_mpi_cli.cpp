@@ -55,7 +55,7 @@ CmdResult mpirun(int n, const std::string& args, const fs::path& err, bool worke
 bool mpi_runnable() {
   if (!KVCAP_HAVE_MPI) {
     // Without MPI, --mpi must be refused with the way out, not ignored.
-    const auto r = kvcap_cli(kMpiSweep + " --mpi");
+    const auto r = kvcap_cli(kMpiSweep + " --seeds 1 --mpi");
     CHECK(r.code == 2);
     CHECK(r.out.find("built without MPI") != std::string::npos);
     CHECK(r.out.find("libopenmpi-dev") != std::string::npos);
@@ -76,9 +76,9 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   if (!mpi_runnable()) return;
   TempDir tmp("mpi");
   const fs::path whole = tmp.path / "whole", spread = tmp.path / "spread", err = tmp.path / "stderr.txt";
-  const auto w = kvcap_cli(kMpiSweep + " --out " + quoted(whole), false);
+  const auto w = kvcap_cli(kMpiSweep + " --seeds 1 --out " + quoted(whole), false);
   REQUIRE(w.code == 0);
-  const auto m = mpirun(3, kMpiSweep + " --mpi --out " + quoted(spread), err);
+  const auto m = mpirun(3, kMpiSweep + " --seeds 1 --mpi --out " + quoted(spread), err);
   const std::string m_err = read_text(err);
   CAPTURE(m_err);
   REQUIRE(m.code == 0);
@@ -99,9 +99,9 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   // slower there); the Release pass adds one worker with --json and the --seeds sweep.
   if (KVCAP_SANITIZED) return;
   // --json on stdout, with one worker.
-  const auto wj = kvcap_cli(kMpiSweep + " --json", false);
+  const auto wj = kvcap_cli(kMpiSweep + " --seeds 1 --json", false);
   REQUIRE(wj.code == 0);
-  const auto mj = mpirun(2, kMpiSweep + " --json --mpi", err);
+  const auto mj = mpirun(2, kMpiSweep + " --seeds 1 --json --mpi", err);
   CAPTURE(read_text(err));
   REQUIRE(mj.code == 0);
   CHECK(mj.out == wj.out);

@@ -1,7 +1,8 @@
 // kvcap sweep --capacity --seeds K (issue #16 part 2, sweep side): each point's capacity is the
 // mean of K separate searches with its Student-t 95% interval, the "vs first" ratio carries the
 // delta-method interval of a ratio of two independent means (worked here from the two points'
-// own intervals), each seed's bracket is in sweep.json, and K = 1 adds nothing.
+// own intervals), each seed's bracket is in sweep.json, and --seeds 1 adds nothing (the default,
+// seeds until +-3%, is test_seeds_until_cli.cpp's).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -101,7 +102,7 @@ TEST_CASE("sweep --seeds: shards merge to the whole sweep; K = 1 adds no key or 
     REQUIRE(kvcap_cli(sweep + " --shard " + std::to_string(i) + "/2 --out " + seeds_quote(tmp.path / ("s" + std::to_string(i))), false)
                 .code == 0);
   // A shard of another seed count is another sweep.
-  REQUIRE(kvcap_cli(kSeedsSweep + " --shard 1/2 --out " + seeds_quote(tmp.path / "k1"), false).code == 0);
+  REQUIRE(kvcap_cli(kSeedsSweep + " --seeds 1 --shard 1/2 --out " + seeds_quote(tmp.path / "k1"), false).code == 0);
   CHECK(kvcap_cli("merge " + seeds_quote(tmp.path / "bad") + " " + seeds_quote(tmp.path / "s0") + " " + seeds_quote(tmp.path / "k1")).code == 2);
   const auto m = kvcap_cli("merge " + seeds_quote(tmp.path / "merged") + " " + seeds_quote(tmp.path / "s0") + " " + seeds_quote(tmp.path / "s1") + " --json",
                            false);
@@ -110,7 +111,7 @@ TEST_CASE("sweep --seeds: shards merge to the whole sweep; K = 1 adds no key or 
   for (const char* f : {"sweep.csv", "sweep.json", "sweep.html"})
     CHECK(read_text(tmp.path / "merged" / f) == read_text(tmp.path / "whole" / f));
 
-  const auto one = kvcap_cli(kSeedsSweep + " --json", false);
+  const auto one = kvcap_cli(kSeedsSweep + " --seeds 1 --json", false);
   REQUIRE(one.code == 0);
   CHECK(one.out.find("ci95") == std::string::npos);
   CHECK(one.out.find("per_seed") == std::string::npos);

@@ -104,7 +104,7 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
 TEST_CASE("sweep --shard with --capacity, and a shard with no points: the merge equals the whole sweep") {
   TempDir tmp("shard-capacity");
   const std::string sweep =
-      "sweep scenarios/basic-roofline.json --set workload.duration_s=10 --grid engine.max_num_seqs=8,64 --capacity";
+      "sweep scenarios/basic-roofline.json --set workload.duration_s=10 --grid engine.max_num_seqs=8,64 --capacity --seeds 1";
   const fs::path whole = tmp.path / "whole", merged = tmp.path / "merged";
   const auto w = kvcap_cli(sweep + " --json --out " + q(whole), false);
   REQUIRE(w.code == 0);

@@ -108,7 +108,7 @@ TEST_CASE("datasets: ShareGPT lengths at a rate, Azure at its own times") {
 }
 
 TEST_CASE("search without a scenario file: the SLO from --ttft-p99/--tpot-p99 or vLLM's --goodput") {
-  const std::string q = "search " + kQuick + " --isl 1000 --osl 100 --num-prompts 200 --max-probes 6 --json --quiet";
+  const std::string q = "search " + kQuick + " --isl 1000 --osl 100 --num-prompts 200 --max-probes 6 --seeds 1 --json --quiet";
   const auto a = run_kvcap_split(q + " --ttft-p99 2 --tpot-p99 0.1", "quick-search-a", false);
   REQUIRE_MESSAGE(a.code == 0, a.err);
   const auto b = run_kvcap_split(q + " --goodput ttft:2000 tpot:100", "quick-search-b", false);

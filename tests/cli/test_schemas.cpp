@@ -198,7 +198,7 @@ const std::vector<KeyList>& baseline_key_lists() {
   static const std::vector<KeyList> lists = {
       {"", {"$schema", "description", "checks"}, "sim/check/baseline.cpp load_baseline"},
       {"/$defs/check", {"name", "why", "scenario", "set", "capacity", "expect"}, "sim/check/baseline.cpp parse_check"},
-      {"/$defs/check/properties/capacity", {"attainment", "precision", "seeds"}, "sim/check/baseline.cpp parse_capacity"},
+      {"/$defs/check/properties/capacity", {"attainment", "precision", "seeds", "seeds_until"}, "sim/check/baseline.cpp parse_capacity"},
       {"/$defs/expectation", {"value", "rel_tol", "abs_tol", "better", "min", "max", "why"},
        "sim/check/baseline.cpp parse_expectation"},
   };
@@ -617,6 +617,16 @@ TEST_CASE("schemas: baselines kvcap check refuses (exit 2), the schema refuses")
         {"capacity seeds above 64",
          [](json& d) {
            d["checks"][0]["capacity"] = {{"attainment", 0.99}, {"precision", 0.05}, {"seeds", 65}};
+           d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
+         }},
+        {"capacity seeds_until 100%",
+         [](json& d) {
+           d["checks"][0]["capacity"] = {{"attainment", 0.99}, {"precision", 0.05}, {"seeds_until", 100}};
+           d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
+         }},
+        {"capacity seeds_until with a cap below the 3-seed minimum",
+         [](json& d) {
+           d["checks"][0]["capacity"] = {{"attainment", 0.99}, {"precision", 0.05}, {"seeds_until", 3}, {"seeds", 2}};
            d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
          }},
     };

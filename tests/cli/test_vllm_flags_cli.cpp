@@ -123,7 +123,7 @@ TEST_CASE("does-not-fit advice names flags run has and the scenario field check 
 }
 
 TEST_CASE("search and sweep take the same flags") {
-  const std::string small = " --set workload.duration_s=8 --max-probes 4 --json --quiet";
+  const std::string small = " --set workload.duration_s=8 --max-probes 4 --seeds 1 --json --quiet";
   const auto by_flag = run_kvcap_split("search scenarios/basic-roofline.json --kv-cache-dtype fp8 --gpu h100" + small,
                                        "search-flag", false);
   const auto by_set = run_kvcap_split(

@@ -211,7 +211,7 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
   const Job jobs[] = {
       {"run scenarios/basic-roofline.json --set workload.duration_s=20", "run1", "report.html"},
       {"run scenarios/replay/mooncake-conversation.json --set horizon_s=300", "run4", "report.html"},
-      {"search scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.1 --quiet", "search",
+      {"search scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.1 --seeds 1 --quiet", "search",
        "search.html"},
       {"search --min-replicas --model llama-3.1-70b --gpu h100,h200,b200 --tp 2,4,8 --max-model-len 8192 --isl 2000 "
        "--osl 300 --request-rate 15 --num-prompts 150 --ttft-p99 2 --tpot-p99 0.1 --quiet",
@@ -220,7 +220,7 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
        "--osl 300 --request-rate 15 --num-prompts 120 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "procurement", "sizing.html"},
       {"sweep scenarios/basic-roofline.json --set workload.duration_s=8 --grid engine.max_num_seqs=8,16,32,64,128 "
-       "--grid engine.kv_cache_dtype=auto,fp8 --capacity --precision 0.2 --quiet",
+       "--grid engine.kv_cache_dtype=auto,fp8 --capacity --precision 0.2 --seeds 1 --quiet",
        "sweep", "sweep.html"},
   };
   for (const Job& j : jobs) {

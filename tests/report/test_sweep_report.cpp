@@ -81,7 +81,7 @@ TEST_CASE("sweep --out writes sweep.html: as many frontier markers as sweep.json
   fs::remove_all(dir);
   const auto r = cli_test::run_command(std::string("cd '") + KVCAP_SOURCE_DIR + "' && '" + KVCAP_BIN +
                                        "' sweep scenarios/basic-roofline.json --set workload.duration_s=8 --grid "
-                                       "engine.max_num_seqs=8,32,128 --capacity --precision 0.2 --quiet --out '" +
+                                       "engine.max_num_seqs=8,32,128 --capacity --precision 0.2 --seeds 1 --quiet --out '" +
                                        dir.string() + "' >/dev/null 2>&1");
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(sweep_html_slurp(dir / "sweep.json"));

@@ -83,11 +83,11 @@ TEST_CASE("search is deterministic: two searches give the same JSON") {
 TEST_CASE("kvcap search: hand-worked capacity, --out files byte-identical across runs") {
   const std::string file = write_scenario("service.json", service_bound());
   const std::string d1 = (temp_dir() / "out1").string(), d2 = (temp_dir() / "out2").string();
-  const CliRun r = run_cli("search " + file + " --out " + d1);
+  const CliRun r = run_cli("search " + file + " --seeds 1 --out " + d1);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("capacity: 2") != std::string::npos);  // ~25 requests/s
   CHECK(r.out.find("batch limit (max_num_seqs)") != std::string::npos);
-  REQUIRE(run_cli("search " + file + " --out " + d2).code == 0);
+  REQUIRE(run_cli("search " + file + " --seeds 1 --out " + d2).code == 0);
   const std::string j1 = slurp(fs::path(d1) / "search.json");
   CHECK(j1 == slurp(fs::path(d2) / "search.json"));
   CHECK(slurp(fs::path(d1) / "search.csv") == slurp(fs::path(d2) / "search.csv"));
@@ -105,7 +105,7 @@ TEST_CASE("kvcap search: hand-worked capacity, --out files byte-identical across
   const std::string csv = slurp(fs::path(d1) / "search.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 13);
 
-  const CliRun js = run_cli("search " + file + " --json --precision 0.1");
+  const CliRun js = run_cli("search " + file + " --json --precision 0.1 --seeds 1");
   REQUIRE(js.code == 0);
   CHECK(json::parse(js.out)["search"] == "max_load");
 }
@@ -139,7 +139,7 @@ TEST_CASE("kvcap search --min-replicas: sizing table with a price override") {
 
 TEST_CASE("kvcap search on a shipped scenario: exit 0 and an answer line") {
   const std::string scenario = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic-roofline.json";
-  const CliRun r = run_cli("search " + scenario + " --set workload.duration_s=10 --precision 0.1");
+  const CliRun r = run_cli("search " + scenario + " --set workload.duration_s=10 --precision 0.1 --seeds 1");
   CHECK(r.code == 0);
   CHECK(r.out.find("capacity: ") != std::string::npos);
   CHECK(r.out.find("limited by") != std::string::npos);
@@ -173,7 +173,7 @@ TEST_CASE("search's wall and the run's own (results.json, the summary, report.ht
   // The first failing probe of a search, rerun by kvcap run at its load_scale, names the same wall
   // everywhere: search's limit, results.json's wall, the text summary and report.html.
   const std::string scenario = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic-roofline.json";
-  const CliRun s = run_cli("search " + scenario + " --set workload.duration_s=10 --precision 0.1 --json --quiet");
+  const CliRun s = run_cli("search " + scenario + " --set workload.duration_s=10 --precision 0.1 --seeds 1 --json --quiet");
   REQUIRE(s.code == 0);
   const json sj = json::parse(s.out);
   REQUIRE(sj["limit"].is_object());

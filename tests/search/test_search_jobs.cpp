@@ -150,7 +150,7 @@ TEST_CASE("search_max_load on a pool gives the probes and the answer of the sequ
 }
 
 TEST_CASE("kvcap search --jobs 4 writes what --jobs 1 writes (load search and sizing)") {
-  for (const std::string& args : {std::string("scenarios/basic-roofline.json --precision 0.05 --set workload.duration_s=20"),
+  for (const std::string& args : {std::string("scenarios/basic-roofline.json --precision 0.05 --seeds 1 --set workload.duration_s=20"),
                                  // With --out, sizing also writes the procurement report (its headroom and
                                  // sensitivity searches): a 10 s window keeps that quick.
                                  std::string("scenarios/basic-roofline.json --min-replicas --gpu h100-sxm,a100-40gb --tp 1,2 "

@@ -34,7 +34,7 @@ TEST_CASE("search --seeds: per-seed capacities, their mean and a Student-t 95% i
   for (int k = 0; k < 3; ++k) {
     const json& s = c["per_seed"][k];
     CHECK(s["seed"] == 1 + k);  // the scenario's seed is 1
-    const auto one = search_cli(base + " --set seed=" + std::to_string(1 + k) + " --json");
+    const auto one = search_cli(base + " --set seed=" + std::to_string(1 + k) + " --seeds 1 --json");
     REQUIRE(one.code == 0);
     const double alone = json::parse(one.output)["capacity"]["offered_requests_per_s"].get<double>();
     caps[k] = s["capacity_requests_per_s"].get<double>();
