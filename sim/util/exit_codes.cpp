@@ -66,8 +66,17 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
 
 }  // namespace
 
-void limit_memory(int64_t bytes) {
+// GCC names the sanitizers with macros; clang (before 17) only through __has_feature.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KVCAP_SHADOW_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KVCAP_SHADOW_SANITIZER 1
+#endif
+#endif
+
+void limit_memory(int64_t bytes) {
+#ifdef KVCAP_SHADOW_SANITIZER
   (void)bytes;  // ASan and TSan reserve terabytes of address space for their shadow: no limit under them
 #else
   if (bytes <= 0) return;

@@ -25,7 +25,9 @@ void cj_check_same(const JobsOutputs& a, const JobsOutputs& b) {
   CHECK(a.out == b.out);
   CHECK(a.err == b.err);
   CHECK(a.files.size() == b.files.size());
-  for (const auto& [name, text] : a.files) {
+  for (const auto& entry : a.files) {
+    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& text = entry.second;
     CAPTURE(name);
     REQUIRE(b.files.count(name) == 1);
     CHECK(text == b.files.at(name));

@@ -52,7 +52,9 @@ TEST_CASE("sweep 2x2 on basic.json: four rows, first grid slowest, each equal to
     const auto run = kvcap_cli("run scenarios/basic.json " + sets + " --json", false);
     REQUIRE(run.code == 0);
     const json results = json::parse(run.out);
-    for (const auto& [path, value] : p.at("figures").items()) {
+    for (const auto& item : p.at("figures").items()) {
+      const auto& path = item.key();  // not a structured binding: clang 14 cannot capture one
+      const auto& value = item.value();
       if (path == "kv_peak_fraction") {
         CHECK(value.get<double>() == doctest::Approx(figure_of(results, "kv.peak_used_tokens") /
                                                      figure_of(results, "kv.capacity_tokens")));

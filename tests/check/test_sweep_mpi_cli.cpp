@@ -88,7 +88,9 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   const auto expected = output_files_of(whole), got = output_files_of(spread);
   CHECK(expected.size() == 6);  // sweep.csv, sweep.json, sweep.html, the marker and the two points that ran
   CHECK(expected.count("sweep.json") == 1);
-  for (const auto& [name, text] : expected) {
+  for (const auto& entry : expected) {
+    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& text = entry.second;
     CAPTURE(name);
     REQUIRE(got.count(name) == 1);
     CHECK(got.at(name) == text);
@@ -188,7 +190,9 @@ TEST_CASE("search --min-replicas --mpi under mpirun -np 3: every --out file and 
   const auto expected = output_files_of(whole), got = output_files_of(spread);
   CHECK(expected.count("sizing.html") == 1);
   CHECK(expected.count("search.json") == 1);
-  for (const auto& [name, text] : expected) {
+  for (const auto& entry : expected) {
+    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& text = entry.second;
     CAPTURE(name);
     REQUIRE(got.count(name) == 1);
     CHECK(got.at(name) == text);

@@ -86,7 +86,9 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
   CHECK(expected.count("sweep.json") == 1);
   CHECK(expected.count(".kvcap-output-set") == 1);
   CHECK(expected.count("000_gpu_memory_utilization-0.9_max_num_seqs-8/results.json") == 1);
-  for (const auto& [name, text] : expected) {
+  for (const auto& entry : expected) {
+    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& text = entry.second;
     CAPTURE(name);
     REQUIRE(got.count(name) == 1);
     CHECK(got.at(name) == text);

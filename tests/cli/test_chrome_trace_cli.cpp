@@ -149,7 +149,9 @@ TEST_CASE("kvcap run --events-format chrome: the steps of the JSON lines as a Pe
   CHECK(names["prefill+decode"] > 0);
   CHECK(names["decode"] > 0);
 
-  for (const auto& [replica, want] : expected) {
+  for (const auto& entry : expected) {
+    const auto& replica = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& want = entry.second;
     const auto& got = steps[replica];
     REQUIRE_MESSAGE(got.size() == want.size(), "replica ", replica);
     for (size_t i = 0; i < got.size(); ++i) {

@@ -20,7 +20,9 @@ TEST_CASE("a trace path naming /dev/zero, a directory or a FIFO: exit 2 at once,
   const std::string cases[][2] = {{"/dev/zero", "is a character device"},
                                   {dir.path.string(), "is a directory"},
                                   {fifo, "is a FIFO (named pipe)"}};
-  for (const auto& [path, kind] : cases) {
+  for (const auto& entry : cases) {
+    const auto& path = entry[0];  // not a structured binding: clang 14 cannot capture one
+    const auto& kind = entry[1];
     CAPTURE(path);
     const cli_test::TimedResult r = run_scenario_text(dir, trace_scenario(path));
     CHECK(r.code == 2);  // 124 would be timeout(1): a hang

@@ -451,7 +451,9 @@ TEST_CASE("schemas: valid documents of every workload kind pass both the schema 
         "allreduce_latency_s": {"nvlink": 1e-5}, "front_end": {"per_request_s": 0.001}}})");
     docs.emplace_back("an inline engine profile", d);
   }
-  for (const auto& [what, doc] : docs) {
+  for (const auto& entry : docs) {
+    const auto& what = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& doc = entry.second;
     CAPTURE(what);
     CHECK_MESSAGE(scenario_schema().valid(doc), joined(scenario_schema().errors(doc)));
     const Verdict k = kvcap_on(dir, "run", doc, "valid.json");
@@ -553,7 +555,9 @@ TEST_CASE("schemas: scenarios kvcap refuses (exit 2), the schema refuses") {
          "prompts_per_group": 2, "rate_per_s": 1, "duration_s": 2})")},
       {"mix with a source of an unknown kind", workload(R"({"kind": "mix", "sources": [{"workload": {"kind": "x"}}]})")},
   };
-  for (const auto& [what, edit] : cases) {
+  for (const auto& entry : cases) {
+    const auto& what = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& edit = entry.second;
     CAPTURE(what);
     json doc = tiny_scenario();
     edit(doc);
@@ -630,7 +634,9 @@ TEST_CASE("schemas: baselines kvcap check refuses (exit 2), the schema refuses")
            d["checks"][0]["expect"]["capacity_load_scale"] = {{"min", 0}};
          }},
     };
-    for (const auto& [what, edit] : cases) {
+    for (const auto& entry : cases) {
+      const auto& what = entry.first;  // not a structured binding: clang 14 cannot capture one
+      const auto& edit = entry.second;
       CAPTURE(what);
       json doc = base;
       edit(doc);
@@ -659,7 +665,9 @@ TEST_CASE("schemas: every engine key the schema declares takes a schema value kv
     if (k.code != 0) CHECK_MESSAGE(k.code == 2, what << ": " << k.output);
   };
   size_t values = 0;
-  for (const auto& [key, property] : engine.at("properties").items()) {
+  for (const auto& item : engine.at("properties").items()) {
+    const auto& key = item.key();  // not a structured binding: clang 14 cannot capture one
+    const auto& property = item.value();
     CAPTURE(key);
     const std::vector<json> candidates = schema_values(v, key, property);
     CHECK_MESSAGE(!candidates.empty(), "no enum, example, default or minimum to take a value from");

@@ -94,7 +94,9 @@ TEST_CASE("--format vllm-bench: vLLM's keys in ms, equal to a second computation
   CHECK(b["request_goodput"].get<double>() == doctest::Approx(res["goodput_requests_per_s"].get<double>()));
   // requests.csv rounds to 9 digits: agreement to 1e-7 relative.
   const std::map<std::string, std::string> metric_column{{"ttft", "ttft_s"}, {"tpot", "tpot_s"}, {"e2el", "e2e_s"}};
-  for (const auto& [metric, column] : metric_column) {
+  for (const auto& entry : metric_column) {
+    const auto& metric = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& column = entry.second;
     CAPTURE(metric);
     const Column& c = cols[column];
     CHECK(b["mean_" + metric + "_ms"].get<double>() == doctest::Approx(c.mean() * 1000).epsilon(1e-7));

@@ -82,7 +82,9 @@ TEST_CASE("HuggingFace ids, bare repo names and GPU names resolve to catalog ent
 }
 
 TEST_CASE("every catalog alias loads its entry, and GPU names normalize") {
-  for (const auto& [repo, name] : kvcap::model_catalog_aliases()) {
+  for (const auto& entry : kvcap::model_catalog_aliases()) {
+    const auto& repo = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& name = entry.second;
     CAPTURE(repo);
     const auto m = kvcap::load_model(repo);
     CHECK(m.name == name);

@@ -113,7 +113,11 @@ TEST_CASE("the catalog texts are the calibration data's config.json files") {
                                                        {"llama-2-70b", "llama-2-70b-hf.json"},
                                                        {"codellama-34b", "codellama-34b-instruct-hf.json"},
                                                        {"mixtral-8x7b", "mixtral-8x7b-v0.1.json"}};
-  for (const auto& [name, file] : pairs) {
+  for (const auto& pair : pairs) {
+    // Named copies rather than a structured binding: clang 14 (the CI sanitizer build) cannot
+    // capture a binding in CAPTURE's lambda.
+    const char* name = pair.first;
+    const char* file = pair.second;
     CAPTURE(name);
     const ModelSpec a = load_model(name);
     const ModelSpec b = load_model((dir / file).string());

@@ -114,7 +114,9 @@ TEST_CASE("sweep killed with SIGKILL mid-run, then --resume: no finished point r
   CHECK(resumed->at("sweep.csv") == reference->at("sweep.csv"));
   CHECK(resumed->at("sweep.json") == reference->at("sweep.json"));
   size_t marks = 0;
-  for (const auto& [name, text] : *resumed) {
+  for (const auto& entry : *resumed) {
+    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& text = entry.second;
     if (!name.ends_with("/results.json")) continue;
     CAPTURE(name);
     const size_t index = std::stoul(name.substr(0, 3));

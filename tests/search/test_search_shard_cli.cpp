@@ -86,7 +86,9 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
     CHECK(m.output == w.output);
     const auto got = shard_files_of(merged);
     CHECK(got.size() == expected.size());
-    for (const auto& [name, text] : expected) {
+    for (const auto& entry : expected) {
+      const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+      const auto& text = entry.second;
       CAPTURE(name);
       REQUIRE(got.count(name) == 1);
       CHECK(got.at(name) == text);
