@@ -170,7 +170,9 @@ TEST_CASE("paged decode equals dense attention - poisoned slots never leak") {
     int32_t page_size, gqa, head_dim, num_kv_heads;
   };
   const Shape shapes[] = {{8, 1, 64, 2}, {16, 4, 128, 2}, {32, 16, 256, 1}};
-  const std::vector<int64_t> lens = {17, 54, 97, 512};  // odd lengths end mid-page; 512 = max length here
+  // Odd lengths end mid-page; 512 = max length here. Under the sanitizers two of the four (19 s of
+  // the ASan pass): one ending mid-page, one full.
+  const std::vector<int64_t> lens = KVCAP_SANITIZED ? std::vector<int64_t>{17, 512} : std::vector<int64_t>{17, 54, 97, 512};
   uint64_t seed = 100;
   for (KvStorage s : kAllStorages) {
     for (const Shape& sh : shapes) {

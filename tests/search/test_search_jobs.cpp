@@ -156,11 +156,15 @@ TEST_CASE("kvcap search --jobs 4 writes what --jobs 1 writes (load search and si
                                  std::string("scenarios/basic-roofline.json --min-replicas --gpu h100-sxm,a100-40gb --tp 1,2 "
                                              "--set load_scale=4 --set workload.duration_s=10")}) {
     CAPTURE(args);
+    const bool sizing = args.find("--min-replicas") != std::string::npos;
+    // Under the sanitizers the load search alone (the pair was 33 s of the ASan pass): the
+    // threads and the result merge are the same code; the Release pass compares both.
+    if (KVCAP_SANITIZED && sizing) continue;
     const SearchJobsOutputs one = sj_search_cli(args + " --jobs 1", "j1");
     REQUIRE(one.code == 0);
     CHECK(one.files.count("search.json") == 1);
     CHECK(one.files.count("search.html") == 1);
-    if (args.find("--min-replicas") != std::string::npos) CHECK(one.files.count("sizing.md") == 1);
+    if (sizing) CHECK(one.files.count("sizing.md") == 1);
     const SearchJobsOutputs four = sj_search_cli(args + " --jobs 4", "j4");
     CHECK(four.code == one.code);
     CHECK(four.out == one.out);

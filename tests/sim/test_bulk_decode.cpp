@@ -121,8 +121,11 @@ BulkCase random_bulk_case(uint64_t seed) {
 }  // namespace
 
 TEST_CASE("property: 200 random scenarios give identical outputs with bulk decode, step by step, and without skipping") {
+  // Under the sanitizers 50 of the 200 (93 s of the ASan pass): they look for memory errors on
+  // the bulk path, which a quarter of the cases reach as well; the Release pass compares all 200.
+  const int64_t cases = KVCAP_SANITIZED ? 50 : 200;
   int64_t bulk_steps = 0, cases_with_bulk = 0;
-  for (uint64_t seed = 1; seed <= 200; ++seed) {
+  for (uint64_t seed = 1; seed <= static_cast<uint64_t>(cases); ++seed) {
     CAPTURE(seed);
     const BulkCase c = random_bulk_case(seed);
     CAPTURE(c.e.scheduler);
@@ -139,8 +142,8 @@ TEST_CASE("property: 200 random scenarios give identical outputs with bulk decod
     bulk_steps += bulk.bulk_steps;
     cases_with_bulk += bulk.bulk_steps > 0 ? 1 : 0;
   }
-  CHECK(cases_with_bulk > 100);  // the bulk path was exercised broadly
-  CHECK(bulk_steps > 10000);
+  CHECK(cases_with_bulk > cases / 2);  // the bulk path was exercised broadly
+  CHECK(bulk_steps > 50 * cases);
 }
 
 TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size 4)") {

@@ -73,12 +73,16 @@ TEST_CASE("trace convert round-trips: mooncake -> jsonl -> mooncake keeps every 
   const std::string src = kShipped + "mooncake_conversation_trace.jsonl.gz";
   const std::string mid = wltest::temp_dir() + "/conv.jsonl.gz";
   const std::string back = wltest::temp_dir() + "/conv_back.jsonl";
-  REQUIRE(run_cli("trace convert " + src + " " + mid).code == 0);
-  REQUIRE(run_cli("trace convert " + mid + " " + back + " --to mooncake").code == 0);
-  auto a = nlohmann::json::parse(run_cli("trace stats --json " + src).out);
-  auto b = nlohmann::json::parse(run_cli("trace stats --json " + back).out);
-  for (const char* k : {"requests", "duration_s", "input_tokens", "output_tokens", "prefix_reuse_fraction"})
-    CHECK(a[k] == b[k]);
+  // The Mooncake round trip only in the Release pass: four passes over the 12k-row trace were 30 s
+  // of the ASan pass, and the readers and writers it runs are the Azure half's and the fuzzers'.
+  if (!KVCAP_SANITIZED) {
+    REQUIRE(run_cli("trace convert " + src + " " + mid).code == 0);
+    REQUIRE(run_cli("trace convert " + mid + " " + back + " --to mooncake").code == 0);
+    auto a = nlohmann::json::parse(run_cli("trace stats --json " + src).out);
+    auto b = nlohmann::json::parse(run_cli("trace stats --json " + back).out);
+    for (const char* k : {"requests", "duration_s", "input_tokens", "output_tokens", "prefix_reuse_fraction"})
+      CHECK(a[k] == b[k]);
+  }
   // Azure -> azure: arrival offsets are exact to the 100 ns the format keeps.
   const std::string az = wltest::temp_dir() + "/az.csv";
   REQUIRE(run_cli("trace convert " + kShipped + "AzureLLMInferenceTrace_code.csv.gz " + az + " --to azure").code == 0);
