@@ -19,8 +19,8 @@ struct SeedFlags {
   /// What the command line gave (after parsing).
   SeedChoice choice() const {
     SeedChoice c;
-    if (seeds_option && seeds_option->count() > 0) c.seeds = seeds;
-    if (until_option && until_option->count() > 0) c.until_percent = until_percent;
+    if (seeds_given()) c.seeds = seeds;
+    if (until_given()) c.until_percent = until_percent;
     return c;
   }
   bool seeds_given() const { return seeds_option && seeds_option->count() > 0; }

@@ -278,11 +278,16 @@ TEST_CASE("defaults: a plain search, sweep --capacity and check --init ask for +
   const json scenario = constant_scenario(even_requests(60, 1.0, 16, 4), 0.01,
                                           {{"max_num_seqs", 1}, {"num_gpu_blocks", 64}, {"max_model_len", 256}},
                                           {{"ttft_p99_s", 0.015}});
+  // A plain search of `doc` (written to `name`): its seed_confidence.
+  auto default_confidence = [&](const json& doc, const char* name) {
+    const fs::path f = tmp.path / name;
+    write_text(f, doc.dump());
+    const auto r = kvcap_cli("search " + until_quote(f) + " --json --quiet", false);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out)["seed_confidence"];
+  };
   const fs::path file = tmp.path / "even.json";
-  write_text(file, scenario.dump());
-  const auto s = kvcap_cli("search " + until_quote(file) + " --json --quiet", false);
-  REQUIRE(s.code == 0);
-  const json sc = json::parse(s.out)["seed_confidence"];
+  const json sc = default_confidence(scenario, "even.json");
   CHECK(sc["seeds"] == 3);
   CHECK(sc["target_half_width_fraction"].get<double>() == doctest::Approx(0.03));
   CHECK(sc["target_met"] == true);
@@ -294,11 +299,7 @@ TEST_CASE("defaults: a plain search, sweep --capacity and check --init ask for +
   json never = scenario;
   never["workload"] = even_requests(10, 1.0, 16, 4);
   never["slo"]["ttft_p99_s"] = 0.001;
-  const fs::path none_file = tmp.path / "never.json";
-  write_text(none_file, never.dump());
-  const auto n = kvcap_cli("search " + until_quote(none_file) + " --json --quiet", false);
-  REQUIRE(n.code == 0);
-  const json nc = json::parse(n.out)["seed_confidence"];
+  const json nc = default_confidence(never, "never.json");
   CHECK(nc["seeds"] == 3);
   CHECK(nc["capacity_requests_per_s_mean"] == 0);
   CHECK(nc["target_met"] == true);
