@@ -338,8 +338,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       "linear-attention models: prefix caching keeps 2 state pages per request (mamba_cache_mode align), "
       "1 without (default: vLLM's for --vllm-version, on from 0.27)");
   cmd->add_option("--sampler", o->engine.sampler,
-                  "top-k/top-p sampler the profiling run exercises: flashinfer (docker images, installs with FlashInfer) or "
-                  "pytorch (a pip install of vLLM 0.8-0.20 without FlashInfer: its sort holds more memory)")
+                  "top-k/top-p sampler the profiling run exercises: auto (vLLM's default for --vllm-version: the PyTorch sort "
+                  "on 0.11-0.15), flashinfer (docker images before 0.11, VLLM_USE_FLASHINFER_SAMPLER=1) or pytorch (also a "
+                  "pip install of vLLM 0.8-0.10 without FlashInfer: its sort holds more memory)")
       ->capture_default_str();
   cmd->add_flag("--vllm-use-v1", o->engine.vllm_use_v1,
                 "VLLM_USE_V1=1 on a 0.7 release: the V1 engine as it then was (profiles logits of every batched token)");

@@ -35,8 +35,8 @@ int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& m, DType dt, int6
 }
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          bool logits_for_all_tokens, bool samples, bool profile_vision,
-                                          int64_t dp_gather, bool sort_sampler) {
+                                          bool sort_sampler, bool samples, bool profile_vision,
+                                          int64_t dp_gather) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -84,14 +84,9 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   const int64_t vision = profile_vision ? estimate_vision_profile_bytes_per_gpu(m, dt, tp) : 0;
   if (!samples) return std::max(forward, vision);
   const int64_t V = m.vocab_size;
-  const int64_t sort = sort_sampler ? seqs * V * kSortSamplerExtraBytesPerElement : 0;
-  if (logits_for_all_tokens) {
-    // The forward's transients are gone by the time the logits exist: the hidden states of all T
-    // tokens stay, with fp32 logits over the vocabulary for every one of them, and the sampler's
-    // model-dtype logits of the S sampled rows plus their fp32 copy.
-    return std::max({forward, vision, T * H * b + T * V * 4 + seqs * V * (b + 4) + sort});
-  }
-  return std::max({forward, vision, 2 * seqs * V * 4 + T * H * b + sort});
+  const int64_t rows = std::min(seqs, T);
+  const int64_t logits = sort_sampler ? rows * V * (b + 4 + kSortSamplerExtraBytesPerElement) : 2 * rows * V * 4;
+  return std::max({forward, vision, T * H * b + logits});
 }
 
 }  // namespace kvcap

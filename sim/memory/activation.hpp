@@ -18,8 +18,12 @@ namespace kvcap {
 ///     dense MLP: gate_up output (2·I) and its activation (I), alive together   3·T·I·b
 ///     MoE: per (token, chosen expert) gate_up + activation (3·I_e) and expert output (H),
 ///          plus the shared experts' 3·I_s                  T·k·(3·I_e + H)·b + 3·T·I_s·b
-///   sampler: fp32 logits and probabilities for one token per sequence, 2·S·V·4, on top of one
-///   hidden-state tensor T·H·b (logits are computed only for the sampled positions).
+///   sampler: the dummy sampler's S = min(max_num_seqs, T) rows (vLLM's dummy run splits the T
+///   tokens over that many requests and samples each one's last position), on top of one
+///   hidden-state tensor T·H·b; by the sampler that runs (`sort_sampler`):
+///     FlashInfer (and the later Triton top-k/top-p kernel): fp32 logits and probabilities, 2·S·V·4
+///     PyTorch sort: the rows' logits in the model dtype and in fp32, S·V·(b + 4), with the sort's
+///       own buffers, S·V·kSortSamplerExtraBytesPerElement
 /// peak = max(residual + largest layer transient, sampler).
 ///
 /// This is an estimate, not a measurement: it leaves out the torch caching allocator's rounding,
@@ -28,16 +32,13 @@ namespace kvcap {
 /// memory 1.26GiB") it gives 0.78 GiB, i.e. it underestimates by about 0.5 GiB there. When the real
 /// figure matters, read it from the server's log and pass --kv-cache-memory-bytes.
 ///
-/// `logits_for_all_tokens` (vLLM 0.11, see memory_budget.cpp): the profiling run's peak holds fp32
-/// logits over the full vocabulary for every one of the T tokens (T·V·4 bytes on every rank), with
-/// the hidden states (T·H·b) and the sampler's S rows of logits in the model dtype and in fp32
-/// (S·V·(b + 4)); the forward's own transients are freed by then, so the peak is the larger of the
-/// two phases. Source: startup logs, not vLLM's code (which we have not traced to a line). The six
-/// vLLM 0.11.0 logs from llm-d (H100, 8,192 tokens, 1,024 sequences) fit it within 0.03-0.07 GiB:
-/// Llama-3.1-8B 4.76 GiB logged, Qwen3-0.6B 5.56, gpt-oss-20b 7.38, Llama-3.3-70B TP2 4.84, and
-/// Qwen3-32B 5.64 at both TP1 and TP2 (the same figure at both is what rules out forward + logits:
-/// the TP1 forward alone is 1.33 GiB). 0.10.1.1 logs (Qwen2-7B, A100) show no such term. See
-/// scenarios/memory/vllm-startup-logs.jsonl.
+/// The sort sampler's term is what the vLLM 0.11.0 logs from llm-d show (H100, 8,192 tokens, 1,024
+/// sequences), within 0.03-0.07 GiB: Llama-3.1-8B 4.76 GiB logged, Qwen3-0.6B 5.56, gpt-oss-20b
+/// 7.38, Llama-3.3-70B TP2 4.84, and Qwen3-32B 5.64 at both TP1 and TP2 (the same figure at both
+/// rules out the forward: the TP1 forward alone is 1.33 GiB). It scales with the rows, not the
+/// batched tokens: vLLM issue #27508's two gpt-oss-120b starts of one 0.11 install, at 8,192 and
+/// at 1,024 batched tokens (1,024 sequences both), leave the same memory besides the utilization.
+/// See scenarios/memory/vllm-startup-logs.jsonl.
 ///
 /// `samples` is false on a pipeline stage before the last: it computes no logits and samples
 /// nothing, so its peak is the forward's alone.
@@ -55,9 +56,8 @@ namespace kvcap {
 /// peak activation" logged; see scenarios/memory/vllm-startup-logs.jsonl for what it gives.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                          bool logits_for_all_tokens = false, bool samples = true,
-                                          bool profile_vision = false, int64_t dp_gather = 1,
-                                          bool sort_sampler = false);
+                                          bool sort_sampler = false, bool samples = true,
+                                          bool profile_vision = false, int64_t dp_gather = 1);
 
 /// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
 /// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the
@@ -85,12 +85,15 @@ int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& model, DType acti
                                               int64_t tensor_parallel_size, int64_t max_num_batched_tokens);
 
 /// Bytes per sampled row and vocabulary entry that vLLM V1's PyTorch-native top-k/top-p sampler
-/// (apply_top_k_top_p, vLLM 0.8-0.20; the profiling run's dummy sampler asks for both top-k and
-/// top-p) keeps alive on top of the fp32 logits at its peak, the re-sorting scatter: the sorted
-/// fp32 logits (4) and their int64 indices (8), the softmax of the sorted logits that cumsum
-/// overwrites (4), the top-k and top-p masks (1 + 1) and the scattered result (4). The logits in
-/// the model dtype and their fp32 copy are alive too; the default (FlashInfer) term counts them.
-constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 4 + 1 + 1 + 4;
+/// (apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py; the profiling run's dummy
+/// sampler asks for both top-k and top-p, so it sorts) holds beyond the logits in the model dtype
+/// and their fp32 copy. Its peak is inside torch.sort of the fp32 logits: for 128 rows or more
+/// PyTorch's CUDA sort (launch_stable_sort_kernel -> segmented_sort_pairs, aten Sort.cu) holds the
+/// sorted values (4) and their int64 indices (8), the int64 source indices it fills first (8), and
+/// CUB's segmented radix sort keeps alternate key and value buffers in its temporary storage
+/// (4 + 8). The masks, softmax and scatter that follow hold less (4 + 8 + 1 + 4 + 1 + 4 = 22).
+/// Smaller batches take other sort paths; their rows are few enough that kvcap uses the same figure.
+constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 8 + 4 + 8;
 
 /// Peak bytes on one rank while the vision encoder runs vLLM's profiling image (Qwen3-VL-style
 /// towers, TP-split as vLLM's default mm_encoder_tp_mode "weights"): the image's pixel values in

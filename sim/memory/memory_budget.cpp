@@ -166,12 +166,20 @@ int64_t hybrid_block_size(const ModelSpec& m, const GpuSpec& gpu, int64_t reques
   return std::max(requested, block);
 }
 
-/// vLLM 0.11 holds logits for every profiled token (see activation.hpp). 0.10.1.1 logs do not
-/// show it, nor do the 0.15.1 (Llama-2-7B, H100: 7,463 blocks) and 0.19.0 (gpt-oss-20b, A100)
-/// rows of scenarios/memory/vllm-startup-logs.jsonl; 0.12-0.14 are in no log we have and are
-/// taken to behave like 0.11 (an assumption).
-bool logits_for_all_tokens(const std::pair<int, int>& v) {
-  return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 15};
+/// The top-k/top-p sampler vLLM's profiling run takes by default (vllm/v1/sample/ops/
+/// topk_topp_sampler.py). V1 used FlashInfer's kernel where FlashInfer was installed (vLLM's docker
+/// images) and fell back to the PyTorch sort without it (a plain pip install of 0.8-0.10: --sampler
+/// pytorch). PR #26859 (2025-10-15) made FlashInfer opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), which
+/// left the sort as the default until the Triton top-k/top-p kernel (PR #33538, opened 2026-02-02;
+/// it takes batches of 8 rows or more, and holds fp32 logits and a small buffer) replaced it. The
+/// logs agree where they can tell: the 0.11.0 starts hold the sort's memory (activation.hpp), and
+/// the 0.19 ones do not (gpt-oss-20b on an A100 would lose 6.8 GiB to it). 0.11.0 predates PR
+/// #26859 but its logs show the sort all the same. No log of 0.12-0.15 can tell (the one 0.15.1
+/// start, Llama-2-7B at 128 sequences, peaks in the forward either way), so they follow the code's
+/// history, and 0.16 is taken as the first release with the Triton kernel (an assumption: no
+/// 0.16-0.18 log).
+bool sort_sampler_by_default(const std::pair<int, int>& v) {
+  return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 16};
 }
 
 /// vLLM 0.2: the profiled peak is total - free device memory (PR #2031) and tensor-parallel
@@ -255,14 +263,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                       "and absent before 0.7); --vllm-version is " + cfg.vllm_version);
   // V1 on a 0.7 release: its serve batch defaults and non-torch figure are taken as 0.8's.
   const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
-  if (cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
-    throw InputError("--sampler", "expected flashinfer or pytorch, got " + quote_input(cfg.sampler));
-  // The sort-based sampler is V1's fallback from 0.8 (V0 samples differently) until the Triton
-  // top-k/top-p kernel took over batches of 8 rows or more (present in 0.21.0's
-  // topk_topp_sampler.py); kvcap does not model that kernel's memory.
-  if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 21}))
-    throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p fallback of 0.8 to 0.20; --vllm-version " +
-                                      cfg.vllm_version + " samples otherwise (kvcap does not model its fallback's memory)");
+  if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
+    throw InputError("--sampler", "expected auto, flashinfer or pytorch, got " + quote_input(cfg.sampler));
+  // The sort-based sampler is V1's (V0 samples differently), from 0.8 until the Triton top-k/top-p
+  // kernel took over batches of 8 rows or more (sort_sampler_by_default).
+  if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 16}))
+    throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler of 0.8 to 0.15; --vllm-version " +
+                                      cfg.vllm_version + " samples otherwise (kvcap does not model its sort's memory there)");
+  const bool sort_sampler = cfg.sampler == "pytorch" || (cfg.sampler == "auto" && sort_sampler_by_default(version));
   if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
     throw InputError("--mxfp4-backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
   // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell
@@ -374,9 +382,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
-        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, last && logits_for_all_tokens(version),
-        last && !cfg.vllm_use_v1, first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1,
-        cfg.sampler == "pytorch");
+        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sort_sampler, last && !cfg.vllm_use_v1,
+        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));

@@ -45,7 +45,7 @@ struct EngineMemoryConfig {
   int64_t max_num_seqs = 0;
   std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
   /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
-  /// between versions (logits_for_all_tokens and non_torch_bytes in memory_budget.cpp).
+  /// between versions (sort_sampler_by_default and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
   static constexpr const char* kDefaultVllmVersion = "0.15";
   /// VLLM_USE_V1=1 on a 0.7 release, whose default engine was V0: the V1 engine as it then was.
@@ -68,11 +68,13 @@ struct EngineMemoryConfig {
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
   /// The top-k/top-p sampler the profiling run exercises (vllm/v1/sample/ops/topk_topp_sampler.py):
-  /// "flashinfer" (vLLM's docker images, and any install with FlashInfer) or "pytorch", the sort-based
-  /// PyTorch-native path a pip install of vLLM 0.8-0.10 takes without FlashInfer (its log says
+  /// "auto" is vLLM's default for vllm_version (the PyTorch sort on 0.11-0.15, see
+  /// sort_sampler_by_default in memory_budget.cpp); "flashinfer" (FlashInfer's kernel: vLLM's docker
+  /// images before 0.11, or VLLM_USE_FLASHINFER_SAMPLER=1); "pytorch", the sort-based PyTorch-native
+  /// path, also what a pip install of vLLM 0.8-0.10 takes without FlashInfer (its log says
   /// "FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p &
   /// top-k sampling"). The sort keeps far more alive per sampled row (activation.hpp).
-  std::string sampler = "flashinfer";
+  std::string sampler = "auto";
   /// The MXFP4 MoE kernel (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend),
   /// which sets how the experts are padded (weight_bytes.hpp): "auto" is what vLLM's docker images
   /// pick, Marlin on GPUs without native FP4 compute other than Hopper (compute capability below

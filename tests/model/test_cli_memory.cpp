@@ -146,21 +146,24 @@ TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and 
   CHECK(text.out.find("Maximum concurrency for 16,000 tokens per request: ") != std::string::npos);
   CHECK(text.out.find("as vLLM 0.11.0 logs it") != std::string::npos);
   CHECK(j["vllm_version"] == "0.11.0");
-  // 0.11 holds fp32 logits for all 8,192 batched tokens: its pool is smaller than 0.15's.
+  // 0.11 to 0.15 sort in the profiling sampler (the default 0.15 gives 0.11's pool); 0.16's Triton
+  // kernel holds less, so its pool is larger.
   const auto j15 = nlohmann::json::parse(run(args + " --json").out);
-  CHECK(j15["kv_cache_tokens"].get<int64_t>() > tokens);
+  CHECK(j15["kv_cache_tokens"].get<int64_t>() == tokens);
+  const auto j16 = nlohmann::json::parse(run(args + " --vllm-version 0.16 --json").out);
+  CHECK(j16["kv_cache_tokens"].get<int64_t>() > tokens);
   CHECK(run(args + " --vllm-version latest").code == 2);
 }
 
 TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and bad values exit 2") {
-  // Llama-3.1-8B over 2 H100 stages: 16 layers each, 63,699 blocks (worked in test_pipeline_parallel.cpp).
+  // Llama-3.1-8B over 2 H100 stages: 16 layers each, 59,941 blocks (worked in test_pipeline_parallel.cpp).
   Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --pipeline-parallel-size 2 --max-model-len 32768 --json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["pipeline_parallel_size"] == 2);
   CHECK(j["stage_layers"] == nlohmann::json::array({16, 16}));
-  CHECK(j["num_gpu_blocks"] == 63699);
-  CHECK(j["kv_cache_tokens"] == 1019184);
+  CHECK(j["num_gpu_blocks"] == 59941);
+  CHECK(j["kv_cache_tokens"] == 959056);
   CHECK(j["binding_stage"] == 1);
   Run t = run("memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --max-model-len 32768");
   REQUIRE(t.code == 0);
@@ -200,10 +203,12 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   CHECK(v21["gpu_memory_utilization"] == 0.92);
   CHECK(v21["cuda_graph_in_budget"] == true);
   CHECK(v21["cuda_graph_bytes_per_gpu"].is_null());
-  // 79.19 GiB x 0.92 = 78,227,245,838 B (floored) vs x 0.9 = 76,526,653,537: +1,700,592,301 B of
-  // cache at the same weights, activations and non-torch memory.
+  // 79.19 GiB x 0.92 = 78,227,245,838 B (floored) vs 0.16's x 0.9 = 76,526,653,537: +1,700,592,301 B
+  // of cache at the same weights, activations (both sample without the sort) and non-torch memory.
   CHECK(v21["requested_bytes_per_gpu"] == 78227245838LL);
-  CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - h100["kv_cache_bytes_per_gpu"].get<int64_t>() == 1700592301LL);
+  auto v16 = json("--gpu h100-sxm --vllm-version 0.16");
+  CHECK(v16["gpu_memory_utilization"] == 0.9);
+  CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - v16["kv_cache_bytes_per_gpu"].get<int64_t>() == 1700592301LL);
   auto reserved = json("--gpu h100-sxm --vllm-version 0.21 --cuda-graph-memory-bytes 5e8");
   CHECK(reserved["cuda_graph_bytes_per_gpu"] == 500000000);
   CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - reserved["kv_cache_bytes_per_gpu"].get<int64_t>() == 500000000);

@@ -35,10 +35,13 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - activatio
   // Batch limits unset: vLLM's serve defaults on an H100 (>= 70 GiB, not an A100): 8,192 tokens,
   // 1,024 sequences. weights 16,060,522,496; activations: the forward at T = 8,192 (residual
   // 2 x 8192 x 4096 x 2 = 134,217,728 + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800) is
-  // below the sampler's 2 x 1,024 x 128,256 x 4 + 8,192 x 4,096 x 2 = 1,050,673,152 + 67,108,864
-  // = 1,117,782,016; non-torch at TP1 (vLLM >= 0.11) 0.135 GiB = 144,955,146.
-  // KV = 76,526,653,537 - 16,060,522,496 - 1,117,782,016 - 144,955,146 = 59,203,393,879 B
-  // -> floor(/ 2,097,152) = 28,230 blocks = 451,680 tokens.
+  // below the sampler's: 0.15 sorts (PyTorch-native top-k/top-p) the 1,024 rows' logits, held in
+  // bf16 and fp32 with the sort's 32 bytes an entry, 1,024 x 128,256 x 38 = 4,990,697,472, beside
+  // the hidden states 8,192 x 4,096 x 2 = 67,108,864: 5,057,806,336; non-torch at TP1 (vLLM >=
+  // 0.11) 0.135 GiB = 144,955,146.
+  // KV = 76,526,653,537 - 16,060,522,496 - 5,057,806,336 - 144,955,146 = 55,263,369,559 B
+  // -> floor(/ 2,097,152) = 26,351 blocks = 421,616 tokens (vLLM 0.11.0 logs 421,504 for this
+  // model on an H100 with CUDA graphs captured, llmd-llama31-8b-h100 in the startup logs).
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
   MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
@@ -48,17 +51,24 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - activatio
   CHECK(b.total_bytes_per_gpu == 85029615042);
   CHECK(b.requested_bytes_per_gpu == 76526653537);
   CHECK(b.weight_bytes_per_gpu == 16060522496);
-  CHECK(b.activation_bytes_per_gpu == 1117782016);
+  CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
-  CHECK(b.kv_cache_bytes_per_gpu == 59203393879);
-  CHECK(b.num_gpu_blocks == 28230);
-  CHECK(b.kv_cache_tokens == 451680);
-  CHECK(b.max_concurrency == doctest::Approx(28230.0 / 2048));
-  // Given limits are kept: with 256 sequences the sampler (2 x 256 x 128,256 x 4 + 67,108,864 =
-  // 329,777,152) is below the forward, so the forward's 838,860,800 is the peak.
+  CHECK(b.kv_cache_bytes_per_gpu == 55263369559);
+  CHECK(b.num_gpu_blocks == 26351);
+  CHECK(b.kv_cache_tokens == 421616);
+  CHECK(b.max_concurrency == doctest::Approx(26351.0 / 2048));
+  // Given limits are kept: 256 sequences sort 256 rows, 256 x 128,256 x 38 + 67,108,864 =
+  // 1,314,783,232, still above the forward.
   cfg.max_num_seqs = 256;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.max_num_seqs == 256);
+  CHECK(b.activation_bytes_per_gpu == 1314783232);
+  CHECK(b.kv_cache_bytes_per_gpu == 59006392663);  // 76,526,653,537 - 16,060,522,496 - 1,314,783,232 - 144,955,146
+  // FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER=1) holds fp32 logits and probabilities of the
+  // 256 rows, 2 x 256 x 128,256 x 4 + 67,108,864 = 329,777,152: below the forward, whose 838,860,800
+  // is then the peak.
+  cfg.sampler = "flashinfer";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.activation_bytes_per_gpu == 838860800);
   CHECK(b.kv_cache_bytes_per_gpu == 59482315095);  // 76,526,653,537 - 16,060,522,496 - 838,860,800 - 144,955,146
 }
@@ -94,14 +104,14 @@ TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget 
   CHECK(b.activation_bytes_per_gpu == 279445504);
 }
 
-TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 has the older non-torch figure") {
+TEST_CASE("--vllm-version: 0.11 sorts in its profiling sampler, 0.16 does not; 0.10 has the older non-torch figure") {
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
   cfg.vllm_version = "0.11.0";
   MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  // After the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864, fp32 logits of every token
-  // 8,192 x 128,256 x 4 = 4,202,692,608, the sampler's 1,024 rows in bf16 and fp32 1,024 x 128,256
-  // x 6 = 788,004,864: 5,057,806,336 (above the forward's 838,860,800).
+  // After the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864 and the sampler's 1,024 rows of
+  // logits in bf16 and fp32 with the sort's buffers, 1,024 x 128,256 x (2 + 4 + 32) =
+  // 4,990,697,472: 5,057,806,336 (above the forward's 838,860,800).
   CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
   cfg.tensor_parallel_size = 2;
@@ -123,6 +133,11 @@ TEST_CASE("--vllm-version: 0.11 profiles logits for every batched token; 0.10 ha
   CHECK(b.max_num_batched_tokens == 32768);
   CHECK(b.max_num_seqs == 256);
   cfg.vllm_version = "v0.15.1rc2";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  // 0.16 samples with the Triton top-k/top-p kernel: fp32 logits and probabilities of the 1,024 rows,
+  // 2 x 1,024 x 128,256 x 4 + 67,108,864 = 1,117,782,016.
+  cfg.vllm_version = "0.16";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.activation_bytes_per_gpu == 1117782016);
   for (const char* bad : {"", "latest", "0", "1.x", "0.", "nightly"}) {
@@ -186,13 +201,14 @@ TEST_CASE("--vllm-use-v1 on 0.7: V1's first profile_run holds the logits of ever
   }
 }
 
-TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more bytes per row and vocabulary entry") {
+TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p holds 32 more bytes per row and vocabulary entry") {
   // Qwen3-8B on an A100-40GB, vLLM 0.9.2's serve defaults there: 2,048 tokens, 256 sequences.
   // FlashInfer sampler: 2 x 256 x 151,936 x 4 + 2,048 x 4,096 x 2 = 311,164,928 + 16,777,216 =
   // 327,942,144 B, above the forward (residual 2 x 2,048 x 4,096 x 2 = 33,554,432 + MLP 3 x 2,048
-  // x 12,288 x 2 = 150,994,944). The sort adds its sorted logits (4), int64 indices (8), sorted
-  // probabilities (4), two masks (1 + 1) and the scattered logits (4): 22 x 256 x 151,936 =
-  // 855,703,552 B more, 1,183,645,696 in all.
+  // x 12,288 x 2 = 150,994,944). The sort holds the rows' logits in bf16 and fp32 (2 + 4) with,
+  // inside torch.sort, the sorted values (4), their int64 indices (8), the source indices (8) and
+  // CUB's alternate key and value buffers (4 + 8): 256 x 151,936 x 38 = 1,478,033,408, beside the
+  // hidden states 16,777,216: 1,494,810,624 in all, 1,166,868,480 B more.
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.9.2";
   MemoryBudget b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
@@ -202,10 +218,10 @@ TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more
   const int64_t kv_flashinfer = b.kv_cache_bytes_per_gpu;
   cfg.sampler = "pytorch";
   b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 1183645696);
-  CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 855703552);
-  // The sort path is V1's fallback from 0.8 to 0.20 only; other values are refused.
-  for (const char* version : {"0.6", "0.21", "0.28.0"}) {
+  CHECK(b.activation_bytes_per_gpu == 1494810624);
+  CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 1166868480);
+  // The sort is V1's sampler from 0.8 until the Triton kernel (0.16); other versions are refused.
+  for (const char* version : {"0.6", "0.16", "0.21", "0.28.0"}) {
     cfg.vllm_version = version;
     CAPTURE(version);
     CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
@@ -214,7 +230,7 @@ TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p fallback holds 22 more
   cfg.vllm_version = "0.10";
   cfg.sampler = "torch";
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
-                       doctest::Contains("expected flashinfer or pytorch"), InputError);
+                       doctest::Contains("expected auto, flashinfer or pytorch"), InputError);
 }
 
 TEST_CASE("what vLLM sees: the catalog's visible memory, or the override taken as seen") {

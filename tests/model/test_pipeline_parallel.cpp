@@ -49,11 +49,12 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   // = 1,050,673,152 + LM head the same + final norm 8,192 + 32 layers x 436,224,000.
   // Stage 0: 16 x 436,224,000 + embedding = 8,030,257,152; stage 1: + LM head + norm = 8,030,265,344.
   // Activations (vLLM's H100 defaults, 8,192 tokens and 1,024 sequences): stage 0 only runs the
-  // forward, 838,860,800; stage 1 also samples, 2 x 1,024 x 128,256 x 4 + 8,192 x 4,096 x 2 =
-  // 1,117,782,016. Non-torch 0.545 GiB = 585,189,294 (more than one GPU). Usable 76,526,653,537
-  // (79.19 GiB x 0.9). KV: stage 0 67,072,346,291 B (63,965 blocks of 16 layers = 1,048,576 B),
-  // stage 1 76,526,653,537 - 8,030,265,344 - 1,117,782,016 - 585,189,294 = 66,793,416,883 B =
-  // 63,699 blocks: the sampling stage binds, 1,019,184 tokens per stage.
+  // forward, 838,860,800; stage 1 also samples (0.15's sort, test_memory_budget.cpp),
+  // 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336. Non-torch 0.545 GiB = 585,189,294
+  // (more than one GPU). Usable 76,526,653,537 (79.19 GiB x 0.9). KV: stage 0 67,072,346,291 B
+  // (63,965 blocks of 16 layers = 1,048,576 B), stage 1 76,526,653,537 - 8,030,265,344 -
+  // 5,057,806,336 - 585,189,294 = 62,853,392,563 B = 59,941 blocks: the sampling stage binds,
+  // 959,056 tokens per stage.
   EngineMemoryConfig cfg;
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 32768;
@@ -62,13 +63,13 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   CHECK(b.binding_stage == 1);
   CHECK(b.weight_bytes_per_gpu == 8030265344);
   CHECK(b.weight_bytes == 16060522496);
-  CHECK(b.activation_bytes_per_gpu == 1117782016);
+  CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 585189294);
-  CHECK(b.kv_cache_bytes_per_gpu == 66793416883);
+  CHECK(b.kv_cache_bytes_per_gpu == 62853392563);
   CHECK(b.page_bytes_per_gpu == 1048576);
   CHECK(b.kv_bytes_per_token_per_gpu == 16 * 4096);
-  CHECK(b.num_gpu_blocks == 63699);
-  CHECK(b.kv_cache_tokens == 1019184);
+  CHECK(b.num_gpu_blocks == 59941);
+  CHECK(b.kv_cache_tokens == 959056);
 }
 
 TEST_CASE("vLLM V1 checks a pipeline stage's cache against all layers and refuses; V0 did not") {
