@@ -192,40 +192,29 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     target.half_width_fraction = plan.half_width_fraction;
     const int max_seeds = plan.seeds;
     const LoadSearchResult r = search_max_load(doc, origin, lo);
-    std::optional<SeedConfidence> conf;
-    if (max_seeds > 1) conf = search_over_seeds(doc, origin, lo, max_seeds, r, {}, target);
+    // Over several seeds, every seed's probes too: search.csv and search.html show them all.
+    std::optional<LoadSearchSeeds> seeds;
+    if (max_seeds > 1) {
+      seeds.emplace();
+      auto keep = [&](int, const LoadSearchResult& s) { seeds->probes.push_back(s.probes); };
+      seeds->confidence = search_over_seeds(doc, origin, lo, max_seeds, r, keep, target);
+    }
     runner.finish();
+    const LoadSearchSeeds* over = seeds ? &*seeds : nullptr;
     auto out = load_search_json(r, lo, in);
-    if (conf) out["seed_confidence"] = seed_confidence_json(*conf);
+    if (over) out["seed_confidence"] = seed_confidence_json(over->confidence);
     if (folder) {
       std::ostringstream csv;
-      write_load_search_csv(csv, r);
+      write_load_search_csv(csv, r, over);
       std::ostringstream html;
-      write_search_report_html(html, r, lo);
+      write_search_report_html(html, r, lo, over);
       write_outputs(*folder, out, csv.str(), html.str());
     }
     if (o.json) {
       std::cout << out.dump(2) << "\n";
     } else {
       print_load_search(std::cout, r, lo, in);
-      if (conf) {
-        std::cout << "over " << conf->seeds.size() << " seeds (" << conf->seeds.front() << ".." << conf->seeds.back()
-                  << "): capacity " << format_plain(conf->mean) << " requests/s, 95% interval "
-                  << format_plain(conf->ci_low) << " to " << format_plain(conf->ci_high) << " (+-"
-                  << format_plain(100 * conf->half_width_fraction, 2) << "%); per seed:";
-        for (double c : conf->capacity_requests_per_s) std::cout << " " << format_plain(c);
-        std::cout << "\n";
-        if (conf->target_half_width_fraction > 0)
-          std::cout << (conf->target_met ? "target met: " : "target NOT met: ") << "+-"
-                    << format_plain(100 * conf->target_half_width_fraction, 2) << "% "
-                    << (conf->target_met ? "reached after " : "not reached within ") << conf->seeds.size()
-                    << " seeds"
-                    << (conf->target_met ? ""
-                                         : " (raise --seeds: the half-width falls as 1/sqrt(seeds); a longer workload "
-                                           "window narrows each seed's spread where requests are many and alike: README, "
-                                           "\"How many seeds, how long a window\")")
-                    << "\n";
-      }
+      if (over) print_seed_confidence(std::cout, over->confidence);
     }
     return 0;
   }
@@ -315,7 +304,8 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--max-probes", o->max_probes, "most simulations in a load search (40)");
   add_seed_flags(cmd, o->seeds,
                   "rerun the load search with K workload seeds (the scenario's, +1, ...): the capacity's mean and 95% "
-                  "confidence interval (Student's t) in the summary and search.json's seed_confidence; with --seeds-until "
+                  "confidence interval (Student's t) and each seed's bracket in the summary, search.json's "
+                  "seed_confidence, search.csv and search.html; with --seeds-until "
                   "the most seeds to run (10); --seeds 1: one bisection; with --min-replicas a replica "
                   "count passes only when the traffic of every seed meets the SLO (1)",
                   "add workload seeds (at least 3) until the capacity's 95% interval is within +-PCT% of its mean, "

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ostream>
+#include <sstream>
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/results/results.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -35,6 +38,9 @@ double probe_figure(const ojson& j, std::initializer_list<const char*> path) {
   }
   return node->is_number() ? node->get<double>() : NAN;
 }
+
+/// A CSV cell: 9 significant digits, empty for NaN/inf (as probe_csv_row writes a null).
+std::string csv_number(double v) { return std::isfinite(v) ? format_number(v) : std::string(); }
 
 std::string fmt(const char* f, double v) {
   if (!std::isfinite(v)) return "-";
@@ -229,9 +235,36 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
   return out;
 }
 
-void write_load_search_csv(std::ostream& os, const LoadSearchResult& r) {
-  os << kProbeCsvHeader << "\n";
-  for (size_t i = 0; i < r.probes.size(); ++i) probe_csv_row(os, probe_json(r.probes[i], static_cast<int>(i)));
+void write_load_search_csv(std::ostream& os, const LoadSearchResult& r, const LoadSearchSeeds* seeds) {
+  if (!seeds) {
+    os << kProbeCsvHeader << "\n";
+    for (size_t i = 0; i < r.probes.size(); ++i) probe_csv_row(os, probe_json(r.probes[i], static_cast<int>(i)));
+    return;
+  }
+  const SeedConfidence& c = seeds->confidence;
+  KVCAP_CHECK(seeds->probes.size() == c.seeds.size(), "one probe list per seed run");
+  const bool target = c.target_half_width_fraction > 0;
+  os << "seed," << kProbeCsvHeader
+     << ",seed_capacity_requests_per_s,seed_last_passing_scale,seed_first_failing_scale,capacity_seeds,"
+        "capacity_requests_per_s_mean,capacity_requests_per_s_ci95_low,capacity_requests_per_s_ci95_high,"
+        "capacity_ci95_half_width_fraction"
+     << (target ? ",capacity_target_met" : "") << "\n";
+  // The figures over all seeds, as seed_confidence_json and print_seed_confidence give them.
+  std::string over = "," + std::to_string(c.seeds.size()) + "," + csv_number(c.mean) + "," + csv_number(c.ci_low) +
+                     "," + csv_number(c.ci_high) + "," + csv_number(c.half_width_fraction);
+  if (target) over += c.target_met ? ",true" : ",false";
+  for (size_t k = 0; k < c.seeds.size(); ++k) {
+    const std::string seed_figures = "," + csv_number(c.capacity_requests_per_s[k]) + "," +
+                                     csv_number(c.last_pass_scale[k]) + "," + csv_number(c.first_fail_scale[k]);
+    const std::vector<Probe>& probes = seeds->probes[k];
+    for (size_t i = 0; i < probes.size(); ++i) {
+      std::ostringstream row;
+      probe_csv_row(row, probe_json(probes[i], static_cast<int>(i)));
+      std::string line = row.str();
+      if (!line.empty() && line.back() == '\n') line.pop_back();
+      os << c.seeds[k] << "," << line << seed_figures << over << "\n";
+    }
+  }
 }
 
 void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in) {
@@ -266,6 +299,27 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
        << ") is limited by " << r.limit.explanation << "\n";
   }
   for (const std::string& n : search_notes(r, o)) os << "note: " << n << "\n";
+}
+
+void print_seed_confidence(std::ostream& os, const SeedConfidence& c) {
+  if (c.seeds.empty()) return;
+  os << "over " << c.seeds.size() << " seeds (" << c.seeds.front() << ".." << c.seeds.back() << "): capacity "
+     << format_plain(c.mean) << " requests/s, 95% interval " << format_plain(c.ci_low) << " to "
+     << format_plain(c.ci_high) << " (+-" << format_plain(100 * c.half_width_fraction, 2) << "%); per seed:";
+  for (double v : c.capacity_requests_per_s) os << " " << format_plain(v);
+  os << "\n";
+  os << "  each seed's bracket, [last passing, first failing] load_scale:";
+  for (size_t k = 0; k < c.seeds.size(); ++k)
+    os << " [" << format_number(c.last_pass_scale[k]) << ", "
+       << (std::isfinite(c.first_fail_scale[k]) ? format_number(c.first_fail_scale[k]) : std::string("none")) << "]";
+  os << "\n";
+  if (c.target_half_width_fraction > 0)
+    os << (c.target_met ? "target met: " : "target NOT met: ") << "+-" << format_plain(100 * c.target_half_width_fraction, 2)
+       << "% " << (c.target_met ? "reached after " : "not reached within ") << c.seeds.size() << " seeds"
+       << (c.target_met ? ""
+                        : " (raise --seeds: the half-width falls as 1/sqrt(seeds); a longer workload window narrows each "
+                          "seed's spread where requests are many and alike: README, \"How many seeds, how long a window\")")
+       << "\n";
 }
 
 ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, const SearchInputs& in) {

@@ -213,6 +213,8 @@ TEST_CASE("the reports kvcap writes have no overlapping labels") {
       {"run scenarios/replay/mooncake-conversation.json --set horizon_s=300", "run4", "report.html"},
       {"search scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.1 --seeds 1 --quiet", "search",
        "search.html"},
+      {"search scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.1 --seeds 3 --quiet",
+       "search-seeds", "search.html"},
       {"search --min-replicas --model llama-3.1-70b --gpu h100,h200,b200 --tp 2,4,8 --max-model-len 8192 --isl 2000 "
        "--osl 300 --request-rate 15 --num-prompts 150 --ttft-p99 2 --tpot-p99 0.1 --quiet",
        "sizing", "search.html"},

@@ -104,6 +104,9 @@ TEST_CASE("kvcap search: hand-worked capacity, --out files byte-identical across
   // CSV: header + one row per probe.
   const std::string csv = slurp(fs::path(d1) / "search.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 13);
+  // One seed: no seed column, no figures over seeds (test_seeds_cli.cpp has the several-seed files).
+  CHECK(csv.rfind("index,load_scale,", 0) == 0);
+  CHECK(html.find("id=\"seed-answer\"") == std::string::npos);
 
   const CliRun js = run_cli("search " + file + " --json --precision 0.1 --seeds 1");
   REQUIRE(js.code == 0);

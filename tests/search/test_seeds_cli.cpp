@@ -3,9 +3,16 @@
 // worked here independently (t = 4.303 for 2 degrees of freedom).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -114,4 +121,142 @@ TEST_CASE("search --seeds-until P: seeds are added (from 3) until the interval i
   const auto sizing = search_cli(base + " --seeds-until 3 --min-replicas");
   CHECK(sizing.code == 2);
   CHECK(sizing.output.find("--seeds-until") != std::string::npos);
+}
+
+namespace {
+
+std::string slurp_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::istringstream ss(line);
+  while (std::getline(ss, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.push_back("");
+  return cells;
+}
+
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+  return n;
+}
+
+/// The text of the element with id="ID" up to the next tag.
+std::string html_id_text(const std::string& html, const std::string& id) {
+  const std::string open = "id=\"" + id + "\">";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return "";
+  const size_t from = at + open.size();
+  return html.substr(from, html.find('<', from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("search --seeds: search.csv, search.html and the summary show one interval and every seed's bracket") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kvcap-seed-views-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  // 3 seeds on a 10 s window; a +-1% target such a window does not reach (README: +-39% after
+  // 10 seeds), so the target columns show up too.
+  const auto r = search_cli("scenarios/basic-roofline.json --set workload.duration_s=10 --precision 0.05 --quiet "
+                            "--seeds 3 --seeds-until 1 --out '" + dir.string() + "'");
+  REQUIRE(r.code == 0);
+  const json doc = json::parse(slurp_file(dir / "search.json"));
+  const std::string csv = slurp_file(dir / "search.csv"), html = slurp_file(dir / "search.html");
+
+  // search.csv: every seed's probes, with the seed first.
+  std::istringstream lines(csv);
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  const std::vector<std::string> head = split_csv_line(line);
+  auto col = [&](const std::string& name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    REQUIRE_MESSAGE(it != head.end(), name);
+    return static_cast<size_t>(it - head.begin());
+  };
+  REQUIRE(head.front() == "seed");
+  std::map<uint64_t, std::vector<std::vector<std::string>>> rows;
+  while (std::getline(lines, line)) {
+    const auto cells = split_csv_line(line);
+    REQUIRE(cells.size() == head.size());
+    rows[std::stoull(cells[0])].push_back(cells);
+  }
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[1].size() == doc["probes"].size());  // seed 1's probes are search.json's
+
+  // Each seed's bracket and capacity, worked from its own probe rows: the first failing scale is
+  // the lowest failing probe, the last passing the highest passing probe below it, the capacity
+  // that probe's offered rate.
+  std::vector<double> caps;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    double first_fail = INFINITY, last_pass = 0, cap = 0;
+    for (const auto& c : rows[seed])
+      if (c[col("pass")] == "false") first_fail = std::min(first_fail, std::stod(c[col("load_scale")]));
+    for (const auto& c : rows[seed]) {
+      const double s = std::stod(c[col("load_scale")]);
+      if (c[col("pass")] == "true" && s < first_fail && s > last_pass) {
+        last_pass = s;
+        cap = std::stod(c[col("offered_requests_per_s")]);
+      }
+    }
+    REQUIRE(last_pass > 0);
+    REQUIRE(std::isfinite(first_fail));
+    for (const auto& c : rows[seed]) {
+      CHECK(std::stod(c[col("seed_last_passing_scale")]) == doctest::Approx(last_pass));
+      CHECK(std::stod(c[col("seed_first_failing_scale")]) == doctest::Approx(first_fail));
+      CHECK(std::stod(c[col("seed_capacity_requests_per_s")]) == doctest::Approx(cap));
+    }
+    const json& js = doc["seed_confidence"]["per_seed"][seed - 1];
+    CHECK(js["last_passing_scale"].get<double>() == doctest::Approx(last_pass));
+    CHECK(js["first_failing_scale"].get<double>() == doctest::Approx(first_fail));
+    caps.push_back(cap);
+  }
+  // The interval over the three, worked here: mean +- t(0.975, 2) s / sqrt(3), t = 4.303.
+  const double mean = (caps[0] + caps[1] + caps[2]) / 3;
+  double ss = 0;
+  for (double v : caps) ss += (v - mean) * (v - mean);
+  const double half = 4.303 * std::sqrt(ss / 2) / std::sqrt(3.0);
+  REQUIRE(half > 0);
+  for (const auto& seed_rows : rows)  // no structured binding: clang 14 (the sanitizer build)
+    for (const auto& c : seed_rows.second) {
+      CHECK(c[col("capacity_seeds")] == "3");
+      CHECK(std::stod(c[col("capacity_requests_per_s_mean")]) == doctest::Approx(mean));
+      CHECK(std::stod(c[col("capacity_requests_per_s_ci95_low")]) == doctest::Approx(mean - half));
+      CHECK(std::stod(c[col("capacity_requests_per_s_ci95_high")]) == doctest::Approx(mean + half));
+      CHECK(std::stod(c[col("capacity_ci95_half_width_fraction")]) == doctest::Approx(half / mean));
+      CHECK(c[col("capacity_target_met")] == (half / mean <= 0.01 ? "true" : "false"));
+    }
+
+  // search.html: the same figures (4 significant digits, as the summary prints them).
+  CHECK(std::stod(html_id_text(html, "capacity-mean")) == doctest::Approx(mean).epsilon(1e-3));
+  CHECK(std::stod(html_id_text(html, "ci95-low")) == doctest::Approx(mean - half).epsilon(1e-3));
+  CHECK(std::stod(html_id_text(html, "ci95-high")) == doctest::Approx(mean + half).epsilon(1e-3));
+  CHECK(std::stod(html_id_text(html, "ci95-half-width")) == doctest::Approx(100 * half / mean).epsilon(1e-2));
+  CHECK(html.find("id=\"seed-target\"") != std::string::npos);
+  CHECK(count_of(html, "<tr class=\"seed\">") == 3);
+  for (uint64_t seed = 1; seed <= 3; ++seed) {  // each seed's row: seed, capacity, bracket, probes
+    const auto& c = rows[seed].front();
+    const std::string row = "<tr class=\"seed\"><td>" + std::to_string(seed) + "</td><td>";
+    const size_t at = html.find(row);
+    REQUIRE(at != std::string::npos);
+    const std::string tr = html.substr(at, html.find("</tr>", at) - at);
+    CHECK(tr.find("<td>" + c[col("seed_last_passing_scale")] + "</td><td>" + c[col("seed_first_failing_scale")] +
+                  "</td><td>" + std::to_string(rows[seed].size()) + "</td>") != std::string::npos);
+  }
+  // The probe table holds every seed's probes; the chart draws the other seeds' as dots (twice:
+  // the full chart and the one near the goal).
+  CHECK(count_of(html, "<tr><td>2</td>") + count_of(html, "<tr><td>3</td>") == rows[2].size() + rows[3].size());
+  CHECK(count_of(html, "<circle") - 2 * rows[1].size() == 2 * (rows[2].size() + rows[3].size()));
+  // The summary prints the very strings the page shows.
+  const std::string summary = "capacity " + html_id_text(html, "capacity-mean") + " requests/s, 95% interval " +
+                              html_id_text(html, "ci95-low") + " to " + html_id_text(html, "ci95-high");
+  CHECK(r.output.find(summary) != std::string::npos);
+  fs::remove_all(dir);
 }
