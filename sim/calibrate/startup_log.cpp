@@ -119,7 +119,8 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
-                      "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "assumed"});
+                      "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "stage_gpus", "pp_layer_partition",
+                      "assumed"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
       if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");
@@ -138,6 +139,24 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     if (row.kvcap_model.find(".json") != std::string::npos && !std::filesystem::path(row.kvcap_model).is_absolute())
       row.kvcap_model = (std::filesystem::path(base_dir) / row.kvcap_model).string();
     row.kvcap_gpu = k.get_string("gpu");
+    if (k.has("stage_gpus")) {
+      const auto& a = k.raw("stage_gpus");
+      if (!a.is_array() || a.empty()) throw InputError(k.where("stage_gpus"), "expected an array of GPU ids, one per pipeline stage");
+      for (const auto& e : a) {
+        if (!e.is_string()) throw InputError(k.where("stage_gpus"), "expected GPU ids (strings), got " + quote_input(e.dump()));
+        row.kvcap_stage_gpus.push_back(e.get<std::string>());
+      }
+    }
+    if (k.has("pp_layer_partition")) {
+      const auto& a = k.raw("pp_layer_partition");
+      if (!a.is_array() || a.empty())
+        throw InputError(k.where("pp_layer_partition"), "expected an array of layer counts, one per pipeline stage");
+      for (const auto& e : a) {
+        if (!e.is_number_integer() || e.get<int64_t>() < 0)
+          throw InputError(k.where("pp_layer_partition"), "expected non-negative whole layer counts, got " + quote_input(e.dump()));
+        row.config.pp_layer_partition.push_back(e.get<int64_t>());
+      }
+    }
     row.startup_failed = k.get_bool("expect_refusal", false);
     read_settings(k, row);
   }
@@ -196,7 +215,9 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
     try {
       const ModelSpec model = load_model(row.kvcap_model);
       const GpuSpec gpu = load_gpu(row.kvcap_gpu);
-      c.budget = compute_memory_budget(model, gpu, row.config);
+      EngineMemoryConfig config = row.config;
+      for (const std::string& id : row.kvcap_stage_gpus) config.stage_gpus.push_back(load_gpu(id));
+      c.budget = compute_memory_budget(model, gpu, config);
     } catch (const InputError& e) {
       c.refusal = e.what();
     }

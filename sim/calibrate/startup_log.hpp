@@ -29,6 +29,7 @@ struct StartupLogRow {
   bool startup_failed = false;  ///< the log is vLLM refusing to start (kvcap must refuse too)
   // The mapping onto kvcap ("kvcap" object); empty model = not mapped.
   std::string kvcap_model, kvcap_gpu;
+  std::vector<std::string> kvcap_stage_gpus;  ///< kvcap.stage_gpus: pipeline stages on different GPUs
   std::string not_runnable;  ///< kvcap.not_runnable: why kvcap cannot predict this row
   /// kvcap.assumed: what the mapping had to assume because the source does not say it: "version"
   /// (vLLM release inferred), "checkpoint" (a stand-in config or guessed quantization), "gpu" (the

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ namespace {
 struct MemoryOptions {
   std::string model;
   std::string gpu;
+  std::vector<std::string> stage_gpus;  ///< --stage-gpus: one per pipeline stage, instead of --gpu
   EngineMemoryConfig engine;
   std::optional<double> kv_cache_memory_bytes;
   std::optional<double> gpu_memory_bytes;
@@ -81,7 +83,18 @@ std::string attention_summary(const ModelSpec& m) {
 
 int run_memory(const MemoryOptions& o) {
   ModelSpec model = load_model(o.model);
-  GpuSpec gpu = load_gpu(o.gpu);
+  if (o.gpu.empty() == o.stage_gpus.empty())
+    throw InputError("--gpu", o.gpu.empty() ? "required: the GPU (or --stage-gpus, one per pipeline stage)"
+                                            : "give --gpu or --stage-gpus, not both");
+  EngineMemoryConfig engine = o.engine;
+  for (const std::string& id : o.stage_gpus) {
+    engine.stage_gpus.push_back(load_gpu(id));
+    validate_gpu(engine.stage_gpus.back(), "--stage-gpus " + id);
+  }
+  if (!o.stage_gpus.empty() && o.gpu_memory_bytes)
+    throw InputError("--gpu-memory-bytes", "sets the size of --gpu; with --stage-gpus give each stage a GPU file instead");
+  // The engine's first rank (stage 0) is the GPU the serve defaults and per-GPU labels follow.
+  GpuSpec gpu = o.stage_gpus.empty() ? load_gpu(o.gpu) : engine.stage_gpus.front();
   if (o.gpu_memory_bytes) {
     gpu.memory_bytes = whole_bytes(*o.gpu_memory_bytes, "--gpu-memory-bytes");
     gpu.visible_memory_bytes = 0;  // the given size is what vLLM sees
@@ -91,9 +104,8 @@ int run_memory(const MemoryOptions& o) {
       throw InputError("--price-per-gpu-hour", "expected a non-negative number");
     gpu.price_per_gpu_hour_usd = *o.price_per_gpu_hour;
   }
-  validate_gpu(gpu, "--gpu " + o.gpu);
+  if (o.stage_gpus.empty()) validate_gpu(gpu, "--gpu " + o.gpu);
 
-  EngineMemoryConfig engine = o.engine;
   if (o.kv_cache_memory_bytes) engine.kv_cache_memory_bytes = whole_bytes(*o.kv_cache_memory_bytes, "--kv-cache-memory-bytes");
   if (o.context_len.has_value() != o.concurrency.has_value())
     throw InputError(o.context_len ? "--concurrency" : "--context-len",
@@ -147,6 +159,11 @@ int run_memory(const MemoryOptions& o) {
     j["pipeline_parallel_size"] = engine.pipeline_parallel_size;
     j["stage_layers"] = b.stage_layers;
     j["binding_stage"] = b.binding_stage;
+    if (!engine.stage_gpus.empty()) {
+      std::vector<std::string> ids;
+      for (const GpuSpec& g : engine.stage_gpus) ids.push_back(g.id);
+      j["stage_gpus"] = ids;
+    }
     j["dtype"] = dtype_name(parse_model_dtype(engine.dtype, model.dtype));
     j["kv_cache_dtype"] = dtype_name(b.kv_dtype);
     const WeightQuant quant = resolve_weight_quant(engine.quantization, model);
@@ -212,8 +229,13 @@ int run_memory(const MemoryOptions& o) {
   if (engine.pipeline_parallel_size > 1) {
     std::string layers;
     for (size_t s = 0; s < b.stage_layers.size(); ++s) layers += (s ? ", " : "") + num(b.stage_layers[s]);
+    std::string on = gpu.name;
+    if (!engine.stage_gpus.empty()) {
+      on.clear();
+      for (size_t s = 0; s < engine.stage_gpus.size(); ++s) on += (s ? " | " : "") + engine.stage_gpus[s].name;
+    }
     std::cout << format_text("%s on %s x%lld (tensor parallel) x %lld pipeline stages of %s layers; per-GPU figures are stage %lld's (fewest blocks)\n",
-                model.name.c_str(), gpu.name.c_str(), static_cast<long long>(engine.tensor_parallel_size),
+                model.name.c_str(), on.c_str(), static_cast<long long>(engine.tensor_parallel_size),
                 static_cast<long long>(engine.pipeline_parallel_size), layers.c_str(), static_cast<long long>(b.binding_stage));
   } else {
     std::cout << format_text("%s on %s x%lld (tensor parallel)\n", model.name.c_str(), gpu.name.c_str(),
@@ -302,10 +324,16 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
   auto o = std::make_shared<MemoryOptions>();
   CLI::App* cmd = app.add_subcommand("memory", "Per-GPU memory budget and KV-cache capacity, as vLLM computes it at startup");
   cmd->add_option("--model", o->model, "catalog name (see `kvcap models`) or path to a HuggingFace config.json")->required();
-  cmd->add_option("--gpu", o->gpu, "catalog id (see `kvcap gpus`) or path to a GPU JSON file")->required();
+  cmd->add_option("--gpu", o->gpu, "catalog id (see `kvcap gpus`) or path to a GPU JSON file");
+  cmd->add_option("--stage-gpus", o->stage_gpus,
+                  "instead of --gpu: one GPU per pipeline stage, first stage first (stages on different cards)")
+      ->delimiter(',');
   cmd->add_option("--tensor-parallel-size,--tp", o->engine.tensor_parallel_size, "GPUs each pipeline stage is split over");
   cmd->add_option("--pipeline-parallel-size,--pp", o->engine.pipeline_parallel_size,
                   "pipeline stages (vLLM's default layer partition); the stage with the fewest blocks sets the cache");
+  cmd->add_option("--pp-layer-partition", o->engine.pp_layer_partition,
+                  "VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage, comma-separated (they must add up to the model's)")
+      ->delimiter(',');
   cmd->add_option("--data-parallel-size,--dp", o->engine.data_parallel_size,
                   "data-parallel engines; each sizes its own cache (figures are one GPU of one engine)");
   cmd->add_option("--decode-context-parallel-size,--dcp", o->engine.decode_context_parallel_size,

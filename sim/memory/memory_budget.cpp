@@ -248,7 +248,10 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const int64_t pp = cfg.pipeline_parallel_size;
   MemoryBudget b;
   b.block_size = cfg.block_size;
-  b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp);
+  b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp, cfg.pp_layer_partition);
+  if (!cfg.stage_gpus.empty() && static_cast<int64_t>(cfg.stage_gpus.size()) != pp)
+    throw InputError("--stage-gpus", "expected one GPU per pipeline stage (" + std::to_string(pp) + "), got " +
+                                         std::to_string(cfg.stage_gpus.size()));
 
   const DType model_dtype = parse_model_dtype(cfg.dtype, model.dtype);
   b.kv_dtype = parse_kv_cache_dtype(cfg.kv_cache_dtype, model_dtype);
@@ -361,10 +364,19 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
   // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),
   // so the stage with the fewest blocks binds. Without pipeline parallelism there is one stage.
+  int64_t least_stage_kv_bytes = 0;  // vLLM's refusal check below runs on every stage's own memory
   for (int64_t s = 0; s < pp; ++s) {
-    const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s);
+    const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s, cfg.pp_layer_partition);
+    const GpuSpec& stage_gpu = cfg.stage_gpus.empty() ? gpu : cfg.stage_gpus[static_cast<size_t>(s)];
     const bool first = s == 0, last = s == pp - 1;
     MemoryBudget st = b;
+    if (!cfg.stage_gpus.empty()) {
+      // Each stage's workers profile their own card: its total, times the engine's utilization.
+      st.total_bytes_per_gpu = stage_gpu.visible_memory_bytes > 0 ? stage_gpu.visible_memory_bytes : stage_gpu.memory_bytes;
+      st.requested_bytes_per_gpu =
+          static_cast<int64_t>(std::floor(static_cast<double>(st.total_bytes_per_gpu) * b.gpu_memory_utilization));
+      st.binding_stage_gpu = stage_gpu.id;
+    }
     st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);
     // The MTP drafter loads with the model (on the last stage), unquantized: quantized checkpoints
     // leave the mtp layers out of their quantization.
@@ -398,16 +410,16 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     if (cfg.kv_cache_memory_bytes) {
       st.kv_cache_memory_from_flag = true;
       st.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
-      if (st.weight_bytes_per_gpu + st.kv_cache_bytes_per_gpu > gpu.memory_bytes)
+      if (st.weight_bytes_per_gpu + st.kv_cache_bytes_per_gpu > stage_gpu.memory_bytes)
         throw InputError("--kv-cache-memory-bytes",
                          "weights per GPU (" + gib_text(st.weight_bytes_per_gpu) + ") + KV cache (" +
-                             gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(gpu.memory_bytes));
+                             gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(stage_gpu.memory_bytes));
     } else {
       const int64_t non_kv =
           st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu + st.cuda_graph_bytes_per_gpu;
       st.kv_cache_bytes_per_gpu = st.requested_bytes_per_gpu - non_kv;
       if (st.kv_cache_bytes_per_gpu <= 0)
-        throw InputError(model.name + " on " + gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
+        throw InputError(model.name + " on " + stage_gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
                          "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) + " + activations " +
                              gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
                              (st.cuda_graph_bytes_per_gpu > 0 ? " + CUDA graphs " + gib_text(st.cuda_graph_bytes_per_gpu) : "") +
@@ -416,13 +428,15 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                              std::to_string(b.gpu_memory_utilization) + ")" + fit_hint);
     }
     st.num_gpu_blocks = st.kv_cache_bytes_per_gpu / st.page_bytes_per_gpu;
+    least_stage_kv_bytes = s == 0 ? st.kv_cache_bytes_per_gpu : std::min(least_stage_kv_bytes, st.kv_cache_bytes_per_gpu);
     if (s == 0 || st.num_gpu_blocks < b.num_gpu_blocks) {
       st.binding_stage = s;
       b = std::move(st);
     }
   }
   if (b.num_gpu_blocks < 1)
-    throw InputError(model.name + " on " + gpu.id, "the " + gib_text(b.kv_cache_bytes_per_gpu) +
+    throw InputError(model.name + " on " + (b.binding_stage_gpu.empty() ? gpu.id : b.binding_stage_gpu),
+                     "the " + gib_text(b.kv_cache_bytes_per_gpu) +
                                                        " left for the KV cache hold no block of " +
                                                        std::to_string(b.page_bytes_per_gpu) + " bytes" + fit_hint);
 
@@ -456,22 +470,26 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // With pipeline parallelism the V1 engine (0.15 at least: vllm#34076, #32105, both logged in
   // scenarios/memory/vllm-startup-logs.jsonl) checks a stage's available memory against the KV
   // of *all* the model's layers (_check_enough_kv_cache_memory on the merged layer specs), so it
-  // refuses settings whose stages would each hold the request; we refuse as it does.
+  // refuses settings whose stages would each hold the request; we refuse as it does. Each worker
+  // checks its own available memory, so the stage with the least of it (not necessarily the one
+  // with the fewest blocks, when the stages differ in layers or GPUs) is the one that refuses.
   KvCacheSpec check_kv = b.kv;
   int64_t check_page = b.page_bytes_per_gpu;
+  int64_t check_bytes = b.kv_cache_bytes_per_gpu;
   if (pp > 1 && engine_version >= std::pair<int, int>{0, 8}) {
     group_layers(model, b.draft_layers, check_kv);
     check_kv.state_pages_per_request = check_kv.state_groups > 0 ? state_pages : 0;
     check_page = layer_page * check_kv.layers_per_group;
+    check_bytes = least_stage_kv_bytes;
   }
-  const int64_t check_blocks = b.kv_cache_bytes_per_gpu / check_page;
+  const int64_t check_blocks = check_bytes / check_page;
   const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   if (needed_blocks > check_blocks) {
     const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, b.max_num_batched_tokens);
     throw InputError("--max-model-len",
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
                          " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +
-                         std::to_string(check_blocks) + " blocks (" + gib_text(b.kv_cache_bytes_per_gpu) +
+                         std::to_string(check_blocks) + " blocks (" + gib_text(check_bytes) +
                          (check_page != b.page_bytes_per_gpu ? "; vLLM checks a pipeline stage against all layers" : "") +
                          "); the estimated maximum model length is " + std::to_string(est) +
                          ". Lower --max-model-len (engine.max_model_len) or raise --gpu-memory-utilization "

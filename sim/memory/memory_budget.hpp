@@ -17,6 +17,13 @@ namespace kvcap {
 struct EngineMemoryConfig {
   int64_t tensor_parallel_size = 1;
   int64_t pipeline_parallel_size = 1;    ///< stages, each of tensor_parallel_size GPUs
+  /// VLLM_PP_LAYER_PARTITION: decoder layers per pipeline stage; empty = vLLM's even split.
+  std::vector<int64_t> pp_layer_partition;
+  /// One GPU per pipeline stage where the stages run on different cards (stage 0 first); empty =
+  /// every stage on the `gpu` compute_memory_budget is given. The first stage's card (the engine's
+  /// first rank) sets vLLM's serve batch defaults and the MXFP4 kernel; each stage's own card its
+  /// memory.
+  std::vector<GpuSpec> stage_gpus;
   /// Data parallel ranks (--data-parallel-size): each is an engine of its own with a cache of its
   /// own; only with --enable-expert-parallel do they share anything, the MoE experts, which are
   /// then spread over data x tensor parallel GPUs (vLLM FusedMoE with EP: whole experts per GPU).
@@ -143,6 +150,7 @@ struct MemoryBudget {
   /// activations, KV bytes, page) are that stage's.
   std::vector<int64_t> stage_layers;
   int64_t binding_stage = 0;
+  std::string binding_stage_gpu;  ///< the binding stage's GPU id when the stages run on different GPUs
   int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const {
     return kv.worst_case_blocks_for_tokens(tokens, max_num_batched_tokens);
   }

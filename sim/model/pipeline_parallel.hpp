@@ -13,10 +13,15 @@ namespace kvcap {
 /// before the last, from the second-to-last backwards (the last stage also runs the final norm,
 /// the LM head and the sampler). 61 layers over 2 stages: 31, 30; 22 over 4: 5, 6, 6, 5.
 /// InputError naming --pipeline-parallel-size unless 1 <= pp <= num_layers.
-std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int64_t pipeline_parallel_size);
+/// With `partition` (VLLM_PP_LAYER_PARTITION, e.g. "16,32"): those counts, which vLLM requires to be
+/// one per stage and to sum to num_layers (get_pp_indices raises otherwise); InputError naming
+/// --pp-layer-partition unless they do and none is negative.
+std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int64_t pipeline_parallel_size,
+                                           const std::vector<int64_t>& partition = {});
 
 /// The model as stage `stage` holds it: its slice of the decoder layers (num_layers updated).
-ModelSpec pipeline_stage_model(const ModelSpec& model, int64_t pipeline_parallel_size, int64_t stage);
+ModelSpec pipeline_stage_model(const ModelSpec& model, int64_t pipeline_parallel_size, int64_t stage,
+                               const std::vector<int64_t>& partition = {});
 
 /// What one rank of stage `stage` holds: `stage_model`'s layers, the input embedding on the first
 /// stage, and the final norm and LM head on the last. With tied embeddings a last stage that is

@@ -120,9 +120,10 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   r = run("gpus --json");
   REQUIRE(r.code == 0);
   auto gpus = nlohmann::json::parse(r.out);
-  CHECK(gpus.size() == 20);
+  CHECK(gpus.size() == 21);
   CHECK(gpus[0]["id"] == "a10");
   CHECK(gpus[14]["id"] == "mi300x");
+  CHECK(gpus[18]["id"] == "rtx-5070-ti");
   CHECK(gpus[5]["id"] == "gb10");
   CHECK(run("models").code == 0);
   CHECK(kvcap::test::contains(run("gpus").out, "h200"));
@@ -231,4 +232,34 @@ TEST_CASE("kvcap memory: a load too large for 64-bit counts is refused, not wrap
   r = run("memory --model llama-3.1-8b --gpu h100-sxm --context-len 1000000 --concurrency 1000 --json");
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["load"]["fits"] == false);
+}
+
+TEST_CASE("kvcap memory --stage-gpus and --pp-layer-partition: stages on different cards, and bad values exit 2") {
+  // Worked in test_pipeline_parallel.cpp: Llama-3.1-8B, 8 + 24 layers on an H100 and an H200.
+  Run r = run("memory --model llama-3.1-8b --stage-gpus h100-sxm,h200 --pp 2 --pp-layer-partition 8,24 --max-model-len 32768 --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["stage_layers"] == nlohmann::json::array({8, 24}));
+  CHECK(j["stage_gpus"] == nlohmann::json::array({"h100-sxm", "h200"}));
+  CHECK(j["binding_stage"] == 1);
+  CHECK(j["num_gpu_blocks"] == 74987);
+  Run t = run("memory --model llama-3.1-8b --stage-gpus h100-sxm,h200 --pp 2 --pp-layer-partition 8,24 --max-model-len 32768");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("NVIDIA H100 SXM5 80GB | NVIDIA H200 SXM 141GB") != std::string::npos);
+  CHECK(t.out.find("stages of 8, 24 layers") != std::string::npos);
+  const char* bad[][2] = {
+      {"memory --model llama-3.1-8b --pp 2", "--gpu"},
+      {"memory --model llama-3.1-8b --gpu h100-sxm --stage-gpus h100-sxm,h200 --pp 2", "not both"},
+      {"memory --model llama-3.1-8b --stage-gpus h100-sxm --pp 2", "--stage-gpus"},
+      {"memory --model llama-3.1-8b --stage-gpus h100-sxm,nosuchgpu --pp 2", "nosuchgpu"},
+      {"memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --pp-layer-partition 8,8", "add up to 16"},
+      {"memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --pp-layer-partition 32", "--pp-layer-partition"},
+      {"memory --model llama-3.1-8b --stage-gpus h100-sxm,h200 --pp 2 --gpu-memory-bytes 8e10", "--gpu-memory-bytes"},
+  };
+  for (const auto& b : bad) {
+    Run e = run(b[0]);
+    CAPTURE(b[0]);
+    CHECK(e.code == 2);
+    CHECK(e.out.find(b[1]) != std::string::npos);
+  }
 }

@@ -13,7 +13,7 @@ using namespace kvcap;
 TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
   const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",   "b200",  "l40s",   "l4",  "rtx-4090",
                        "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10"};
-  CHECK(gpu_catalog().size() == 20);
+  CHECK(gpu_catalog().size() == 21);
   // No public price for these (0 = unknown: sizing reports say "price unknown").
   const std::set<std::string> unpriced = {"gb200", "mi325x", "gb10"};
   for (const char* id : ids) {
@@ -36,6 +36,14 @@ TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
   CHECK(load_gpu("a100-80gb").visible_memory_bytes == static_cast<int64_t>(79.25 * 1024 * 1024 * 1024));
   CHECK(load_gpu("gb200").memory_bytes == int64_t{189471} << 20);   // nvidia-smi 189471MiB
   CHECK(load_gpu("gb10").visible_memory_bytes == static_cast<int64_t>(121.69 * 1024 * 1024 * 1024));
+  // RTX 5070 Ti: nvidia-smi 16303 MiB (vLLM #34076); seen by torch taken as that minus the RTX
+  // 5090's 484 MiB gap (32607 MiB - 31.37 GiB), 15,819 MiB.
+  const GpuSpec ti = load_gpu("5070ti");
+  CHECK(ti.id == "rtx-5070-ti");
+  CHECK(ti.memory_bytes == int64_t{16303} << 20);
+  CHECK(ti.visible_memory_bytes == int64_t{15819} << 20);
+  CHECK(load_gpu("rtx-5090").memory_bytes - load_gpu("rtx-5090").visible_memory_bytes == 507636614);  // 484.1 MiB
+  CHECK(ti.compute_capability == 120);
 }
 
 TEST_CASE("an unknown GPU is refused, listing the catalog") {

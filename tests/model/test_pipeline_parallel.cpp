@@ -96,3 +96,76 @@ TEST_CASE("vLLM V1 checks a pipeline stage's cache against all layers and refuse
   CHECK(b.num_gpu_blocks == 1024);
   CHECK(b.kv_cache_tokens == 16384);
 }
+
+TEST_CASE("VLLM_PP_LAYER_PARTITION: the given counts, one per stage, adding up to the model's layers") {
+  CHECK(pipeline_stage_layers(48, 2, {16, 32}) == std::vector<int64_t>{16, 32});
+  CHECK(pipeline_stage_layers(32, 3, {0, 30, 2}) == std::vector<int64_t>{0, 30, 2});
+  const ModelSpec m = load_model("llama-3.1-8b");
+  CHECK(pipeline_stage_model(m, 2, 1, {8, 24}).num_layers == 24);
+  CHECK(pipeline_stage_model(m, 2, 0, {8, 24}).num_layers == 8);
+  CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {16, 15}), doctest::Contains("add up to 31, not the model's 32"), InputError);
+  CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {32}), doctest::Contains("one layer count per pipeline stage (2), got 1"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {-1, 33}), doctest::Contains("--pp-layer-partition"), InputError);
+}
+
+TEST_CASE("stages on different GPUs with a layer partition: each stage's card and layers, the fewest blocks bind") {
+  // Llama-3.1-8B, VLLM_PP_LAYER_PARTITION=8,24, stage 0 on an H100, stage 1 on an H200. A layer is
+  // 436,224,000 B, the embedding and the LM head 1,050,673,152 each, the final norm 8,192.
+  // Stage 0: 8 layers + embedding = 4,540,465,152 B; stage 1: 24 layers + LM head + norm =
+  // 11,520,057,344 (together the whole model's 16,060,522,496). The first stage's card sets the serve
+  // defaults (H100: 8,192 tokens, 1,024 sequences). Stage 0 runs the forward only, 838,860,800;
+  // stage 1 samples, 0.15's sort: 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336.
+  // Non-torch at 2 GPUs 585,189,294. Usable: H100 floor(85,029,615,042 x 0.9) = 76,526,653,537;
+  // H200 floor(150,119,844,413 x 0.9) = 135,107,859,971.
+  // Stage 0: 76,526,653,537 - 4,540,465,152 - 838,860,800 - 585,189,294 = 70,562,138,291 B over
+  // 8 x 65,536 B pages = 134,586 blocks. Stage 1: 135,107,859,971 - 11,520,057,344 - 5,057,806,336 -
+  // 585,189,294 = 117,944,806,997 B over 24 x 65,536 = 74,987 blocks: stage 1 binds, 1,199,792 tokens.
+  EngineMemoryConfig cfg;
+  cfg.pipeline_parallel_size = 2;
+  cfg.max_model_len = 32768;
+  cfg.pp_layer_partition = {8, 24};
+  cfg.stage_gpus = {load_gpu("h100-sxm"), load_gpu("h200")};
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), cfg.stage_gpus[0], cfg);
+  CHECK(b.stage_layers == std::vector<int64_t>{8, 24});
+  CHECK(b.binding_stage == 1);
+  CHECK(b.binding_stage_gpu == "h200");
+  CHECK(b.weight_bytes_per_gpu == 11520057344);
+  CHECK(b.requested_bytes_per_gpu == 135107859971);
+  CHECK(b.kv_cache_bytes_per_gpu == 117944806997);
+  CHECK(b.num_gpu_blocks == 74987);
+  CHECK(b.kv_cache_tokens == 1199792);
+  cfg.stage_gpus.pop_back();
+  CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg),
+                       doctest::Contains("--stage-gpus"), InputError);
+}
+
+TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with the least refuses, not the fewest blocks") {
+  // VLLM_PP_LAYER_PARTITION=2,30, stage 0 on an RTX 5070 Ti (15,819 MiB seen), stage 1 on an H100.
+  // Serve defaults from the 16 GB card: 2,048 tokens, 256 sequences. Stage 0: usable
+  // floor(16,587,423,744 x 0.9) = 14,928,681,369 - (2 layers + embedding) 1,923,121,152 - forward
+  // (2 x 2,048 x 4,096 x 2 + 3 x 2,048 x 14,336 x 2) 209,715,200 - 585,189,294 = 12,210,655,723 B:
+  // 93,159 blocks of 2 layers. Stage 1: 76,526,653,537 - 14,137,401,344 - sort 1,264,451,584
+  // (256 x 128,256 x 38 + 2,048 x 4,096 x 2) - 585,189,294 = 60,539,611,315 B: 30,792 blocks of 30
+  // layers, the binding stage. A 131,072-token request needs 8,192 blocks of all 32 layers
+  // (2 MiB each): stage 1 holds 28,867 of them, stage 0 only 5,822, so vLLM's check on stage 0's
+  // worker refuses, with an estimated maximum length of 5,822 x 16 = 93,152.
+  EngineMemoryConfig cfg;
+  cfg.pipeline_parallel_size = 2;
+  cfg.max_model_len = 131072;
+  cfg.pp_layer_partition = {2, 30};
+  cfg.stage_gpus = {load_gpu("rtx-5070-ti"), load_gpu("h100-sxm")};
+  try {
+    compute_memory_budget(load_model("llama-3.1-8b"), cfg.stage_gpus[0], cfg);
+    FAIL("expected a refusal");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("holds 5822 blocks") != std::string::npos);
+    CHECK(what.find("estimated maximum model length is 93152") != std::string::npos);
+  }
+  cfg.max_model_len = 65536;  // 4,096 blocks: every stage holds them
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), cfg.stage_gpus[0], cfg);
+  CHECK(b.binding_stage == 1);
+  CHECK(b.kv_cache_bytes_per_gpu == 60539611315);
+  CHECK(b.num_gpu_blocks == 30792);
+}
