@@ -107,7 +107,10 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
       queue_remove(b);
       const auto i = static_cast<size_t>(b);
       if (hash_[i] != kNoHash) {  // lazy eviction: the cached content is lost only now
-        map_erase(hash_[i], b);
+        if (dup_next_[i] == kUnindexed)
+          dup_next_[i] = kNone;
+        else
+          map_erase(hash_[i], b);
         hash_[i] = kNoHash;
       }
     }
@@ -156,6 +159,22 @@ void BlockPool::cache(int32_t block, uint64_t hash) {
   KVCAP_DCHECK(hash != kNoHash, "caching with the reserved hash value");
   hash_[i] = hash;
   if (in_queue_[i]) ++num_cached_free_;
+  map_insert(hash, block);
+}
+
+void BlockPool::cache_unindexed(int32_t block) {
+  const auto i = static_cast<size_t>(block);
+  if (hash_[i] != kNoHash) return;
+  hash_[i] = kUnindexedHash;
+  dup_next_[i] = kUnindexed;
+  if (in_queue_[i]) ++num_cached_free_;
+}
+
+void BlockPool::index_cached(int32_t block, uint64_t hash) {
+  const auto i = static_cast<size_t>(block);
+  if (dup_next_[i] != kUnindexed) return;
+  KVCAP_DCHECK(hash != kNoHash, "indexing with the reserved hash value");
+  hash_[i] = hash;
   map_insert(hash, block);
 }
 
@@ -278,6 +297,10 @@ void BlockPool::check_invariants() const {
     KVCAP_CHECK(ref_[i] >= 0, "negative ref count");
     KVCAP_CHECK((ref_[i] == 0) == (in_queue_[i] != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
     if (ref_[i] > 0) ++used;
+    if (dup_next_[i] == kUnindexed) {
+      KVCAP_CHECK(hash_[i] == kUnindexedHash, "unindexed cached block " + std::to_string(i) + " without its mark");
+      continue;
+    }
     if (hash_[i] != kNoHash) {
       ++hashed;
       bool found = false;

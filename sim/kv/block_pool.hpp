@@ -49,6 +49,18 @@ class BlockPool {
   void free_blocks_in_order(std::span<const int32_t> blocks);
   /// Marks a full block as cached under `hash` (no-op if it already has a hash).
   void cache(int32_t block, uint64_t hash);
+  /// Marks a full block as cached without entering it in the hash table: a block only its own
+  /// request can find again (block_hash.hpp first_own_block), which the allocator indexes with
+  /// index_cached() if that request may look it up later (freed unfinished). Until then it counts
+  /// as cached (num_cached_free, free order, lazy eviction) but lookup() does not see it.
+  /// No-op if it already has a hash.
+  void cache_unindexed(int32_t block);
+  /// Enters a block cached by cache_unindexed() in the hash table under its real hash; no-op for
+  /// any other block (indexed already, or evicted since).
+  void index_cached(int32_t block, uint64_t hash);
+  bool is_unindexed(int32_t block) const {
+    return block < touched_ && dup_next_[static_cast<size_t>(block)] == kUnindexed;
+  }
   /// First cached block with this hash, or kNone.
   int32_t lookup(uint64_t hash) const;
 
@@ -66,6 +78,9 @@ class BlockPool {
   // standing for every virgin block at once.
   static constexpr int32_t kSentinel = -2;
   static constexpr int32_t kVirgin = -3;
+  // dup_next_ of a block cached by cache_unindexed(), and the hash it carries until indexed.
+  static constexpr int32_t kUnindexed = -4;
+  static constexpr uint64_t kUnindexedHash = ~uint64_t{0};
   int32_t& next_of(int32_t node);
   int32_t& prev_of(int32_t node);
   int32_t next_of(int32_t node) const { return const_cast<BlockPool*>(this)->next_of(node); }
@@ -88,7 +103,7 @@ class BlockPool {
   int32_t head_ = kSentinel, tail_ = kSentinel;      ///< the sentinel's links
   int32_t virgin_prev_ = kSentinel, virgin_next_ = kSentinel;
   std::vector<uint8_t> in_queue_;
-  std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order)
+  std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order), or kUnindexed
   int64_t num_free_ = 0;
   int64_t num_cached_free_ = 0;
   FreeOrder order_;
