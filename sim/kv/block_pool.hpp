@@ -46,7 +46,10 @@ class BlockPool {
   /// ref_cnt + 1; a block at ref 0 leaves the free queue (prefix-cache hit on a free block).
   void touch(int32_t block);
   /// ref_cnt - 1 for each block in the given order; blocks reaching 0 re-enter the free queue.
-  void free_blocks_in_order(std::span<const int32_t> blocks);
+  /// Returns how many of them other requests still hold (ref_cnt still > 0).
+  int64_t free_blocks_in_order(std::span<const int32_t> blocks);
+  /// The same, last block first (a request frees its table tail first).
+  int64_t free_blocks_reversed(std::span<const int32_t> blocks);
   /// Marks a full block as cached under `hash` (no-op if it already has a hash).
   void cache(int32_t block, uint64_t hash);
   /// Marks a full block as cached without entering it in the hash table: a block only its own
@@ -90,6 +93,8 @@ class BlockPool {
   int32_t materialize();
   void queue_remove(int32_t b);
   void queue_push_back(int32_t b);
+  template <class It>
+  int64_t free_range(It first, It last);
   void map_insert(uint64_t hash, int32_t block);
   void map_erase(uint64_t hash, int32_t block);
   void map_grow();

@@ -314,10 +314,7 @@ void PagedKvAllocator::free(SeqState& seq) {
   for (int64_t g = 0; g < groups(); ++g) {
     auto& t = table(seq.slot, g);
     // Tail first, so that within one request the last blocks become the first eviction candidates.
-    scratch_.assign(t.rbegin(), t.rend());
-    for (int32_t b : scratch_)
-      if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
-    pool_.free_blocks_in_order(scratch_);
+    shared_extra_tokens_ -= pool_.free_blocks_reversed(t) * cfg_.block_size;
     t.clear();
   }
   const auto slot_index = static_cast<size_t>(seq.slot);
