@@ -1,6 +1,7 @@
 #include "sim/kv/block_hash.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "sim/kv/block_pool.hpp"
 
@@ -63,7 +64,11 @@ uint64_t block_hash(const Request& req, uint64_t uid, uint64_t parent, int64_t b
 }  // namespace
 
 void extend_block_hashes(SeqState& seq, int64_t block_size) {
-  const int64_t full_blocks = seq.num_tokens() / block_size;
+  extend_block_hashes(seq, block_size, seq.num_tokens() / block_size);
+}
+
+void extend_block_hashes(SeqState& seq, int64_t block_size, int64_t blocks) {
+  const int64_t full_blocks = std::min(blocks, seq.num_tokens() / block_size);
   auto& hashes = seq.block_hashes;
   bool covered = false;
   while (static_cast<int64_t>(hashes.size()) < full_blocks) {
@@ -71,6 +76,16 @@ void extend_block_hashes(SeqState& seq, int64_t block_size) {
     const uint64_t parent = hashes.empty() ? kRootHash : hashes.back();
     hashes.push_back(block_hash(seq.req, seq.uid, parent, begin, begin + block_size, covered));
   }
+}
+
+int64_t first_own_block(const Request& req, int64_t block_size) {
+  // block_hash names a block's tokens by (uid, position) exactly when some of them lie beyond
+  // the segments and are not generated tokens under output_segment_id; the first such block is
+  // the one holding the segments' end (a prompt tail there, or output without a segment id).
+  int64_t content_tokens = 0;
+  for (const ContentSegment& seg : req.content) content_tokens += seg.tokens;
+  if (req.output_segment_id != 0 && content_tokens >= req.prompt_tokens) return INT64_MAX;
+  return content_tokens / block_size;
 }
 
 void shared_prefix_block_hashes(const Request& req, int64_t block_size, std::vector<uint64_t>& out) {

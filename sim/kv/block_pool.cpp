@@ -98,21 +98,42 @@ void BlockPool::queue_push_back(int32_t b) {
 
 void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
   KVCAP_CHECK(n <= num_free_, "pop_free beyond the free queue");
-  for (int64_t k = 0; k < n; ++k) {
+  const size_t base = out.size();
+  out.resize(base + static_cast<size_t>(n));
+  int32_t* o = out.data() + base;
+  int32_t* const end = o + n;
+  while (o != end) {
     int32_t b = head_;
     if (b == kVirgin) {
-      b = materialize();
+      b = materialize();  // unlinks the virgin node with the last virgin block
       --num_free_;
-    } else {
-      queue_remove(b);
+      ref_[static_cast<size_t>(b)] = 1;
+      *o++ = b;
+      continue;
+    }
+    // A run of materialized blocks at the head leaves the queue at once: only the first block
+    // after it needs its link changed.
+    int32_t* const run = o;
+    int64_t cached = 0;
+    do {
       const auto i = static_cast<size_t>(b);
+      in_queue_[i] = 0;
+      ref_[i] = 1;
       if (hash_[i] != kNoHash) {  // lazy eviction: the cached content is lost only now
-        map_erase(hash_[i], b);
+        ++cached;
+        if (dup_next_[i] == kUnindexed)
+          dup_next_[i] = kNone;
+        else
+          map_erase(hash_[i], b);
         hash_[i] = kNoHash;
       }
-    }
-    ref_[static_cast<size_t>(b)] = 1;
-    out.push_back(b);
+      *o++ = b;
+      b = next_[i];
+    } while (o != end && b >= 0);  // b < 0: the sentinel or the virgin node
+    head_ = b;
+    prev_of(b) = kSentinel;
+    num_free_ -= o - run;
+    num_cached_free_ -= cached;
   }
 }
 
@@ -123,22 +144,45 @@ void BlockPool::touch(int32_t block) {
   ++ref_[i];
 }
 
-void BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) {
+template <class It>
+int64_t BlockPool::free_range(It first, It last) {
+  int64_t still_held = 0;
   if (order_ == FreeOrder::append_all) {
-    for (int32_t b : blocks) {
+    // Every block that reaches ref 0 goes to the tail: chain them, then link the chain once.
+    int32_t tail = tail_;
+    int64_t freed = 0, cached = 0;
+    for (; first != last; ++first) {
+      const int32_t b = *first;
       const auto i = static_cast<size_t>(b);
       KVCAP_DCHECK(ref_[i] > 0, "freeing a free block");
-      if (--ref_[i] == 0) queue_push_back(b);
+      if (--ref_[i] != 0) {
+        ++still_held;
+        continue;
+      }
+      next_of(tail) = b;
+      prev_[i] = tail;
+      tail = b;
+      in_queue_[i] = 1;
+      ++freed;
+      if (hash_[i] != kNoHash) ++cached;
     }
-    return;
+    next_of(tail) = kSentinel;
+    tail_ = tail;
+    num_free_ += freed;
+    num_cached_free_ += cached;
+    return still_held;
   }
   // prepend_fresh: fresh blocks go to the head keeping their given order (the first given ends
   // up first in the queue), hashed ones to the tail in the given order.
   int32_t insert_after = kSentinel;
-  for (int32_t b : blocks) {
+  for (; first != last; ++first) {
+    const int32_t b = *first;
     const auto i = static_cast<size_t>(b);
     KVCAP_DCHECK(ref_[i] > 0, "freeing a free block");
-    if (--ref_[i] != 0) continue;
+    if (--ref_[i] != 0) {
+      ++still_held;
+      continue;
+    }
     if (hash_[i] != kNoHash) {
       queue_push_back(b);
       continue;
@@ -148,7 +192,12 @@ void BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) {
     ++num_free_;
     insert_after = b;
   }
+  return still_held;
 }
+
+int64_t BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) { return free_range(blocks.begin(), blocks.end()); }
+
+int64_t BlockPool::free_blocks_reversed(std::span<const int32_t> blocks) { return free_range(blocks.rbegin(), blocks.rend()); }
 
 void BlockPool::cache(int32_t block, uint64_t hash) {
   const auto i = static_cast<size_t>(block);
@@ -156,6 +205,22 @@ void BlockPool::cache(int32_t block, uint64_t hash) {
   KVCAP_DCHECK(hash != kNoHash, "caching with the reserved hash value");
   hash_[i] = hash;
   if (in_queue_[i]) ++num_cached_free_;
+  map_insert(hash, block);
+}
+
+void BlockPool::cache_unindexed(int32_t block) {
+  const auto i = static_cast<size_t>(block);
+  if (hash_[i] != kNoHash) return;
+  hash_[i] = kUnindexedHash;
+  dup_next_[i] = kUnindexed;
+  if (in_queue_[i]) ++num_cached_free_;
+}
+
+void BlockPool::index_cached(int32_t block, uint64_t hash) {
+  const auto i = static_cast<size_t>(block);
+  if (dup_next_[i] != kUnindexed) return;
+  KVCAP_DCHECK(hash != kNoHash, "indexing with the reserved hash value");
+  hash_[i] = hash;
   map_insert(hash, block);
 }
 
@@ -278,6 +343,10 @@ void BlockPool::check_invariants() const {
     KVCAP_CHECK(ref_[i] >= 0, "negative ref count");
     KVCAP_CHECK((ref_[i] == 0) == (in_queue_[i] != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
     if (ref_[i] > 0) ++used;
+    if (dup_next_[i] == kUnindexed) {
+      KVCAP_CHECK(hash_[i] == kUnindexedHash, "unindexed cached block " + std::to_string(i) + " without its mark");
+      continue;
+    }
     if (hash_[i] != kNoHash) {
       ++hashed;
       bool found = false;

@@ -46,9 +46,24 @@ class BlockPool {
   /// ref_cnt + 1; a block at ref 0 leaves the free queue (prefix-cache hit on a free block).
   void touch(int32_t block);
   /// ref_cnt - 1 for each block in the given order; blocks reaching 0 re-enter the free queue.
-  void free_blocks_in_order(std::span<const int32_t> blocks);
+  /// Returns how many of them other requests still hold (ref_cnt still > 0).
+  int64_t free_blocks_in_order(std::span<const int32_t> blocks);
+  /// The same, last block first (a request frees its table tail first).
+  int64_t free_blocks_reversed(std::span<const int32_t> blocks);
   /// Marks a full block as cached under `hash` (no-op if it already has a hash).
   void cache(int32_t block, uint64_t hash);
+  /// Marks a full block as cached without entering it in the hash table: a block only its own
+  /// request can find again (block_hash.hpp first_own_block), which the allocator indexes with
+  /// index_cached() if that request may look it up later (freed unfinished). Until then it counts
+  /// as cached (num_cached_free, free order, lazy eviction) but lookup() does not see it.
+  /// No-op if it already has a hash.
+  void cache_unindexed(int32_t block);
+  /// Enters a block cached by cache_unindexed() in the hash table under its real hash; no-op for
+  /// any other block (indexed already, or evicted since).
+  void index_cached(int32_t block, uint64_t hash);
+  bool is_unindexed(int32_t block) const {
+    return block < touched_ && dup_next_[static_cast<size_t>(block)] == kUnindexed;
+  }
   /// First cached block with this hash, or kNone.
   int32_t lookup(uint64_t hash) const;
 
@@ -66,6 +81,9 @@ class BlockPool {
   // standing for every virgin block at once.
   static constexpr int32_t kSentinel = -2;
   static constexpr int32_t kVirgin = -3;
+  // dup_next_ of a block cached by cache_unindexed(), and the hash it carries until indexed.
+  static constexpr int32_t kUnindexed = -4;
+  static constexpr uint64_t kUnindexedHash = ~uint64_t{0};
   int32_t& next_of(int32_t node);
   int32_t& prev_of(int32_t node);
   int32_t next_of(int32_t node) const { return const_cast<BlockPool*>(this)->next_of(node); }
@@ -75,6 +93,8 @@ class BlockPool {
   int32_t materialize();
   void queue_remove(int32_t b);
   void queue_push_back(int32_t b);
+  template <class It>
+  int64_t free_range(It first, It last);
   void map_insert(uint64_t hash, int32_t block);
   void map_erase(uint64_t hash, int32_t block);
   void map_grow();
@@ -88,7 +108,7 @@ class BlockPool {
   int32_t head_ = kSentinel, tail_ = kSentinel;      ///< the sentinel's links
   int32_t virgin_prev_ = kSentinel, virgin_next_ = kSentinel;
   std::vector<uint8_t> in_queue_;
-  std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order)
+  std::vector<int32_t> dup_next_;      ///< next block with the same hash (insertion order), or kUnindexed
   int64_t num_free_ = 0;
   int64_t num_cached_free_ = 0;
   FreeOrder order_;

@@ -46,6 +46,7 @@ void PagedKvAllocator::grow_slots(int32_t slot) {
   skipped_.resize(need, 0);
   slot_tokens_.resize(need, 0);
   cached_blocks_.resize(need, 0);
+  own_from_.resize(need, -1);
 }
 
 std::span<const int32_t> PagedKvAllocator::blocks_of(int32_t slot, int64_t group) const {
@@ -81,6 +82,7 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   hit_skip_ = 0;
   hit_slot_ = seq.slot;
   if (!cfg_.enable_prefix_caching || cfg_.state_groups > 0) return 0;
+  if (one_full_group_) return find_prefix_hit_one_group(seq);
   extend_block_hashes(seq, cfg_.block_size);
   // At least the last token is always recomputed (its logits are needed), and hits are whole
   // blocks: a 48-token prompt at block_size 16 can hit at most 2 blocks.
@@ -103,6 +105,56 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
       out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
   }
   return hit * cfg_.block_size;
+}
+
+int64_t PagedKvAllocator::own_from(const SeqState& seq) {
+  auto& own = own_from_[static_cast<size_t>(seq.slot)];
+  if (own < 0) own = first_own_block(seq.req, cfg_.block_size);
+  return own;
+}
+
+int64_t PagedKvAllocator::find_prefix_hit_one_group(SeqState& seq) {
+  // As the general case for one group, but a block is hashed only when the blocks before it hit:
+  // the request's own blocks (first_own_block on) are in the cache only if it held them before
+  // (preempted, or a session turn swapped out), so a first admission hashes one of them at most.
+  const int64_t bs = cfg_.block_size;
+  const int64_t max_hit = (seq.num_tokens() - 1) / bs;
+  const int64_t shared_end = std::min(max_hit, first_own_block(seq.req, bs));
+  auto& out = hit_blocks_[0];
+  extend_block_hashes(seq, bs, shared_end);
+  int64_t hit = 0;
+  for (; hit < max_hit; ++hit) {
+    if (hit >= shared_end) extend_block_hashes(seq, bs, hit + 1);
+    const int32_t b = pool_.lookup(seq.block_hashes[static_cast<size_t>(hit)]);
+    if (b == BlockPool::kNone) break;
+    out.push_back(b);
+  }
+  hit_len_ = hit;
+  return hit * bs;
+}
+
+void PagedKvAllocator::index_own_blocks(SeqState& seq) {
+  const auto slot = static_cast<size_t>(seq.slot);
+  const int64_t cached = cached_blocks_[slot];
+  const int64_t own = own_from(seq);
+  if (cached <= own) return;
+  extend_block_hashes(seq, cfg_.block_size, cached);
+  const auto& t = tables_[slot];
+  for (int64_t i = own; i < cached; ++i)
+    pool_.index_cached(t[static_cast<size_t>(i)], seq.block_hashes[static_cast<size_t>(i)]);
+}
+
+void PagedKvAllocator::cache_one_group(SeqState& seq, int64_t full) {
+  const auto slot = static_cast<size_t>(seq.slot);
+  auto& cached = cached_blocks_[slot];
+  const auto& t = tables_[slot];
+  const int64_t shared_end = std::min(full, own_from(seq));
+  if (cached < shared_end) {
+    extend_block_hashes(seq, cfg_.block_size, shared_end);
+    for (; cached < shared_end; ++cached)
+      pool_.cache(t[static_cast<size_t>(cached)], seq.block_hashes[static_cast<size_t>(cached)]);
+  }
+  for (; cached < full; ++cached) pool_.cache_unindexed(t[static_cast<size_t>(cached)]);
 }
 
 int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes) const {
@@ -140,12 +192,17 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   total_slot_tokens_ += need_tokens - tokens;
   tokens = need_tokens;
   if (!cfg_.enable_prefix_caching) return;
+  const int64_t full = std::min(computed_end, seq.num_tokens()) / cfg_.block_size;
+  auto& cached = cached_blocks_[slot_index];
+  if (cached >= full) return;
+  if (one_full_group_) {
+    cache_one_group(seq, full);
+    return;
+  }
   // Hashes exist for the blocks whose tokens are all known; only a block that has just filled
   // needs a new one.
   if (static_cast<int64_t>(seq.block_hashes.size()) < seq.num_tokens() / cfg_.block_size)
     extend_block_hashes(seq, cfg_.block_size);
-  const int64_t full = std::min(computed_end, seq.num_tokens()) / cfg_.block_size;
-  auto& cached = cached_blocks_[slot_index];
   for (; cached < full; ++cached) {
     const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
     for (int64_t g = 0; g < sliding_end(); ++g) {
@@ -252,19 +309,19 @@ int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new
 
 void PagedKvAllocator::free(SeqState& seq) {
   if (static_cast<size_t>(seq.slot) >= slot_tokens_.size()) return;
+  // Only a finished request is sure never to look its own blocks up again.
+  if (one_full_group_ && cfg_.enable_prefix_caching && seq.status != SeqStatus::finished) index_own_blocks(seq);
   for (int64_t g = 0; g < groups(); ++g) {
     auto& t = table(seq.slot, g);
     // Tail first, so that within one request the last blocks become the first eviction candidates.
-    scratch_.assign(t.rbegin(), t.rend());
-    for (int32_t b : scratch_)
-      if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
-    pool_.free_blocks_in_order(scratch_);
+    shared_extra_tokens_ -= pool_.free_blocks_reversed(t) * cfg_.block_size;
     t.clear();
   }
   const auto slot_index = static_cast<size_t>(seq.slot);
   total_slot_tokens_ -= slot_tokens_[slot_index];
   slot_tokens_[slot_index] = 0;
   cached_blocks_[slot_index] = 0;
+  own_from_[slot_index] = -1;
   skipped_[slot_index] = 0;
   if (hit_slot_ == seq.slot) {
     for (auto& h : hit_blocks_) h.clear();

@@ -77,6 +77,15 @@ class PagedKvAllocator final : public KvAllocator {
   /// After an allocation: the slot's token count, and (prefix caching) the blocks that filled up
   /// to `computed_end` entered into the cache; `skipped`: the sliding groups' freed leading blocks.
   void record_tokens(SeqState& seq, int64_t need_tokens, int64_t computed_end, int64_t skipped);
+  /// record_tokens for one full-attention group: blocks up to `full` entered into the cache, the
+  /// request's own blocks (first_own_block on) without their hashes (BlockPool::cache_unindexed).
+  void cache_one_group(SeqState& seq, int64_t full);
+  /// find_prefix_hit for one full-attention group: hashes only as far as a block can hit.
+  int64_t find_prefix_hit_one_group(SeqState& seq);
+  /// A request freed unfinished may look its own blocks up again: they enter the hash table.
+  void index_own_blocks(SeqState& seq);
+  /// first_own_block of a request that holds blocks (remembered until free()).
+  int64_t own_from(const SeqState& seq);
   int64_t groups() const { return spec_.groups(); }
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
   bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }
@@ -99,6 +108,8 @@ class PagedKvAllocator final : public KvAllocator {
   std::vector<int64_t> skipped_;               ///< per slot: logical blocks sliding groups freed
   std::vector<int64_t> slot_tokens_;           ///< token slots each request holds
   std::vector<int64_t> cached_blocks_;         ///< leading logical blocks already hashed
+  /// Per slot: first_own_block of the request holding blocks there, -1 until needed (reset by free).
+  std::vector<int64_t> own_from_;
   std::vector<std::vector<int32_t>> hit_blocks_;  ///< per group, from the last find_prefix_hit
   int64_t hit_len_ = 0;                        ///< hit in logical blocks
   int64_t hit_skip_ = 0;                       ///< sliding groups' first hit block

@@ -188,6 +188,73 @@ TEST_CASE("content identity: unshared tokens never match across requests; own bl
   CHECK(c.block_hashes[1] != d.block_hashes[1]);  // tokens 16..31 include segment 8 vs 9
 }
 
+TEST_CASE("first_own_block: the first block whose hash names the request's own tokens") {
+  // Two requests that differ only in their uid hash alike exactly before first_own_block.
+  const uint64_t sys = content_id_hash("sys"), ans = content_id_hash("answer");
+  struct Case {
+    int64_t prompt;
+    std::vector<ContentSegment> content;
+    uint64_t output_segment_id;
+    int64_t own;
+  };
+  const std::vector<Case> cases = {
+      {64, {}, 0, 0},                          // nothing shared: block 0 on
+      {64, {{sys, 40}}, 0, 2},                 // the prompt tail starts in block 2
+      {64, {{sys, 48}}, 0, 3},                 // segments end on a boundary
+      {64, {{sys, 64}}, 0, 4},                 // the whole prompt: outputs are own
+      {64, {{sys, 40}}, ans, 2},               // a private prompt tail before named outputs
+      {64, {{sys, 20}, {sys, 44}}, ans, INT64_MAX},  // prompt covered, outputs named: none
+      {64, {{sys, 80}}, ans, INT64_MAX},       // segments beyond the prompt (a truncated turn)
+      {64, {{sys, 80}}, 0, 5},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.own);
+    SeqState a = make_seq(0, c.prompt, c.content, 1, 64);
+    SeqState b = make_seq(0, c.prompt, c.content, 2, 64);
+    a.req.output_segment_id = b.req.output_segment_id = c.output_segment_id;
+    a.num_output_tokens = b.num_output_tokens = 64;
+    CHECK(first_own_block(a.req, 16) == c.own);
+    extend_block_hashes(a, 16);
+    extend_block_hashes(b, 16);
+    REQUIRE(a.block_hashes.size() == 8);
+    for (size_t i = 0; i < 8; ++i) CHECK((a.block_hashes[i] == b.block_hashes[i]) == (static_cast<int64_t>(i) < c.own));
+  }
+}
+
+TEST_CASE("own blocks: found again after a preemption, first copy first; a finished request's stay cached unindexed") {
+  PagedKvAllocator a(cfg(11, true));  // 10 usable
+  SeqState s = make_seq(0, 64, {}, 0);
+  REQUIRE(admit(a, s));  // blocks 1..4, all own
+  CHECK(a.pool().is_unindexed(1));
+  a.check_invariants();
+  a.free(s);  // unfinished (preempted): indexed, so its re-admission finds them
+  CHECK_FALSE(a.pool().is_unindexed(1));
+  s.num_computed_tokens = 0;
+  CHECK(a.find_prefix_hit(s) == 48);  // 63/16 = 3 blocks may hit
+  REQUIRE(a.allocate(s, 48, 16));     // blocks 1..3 again, block 4 recomputed in block 5
+  s.num_computed_tokens = 64;
+  CHECK(a.blocks_of(0).back() == 5);
+  CHECK(a.pool().num_cached_free() == 1);  // block 4, same content as block 5
+  a.check_invariants();
+  a.free(s);
+  // Block 4 was cached first: a lookup of that content sees it, not block 5 (vLLM keeps both).
+  s.num_output_tokens = 16;  // 80 tokens: 4 blocks may hit now
+  s.num_computed_tokens = 0;
+  CHECK(a.find_prefix_hit(s) == 64);
+  REQUIRE(a.allocate(s, 64, 16));
+  CHECK(std::vector<int32_t>(a.blocks_of(0).begin(), a.blocks_of(0).end()) == std::vector<int32_t>{1, 2, 3, 4, 6});
+  s.status = SeqStatus::finished;
+  a.free(s);
+  // Finished: its blocks stay cached (counted, evicted in LRU order) but are not indexed.
+  CHECK(a.pool().num_cached_free() == 6);  // blocks 1..6 (4 and 5 hold the same content)
+  CHECK(a.pool().is_unindexed(6));
+  a.check_invariants();
+  SeqState other = make_seq(1, 160, {}, 1);
+  REQUIRE(admit(a, other));  // all 10 blocks: every cached one evicted
+  CHECK(a.pool().num_cached_free() == 0);
+  a.check_invariants();
+}
+
 TEST_CASE("block pool memory follows the blocks a run holds, not the pool: 10^9 blocks serve four requests") {
   // A billion-block pool: blocks no request has held stay one "virgin" node of the free queue,
   // in block order, so the queue reads exactly as an eagerly built one would.
