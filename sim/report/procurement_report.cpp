@@ -55,9 +55,8 @@ std::vector<Figures> found_figures(const std::vector<SizingRow>& rows, const Pro
   return out;
 }
 
-std::string headroom_text(const CandidateHeadroom* h) {
-  if (!h || !h->searched) return "-";
-  return (h->capped ? "at least +" : "+") + report::percent(h->headroom);
+std::string headroom_text(const CandidateHeadroom* h, const ProcurementAnalysis& a) {
+  return h ? headroom_label(*h, a.target_load_scale) : "-";
 }
 
 std::string slo_text(const SearchInputs& in) {
@@ -95,7 +94,7 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
     rec.paragraphs.push_back("It serves the target load (" + format_plain(b.num("workload.offered_requests_per_s")) +
                              " requests/s offered) with " + pct(b.row->probes[static_cast<size_t>(b.row->best_probe)].attainment) +
                              " of arrived requests within " + slo_text(in) + " (goal " +
-                             report::percent(o.goal.min_attainment) + "), and " + headroom_text(b.headroom) +
+                             report::percent(o.goal.min_attainment) + "), and " + headroom_text(b.headroom, a) +
                              " more load before the SLO breaks" +
                              (b.headroom && !b.headroom->wall.empty() ? " (then: " + b.headroom->wall + ")" : "") + ".");
     if (at_path(*b.res, "scenario.cost_model_measured") != true)
@@ -107,13 +106,24 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
   Section cand{"Candidates at the target load", {}, {}, {}};
   cand.paragraphs.push_back("Latencies in ms (p50 / p99). Busy: share of the time the replicas step; compute: share "
                             "of what the cost model's kernels can reach while stepping. Headroom: how much more load "
-                            "the same deployment serves within the goal; wall: what stops it then "
-                            "(sim/results/wall_rule.cpp).");
+                            "the same deployment serves within the goal, by a load search from the target load up "
+                            "(doubling, then 5% brackets, the scenario's own seed): +X% is the highest load that "
+                            "passed; \"under +X%\" when the first step above the target already failed, so the "
+                            "deployment's capacity lies between the target and X% more (the fewest replicas that "
+                            "meet the goal are often sized that tight); \"none\" when the target load itself missed "
+                            "in that search. Wall: what stops it then (sim/results/wall_rule.cpp).");
   cand.table_header = {"GPU", "TP", "replicas", "GPUs", "TTFT", "TPOT", "E2E", "busy", "compute", "KV peak",
                        "headroom", "wall"};
-  Section cost{"Cost", {}, {"GPU", "TP", "GPUs", "$/hour", "$/month", "$/M tokens", "$/M output"}, {}};
-  cost.paragraphs.push_back("$/M tokens: the cost per hour over the input + output tokens served per hour; $/M "
-                            "output: the whole cost over the output tokens alone.");
+  Section cost{"Cost", {}, {"GPU", "TP", "GPUs", "$/hour", "$/month", "$/M tokens", "$/M input", "$/M output"}, {}};
+  cost.paragraphs.push_back(
+      "$/M tokens: the cost per hour over the input + output tokens served per hour (one blended price). $/M input: "
+      "the whole cost per hour over the input (prompt) tokens served per hour alone; $/M output: the whole cost over "
+      "the output tokens alone. Each charges the deployment's whole cost to one kind of token, as if the other were "
+      "free: the price that kind alone would have to pay for the deployment on this traffic, an upper bound on its "
+      "share. They are not a split, so they do not add up: input tokens x $/M input alone covers the cost, and so "
+      "does output tokens x $/M output. kvcap does not split the cost between the two: with chunked prefill one "
+      "step runs prompt and output tokens together, and the simulation does not separate the GPU time each takes, "
+      "so any split would be the report's assumption, not a figure of the run.");
   for (const Figures& f : found) {
     const double in_h = f.tokens_per_hour("input_tokens_per_s"), out_h = f.tokens_per_hour("output_tokens_per_s");
     const double cap = f.num("kv.capacity_tokens"), peak = f.num("kv.peak_used_tokens");
@@ -123,10 +133,10 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
                           ms(f.num("latency_s.tpot.p50")) + " / " + ms(f.num("latency_s.tpot.p99")),
                           ms(f.num("latency_s.e2e.p50")) + " / " + ms(f.num("latency_s.e2e.p99")),
                           pct(f.num("utilization.busy_fraction")), pct(f.num("wall.compute_of_ceiling")),
-                          pct(cap > 0 ? peak / cap : NAN), headroom_text(f.headroom), f.headroom ? f.headroom->wall : "-"});
+                          pct(cap > 0 ? peak / cap : NAN), headroom_text(f.headroom, a), f.headroom ? f.headroom->wall : "-"});
     cost.table.push_back({gpu, tp, std::to_string(f.row->gpus), usd(f.row->cost_per_hour_usd),
                           usd(f.row->cost_per_hour_usd * kHoursPerMonth), usd(f.usd_per_million(in_h + out_h)),
-                          usd(f.usd_per_million(out_h))});
+                          usd(f.usd_per_million(in_h)), usd(f.usd_per_million(out_h))});
   }
   Section none{"Candidates that do not meet the goal", {}, {}, {}};
   for (const SizingRow& r : rows)
@@ -175,6 +185,9 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
                             "seed's run. Headroom and the sensitivity rows follow the same rule except headroom, which "
                             "searches the scenario's own seed.");
   as.paragraphs.push_back(std::string(kPriceSource) + "; $/month = $/hour x " + format_plain(kHoursPerMonth) + ".");
+  as.paragraphs.push_back("Token prices: $/M input and $/M output each charge the deployment's whole cost to one kind "
+                          "of token (the cost per hour over that kind's tokens per hour at the target load), not a "
+                          "split of the cost between them; $/M tokens is the blended price over both (see Cost).");
   out.push_back(std::move(as));
   return out;
 }
@@ -263,7 +276,7 @@ void write_procurement_html(std::ostream& os, const std::vector<SizingRow>& rows
         h.label = b.label;
         h.has_value = f.headroom && f.headroom->searched;
         h.value = h.has_value ? 100 * f.headroom->headroom : 0;
-        h.value_label = headroom_text(f.headroom);
+        h.value_label = headroom_text(f.headroom, a);
         room.bars.push_back(h);
       }
       if (!found.empty()) {

@@ -86,7 +86,9 @@ void write_search_report_html(std::ostream& os, const LoadSearchResult& r, const
        << "</span> requests/s</strong>, 95% interval <span id=\"ci95-low\">" << format_plain(conf->ci_low)
        << "</span> to <span id=\"ci95-high\">" << format_plain(conf->ci_high) << "</span> (&#177;<span id=\"ci95-half-width\">"
        << format_plain(100 * conf->half_width_fraction, 2)
-       << "</span>% of the mean; the mean of the seeds' capacities &#177; t(0.975, K&#8722;1) &#215; s / &#8730;K).";
+       << "</span>% of the mean; the mean of the seeds' capacities &#177; t(0.975, K&#8722;1) &#215; s / &#8730;K"
+       << (conf->ci_clipped ? "; its lower end <span id=\"ci95-clipped\">clipped at 0</span>, as a capacity is not negative" : "")
+       << ").";
     if (conf->target_half_width_fraction > 0)
       os << " <span id=\"seed-target\">Target &#177;" << format_plain(100 * conf->target_half_width_fraction, 2) << "% "
          << (conf->target_met ? "met after " : "<strong>NOT met</strong> within ") << conf->seeds.size()

@@ -1,6 +1,7 @@
 #include "sim/search/procurement.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/text.hpp"
@@ -55,6 +56,7 @@ CandidateHeadroom candidate_headroom(const nlohmann::json& scenario, const std::
   h.capacity_requests_per_s = r.capacity_requests_per_s;
   h.capped = r.capped;
   h.headroom = r.found ? r.capacity_load_scale / target_load_scale - 1 : 0;
+  h.first_failing_scale = r.first_failing_scale;
   h.wall = r.limit.probe >= 0 ? r.limit.wall : (r.capped ? "none" : "");
   h.wall_explanation = r.limit.probe >= 0 ? r.limit.explanation : "";
   return h;
@@ -74,6 +76,43 @@ nlohmann::json other_cost_model(const nlohmann::json& scenario) {
   const nlohmann::json current = scenario.contains("cost_model") ? scenario["cost_model"] : nlohmann::json{{"kind", "auto"}};
   const bool kernels_only = current.contains("engine_profile") && current["engine_profile"] == "none";
   return kernels_only ? nlohmann::json{{"kind", "auto"}} : nlohmann::json{{"kind", "roofline"}, {"engine_profile", "none"}};
+}
+
+std::string cost_model_label(const nlohmann::json& cm) {
+  if (!cm.is_object()) return cm.dump();
+  const std::string kind = cm.contains("kind") && cm["kind"].is_string() ? cm["kind"].get<std::string>() : "auto";
+  const bool no_engine = cm.contains("engine_profile") && cm["engine_profile"] == "none";
+  std::string engine = no_engine ? "no engine profile"
+                       : cm.contains("engine_profile") && cm["engine_profile"].is_string()
+                           ? "engine profile " + cm["engine_profile"].get<std::string>()
+                           : "the GPU's vLLM engine profile";
+  if (kind == "roofline")
+    return std::string(no_engine ? "roofline kernels only" : "roofline kernels") + " (spec sheet, not measured; " + engine + ")";
+  if (kind == "auto")
+    return "auto (the GPU's best shipped kernel model: a measured profile where one ships, else the roofline; " + engine +
+           ")";
+  if (kind == "profile")
+    return "measured kernel profile" +
+           (cm.contains("path") && cm["path"].is_string() ? " " + cm["path"].get<std::string>() : std::string()) + " (" +
+           engine + ")";
+  return kind + " (" + engine + ")";
+}
+
+std::string headroom_label(const CandidateHeadroom& h, double target_load_scale) {
+  if (!h.searched) return "-";
+  char buf[48];
+  if (h.capped) {
+    std::snprintf(buf, sizeof buf, "at least +%.1f%%", 100 * h.headroom);
+    return buf;
+  }
+  // The search starts at the target: no passing load at or above it means the target missed there.
+  if (!(h.capacity_load_scale >= target_load_scale)) return "none";
+  if (h.headroom == 0 && std::isfinite(h.first_failing_scale)) {
+    std::snprintf(buf, sizeof buf, "under +%.1f%%", 100 * (h.first_failing_scale / target_load_scale - 1));
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "+%.1f%%", 100 * h.headroom);
+  return buf;
 }
 
 nlohmann::json with_cost_model(const nlohmann::json& scenario, const nlohmann::json& cost_model) {
@@ -108,7 +147,7 @@ ProcurementAnalysis analyze_procurement(const nlohmann::json& scenario, const st
   if (best) {
     const nlohmann::json other = other_cost_model(scenario);
     a.other_cost_model = other.dump();
-    a.cost_model_sensitivity = cheapest(std::string("cost model ") + other.dump(),
+    a.cost_model_sensitivity = cheapest("cost model: " + cost_model_label(other),
                                         search_min_replicas(with_cost_model(scenario, other), file, {best->candidate}, options));
   }
   return a;

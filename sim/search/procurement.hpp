@@ -20,6 +20,11 @@ struct CandidateHeadroom {
   double capacity_requests_per_s = 0;
   bool capped = false;              ///< still met at the largest scale tried (capacity is at least that)
   double headroom = 0;              ///< capacity / target load - 1 (0.25 = 25% more load)
+  /// The lowest load scale that failed (inf when none did): the headroom lies below
+  /// first_failing_scale / target - 1. When the first step up from the target already fails,
+  /// capacity_load_scale is the target itself and headroom 0: "under +X%", not "+0%" (the
+  /// fewest replicas that meet the goal often sit within one 5% bracket of their capacity).
+  double first_failing_scale = 0;
   std::string wall;                 ///< the wall of the first failing load (sim/results/wall_rule)
   std::string wall_explanation;
 };
@@ -36,7 +41,7 @@ struct ProcurementAnalysis {
   std::vector<CandidateHeadroom> headroom;  ///< one per sizing row, same order
   std::vector<Alternative> load_sensitivity;
   std::optional<Alternative> cost_model_sensitivity;  ///< the recommended shape under the other cost model
-  std::string other_cost_model;  ///< its description (JSON of the cost_model object)
+  std::string other_cost_model;  ///< the cost_model object, as JSON (the report shows cost_model_label)
 };
 
 /// `rows` as search_min_replicas returned them for `scenario` (after the user's overrides).
@@ -56,7 +61,14 @@ nlohmann::json at_load_factor(const nlohmann::json& scenario, double target_load
 std::string load_factor_label(double factor);
 /// The cost model of the cost-model sensitivity, and the scenario under it.
 nlohmann::json other_cost_model(const nlohmann::json& scenario);
+/// What a cost_model object means, in words, for reports (not JSON): "roofline kernels only (spec
+/// sheet, not measured; no engine profile)", "auto (...)".
+std::string cost_model_label(const nlohmann::json& cost_model);
 nlohmann::json with_cost_model(const nlohmann::json& scenario, const nlohmann::json& cost_model);
+/// The headroom figure as the report words it: "+9.1%", "at least +1500%" (capped), "under
+/// +4.4%" (the first step up from the target failed), "none" (the target load itself missed in
+/// the headroom search), "-" (not searched).
+std::string headroom_label(const CandidateHeadroom& h, double target_load_scale);
 /// The first found of `rows` (sorted as search_min_replicas returns them), its probes dropped.
 Alternative cheapest(const std::string& what, const std::vector<SizingRow>& rows);
 

@@ -305,7 +305,8 @@ void print_seed_confidence(std::ostream& os, const SeedConfidence& c) {
   if (c.seeds.empty()) return;
   os << "over " << c.seeds.size() << " seeds (" << c.seeds.front() << ".." << c.seeds.back() << "): capacity "
      << format_plain(c.mean) << " requests/s, 95% interval " << format_plain(c.ci_low) << " to "
-     << format_plain(c.ci_high) << " (+-" << format_plain(100 * c.half_width_fraction, 2) << "%); per seed:";
+     << format_plain(c.ci_high) << " (+-" << format_plain(100 * c.half_width_fraction, 2) << "%"
+     << (c.ci_clipped ? "; lower end clipped at 0: a capacity is not negative" : "") << "); per seed:";
   for (double v : c.capacity_requests_per_s) os << " " << format_plain(v);
   os << "\n";
   os << "  each seed's bracket, [last passing, first failing] load_scale:";

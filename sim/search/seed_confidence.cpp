@@ -33,12 +33,19 @@ MeanInterval mean_interval_95(const std::vector<double>& samples) {
   return m;
 }
 
+MeanInterval capacity_interval_95(const std::vector<double>& samples) {
+  MeanInterval m = mean_interval_95(samples);
+  m.low = std::max(0.0, m.low);
+  return m;
+}
+
 std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const MeanInterval& den) {
   if (!(den.mean > 0) || !std::isfinite(num.mean)) return std::nullopt;
   RatioInterval r;
   r.ratio = num.mean / den.mean;
-  const double rn = num.mean != 0 ? (num.high - num.low) / 2 / num.mean : 0;
-  const double rd = (den.high - den.low) / 2 / den.mean;
+  // The upper half-widths: a lower end clipped at 0 (capacity_interval_95) would shrink (high - low) / 2.
+  const double rn = num.mean != 0 ? (num.high - num.mean) / num.mean : 0;
+  const double rd = (den.high - den.mean) / den.mean;
   const double rel = std::sqrt(rn * rn + rd * rd);
   r.low = std::max(0.0, r.ratio * (1 - rel));
   r.high = r.ratio * (1 + rel);
@@ -76,10 +83,11 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
       }
     }
   }
-  const MeanInterval m = mean_interval_95(c.capacity_requests_per_s);
+  const MeanInterval m = capacity_interval_95(c.capacity_requests_per_s);
   c.mean = m.mean;
   c.std_dev = m.std_dev;
   c.ci_low = m.low;
+  c.ci_clipped = mean_interval_95(c.capacity_requests_per_s).low < 0;
   c.ci_high = m.high;
   c.half_width_fraction = c.mean > 0 ? (m.high - m.mean) / c.mean : 0;
   return c;
@@ -98,7 +106,9 @@ nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c) {
           {"capacity_requests_per_s_std", num(c.std_dev)},
           {"ci95", {num(c.ci_low), num(c.ci_high)}},
           {"ci95_half_width_fraction", num(c.half_width_fraction)},
-          {"method", "mean of the per-seed capacities; 95% interval mean +- t(0.975, K-1) x s / sqrt(K)"},
+          {"method", "mean of the per-seed capacities; 95% interval mean +- t(0.975, K-1) x s / sqrt(K), its lower end "
+                     "clipped at 0 (a capacity is not negative)"},
+          {"ci95_low_clipped_at_0", c.ci_clipped},
           {"per_seed", per}};
   if (c.target_half_width_fraction > 0) {  // --seeds-until: what was aimed at and whether it was reached
     out["target_half_width_fraction"] = num(c.target_half_width_fraction);

@@ -21,7 +21,8 @@ struct SeedConfidence {
   std::vector<double> last_pass_scale, first_fail_scale;
   double mean = 0, std_dev = 0;  ///< sample standard deviation (K-1)
   double ci_low = 0, ci_high = 0;
-  double half_width_fraction = 0;  ///< (ci_high - ci_low) / 2 / mean
+  double half_width_fraction = 0;  ///< (ci_high - mean) / mean: the unclipped half-width
+  bool ci_clipped = false;         ///< ci_low was clipped at 0 (capacity_interval_95)
   /// Adaptive seeding (search --seeds-until): the half-width fraction aimed at (0 = a fixed K),
   /// and whether the seeds run reached it before the cap.
   double target_half_width_fraction = 0;
@@ -45,11 +46,20 @@ struct MeanInterval {
 };
 MeanInterval mean_interval_95(const std::vector<double>& samples);
 
+/// A capacity's interval (requests/s or load scale, over seeds): mean_interval_95 with its lower
+/// end clipped at 0, since a capacity cannot be negative. Few seeds far apart give a t interval
+/// reaching below 0 (basic-roofline on a 10 s window, 3 seeds: 90.97 +- 91.22 req/s); its upper
+/// end, and the half-width fraction (high - mean) / mean, are those of the unclipped interval.
+/// The one place a capacity interval is made: search, sweep --capacity and check all read it
+/// through search_over_seeds (and sweep's load-scale interval through this).
+MeanInterval capacity_interval_95(const std::vector<double>& samples);
+
 /// A 95% interval for the ratio num.mean / den.mean of two independent means, each given with
 /// its own 95% interval (mean_interval_95; with --seeds-until the two may hold different numbers
 /// of seeds, each interval then carrying its own t quantile). First-order delta method: the ratio's relative standard error is the root sum of
 /// squares of the two means' relative standard errors, so its relative half-width is
-/// sqrt(rn^2 + rd^2) with rn, rd the relative half-widths of the two intervals; the interval is
+/// sqrt(rn^2 + rd^2) with rn, rd the relative half-widths of the two intervals (each read as
+/// (high - mean) / mean, so an interval clipped at 0 by capacity_interval_95 counts whole); the interval is
 /// ratio x (1 -+ that), its lower end floored at 0. Seeds shared by the two means (a sweep runs
 /// every point with the same seeds) correlate them positively, which only narrows the true
 /// interval: treating them as independent is conservative. nullopt when den.mean <= 0.

@@ -168,6 +168,7 @@ ojson headroom_record(const CandidateHeadroom& h) {
                {"capacity_requests_per_s", num(h.capacity_requests_per_s)},
                {"capped", h.capped},
                {"headroom", num(h.headroom)},
+               {"first_failing_scale", num(h.first_failing_scale)},
                {"wall", h.wall},
                {"wall_explanation", h.wall_explanation}};
 }
@@ -180,6 +181,7 @@ CandidateHeadroom read_headroom_record(const ojson& j, const std::string& where)
   h.capacity_requests_per_s = f.number("capacity_requests_per_s");
   h.capped = f.boolean("capped");
   h.headroom = f.number("headroom");
+  h.first_failing_scale = f.number("first_failing_scale");
   h.wall = f.text("wall");
   h.wall_explanation = f.text("wall_explanation");
   return h;

@@ -74,7 +74,7 @@ void assemble(SizingRunResult& r, const nlohmann::json& scenario, bool procureme
                                     ", the recommended one (task " + std::to_string(n + i) + ")");
       const nlohmann::json other = other_cost_model(scenario);
       a.other_cost_model = other.dump();
-      a.cost_model_sensitivity = cheapest(std::string("cost model ") + other.dump(), {cost->second.row});
+      a.cost_model_sensitivity = cheapest("cost model: " + cost_model_label(other), {cost->second.row});
       break;
     }
   r.analysis = std::move(a);

@@ -97,7 +97,7 @@ CapacityFigures search_capacity(const nlohmann::json& doc, const std::string& fi
         tpots.push_back(*a.tpot_mean_s);
       }
     }, target);
-    const MeanInterval scale = mean_interval_95(s.last_pass_scale);
+    const MeanInterval scale = capacity_interval_95(s.last_pass_scale);  // clipped at 0, as the capacity's
     c.seeds = static_cast<int>(s.seeds.size());
     if (target.half_width_fraction > 0) c.target_met = s.target_met;
     c.requests_per_s = s.mean;  // search_over_seeds' own mean and interval of the capacities

@@ -261,9 +261,10 @@ ojson sweep_json(const SweepResult& s) {
                           ? "seeds: the most seeds a point runs; from the 3rd on, seeds stop once the interval's half-width is at "
                             "most target_half_width_fraction of the mean (a point's target_met says whether it was reached); "
                           : "") +
-          "capacity: the mean of the seeds' capacities, 95% interval mean +- t(0.975, K-1) x s / sqrt(K); vs_first_ci95: "
+          "capacity: the mean of the seeds' capacities, 95% interval mean +- t(0.975, K-1) x s / sqrt(K), its lower end "
+          "clipped at 0 (a capacity is not negative); vs_first_ci95: "
           "the ratio of two independent means by the delta method, ratio x (1 -+ sqrt(rn^2 + rd^2)) with rn, rd the "
-          "relative half-widths of the two intervals (conservative: the points share their seeds)";
+          "relative upper half-widths (high - mean) / mean of the two intervals (conservative: the points share their seeds)";
     }
   }
   if (s.options.shard)

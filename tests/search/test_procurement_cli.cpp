@@ -82,7 +82,7 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
   REQUIRE(row.size() == 12);
   CHECK(row[0] == best["gpu"]);
   const auto cost = first_row(md, "| GPU | TP | GPUs | $/hour |");
-  REQUIRE(cost.size() == 7);
+  REQUIRE(cost.size() == 8);
   const double per_hour = best["cost_per_hour_usd"].get<double>();
   CHECK(dollars(cost[3]) == doctest::Approx(per_hour).epsilon(0.001));
   CHECK(dollars(cost[4]) == doctest::Approx(per_hour * 730).epsilon(0.001));
@@ -90,6 +90,26 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
   const double tokens_per_hour =
       (tp["input_tokens_per_s"].get<double>() + tp["output_tokens_per_s"].get<double>()) * 3600;
   CHECK(dollars(cost[5]) == doctest::Approx(per_hour / tokens_per_hour * 1e6).epsilon(0.01));
+  // $/M input and $/M output: the whole $/hour over one kind's tokens per hour (not a split), worked
+  // from search.json's answer: $/h / (tokens/s x 3600) x 1e6. Rounded to cents in the report, so
+  // compared within half a cent.
+  const double in_per_m = per_hour / (tp["input_tokens_per_s"].get<double>() * 3600) * 1e6;
+  const double out_per_m = per_hour / (tp["output_tokens_per_s"].get<double>() * 3600) * 1e6;
+  CHECK(std::fabs(dollars(cost[6]) - in_per_m) <= 0.005 + 1e-9);
+  CHECK(std::fabs(dollars(cost[7]) - out_per_m) <= 0.005 + 1e-9);
+  CHECK(out_per_m > in_per_m);  // 1500-token prompts, 200-token outputs: fewer output tokens carry the cost
+  // The two do not add up to the blended price; each alone pays for the deployment.
+  CHECK(md.find("not a split") != std::string::npos);
+  // The cost-model sensitivity names the model in words, not as JSON (was: cost model {"engine_profile":...}).
+  CHECK(md.find("| cost model: roofline kernels only (spec sheet, not measured; no engine profile) (the recommended "
+                "shape only) |") != std::string::npos);
+  CHECK(md.find("{\"") == std::string::npos);
+  {
+    const std::string html = read_text(dir / "s" / "sizing.html");
+    CHECK(html.find("cost model: roofline kernels only (spec sheet, not measured; no engine profile)") != std::string::npos);
+    CHECK(html.find("{&quot;") == std::string::npos);
+    CHECK(html.find("{\"") == std::string::npos);
+  }
   // p99 TTFT in ms, as search.json's answer has it in s.
   CHECK(row[4].substr(row[4].find("/ ") + 2) ==
         kvcap::format_plain(sj["answer_results"]["latency_s"]["ttft"]["p99"].get<double>() * 1000));
@@ -98,8 +118,12 @@ TEST_CASE("procurement report: recommendation, costs, headroom and sensitivity e
                                         std::to_string(best["tensor_parallel_size"].get<int>()) +
                                         " --set deployment.replicas=" + std::to_string(best["replicas"].get<int>()) +
                                         " --precision 0.05 --max-probes 16 --max-scale 16 --seeds 1 " + quick + " --json"));
-  char headroom[32];
-  std::snprintf(headroom, sizeof headroom, "+%.1f%%", 100 * (ls["capacity"]["load_scale"].get<double>() - 1));
+  char headroom[48];
+  const double passed = ls["capacity"]["load_scale"].get<double>();
+  if (passed == 1)  // the first step above the target failed: the headroom is below that step
+    std::snprintf(headroom, sizeof headroom, "under +%.1f%%", 100 * (ls["capacity"]["first_failing_scale"].get<double>() - 1));
+  else
+    std::snprintf(headroom, sizeof headroom, "+%.1f%%", 100 * (passed - 1));
   CHECK(row[10] == headroom);
   CHECK(row[11] == ls["limit"]["wall"]);
   // Half the load: a separate sizing at load_scale 0.5 gives the same cheapest deployment.
