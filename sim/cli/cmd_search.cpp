@@ -1,5 +1,5 @@
 // kvcap search SCENARIO [--set a.b=v ...] [--attainment 0.99] [--precision 0.02] [--max-scale 1024]
-//                       [--max-probes 40] [--json] [--out DIR]
+//                       [--max-probes 40] [--seeds K] [--seeds-until PCT] [--json] [--out DIR] [--mpi]
 // kvcap search SCENARIO --min-replicas [--gpu h100-sxm,h200] [--tp 1,2,4,8] [--max-replicas 64]
 //                       [--price-per-gpu-hour h200=3.5 ...] [--json] [--out DIR [--resume] [--shard I/N]] [--mpi]
 #include <cmath>
@@ -23,6 +23,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
+#include "sim/search/seed_dispatch.hpp"
 #include "sim/search/seed_confidence.hpp"
 #include "sim/search/seed_plan.hpp"
 #include "sim/search/sizing_run.hpp"
@@ -150,8 +151,8 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
   std::optional<ShardSpec> shard;
-  if (!o.min_replicas && (!o.shard.empty() || o.resume || o.mpi))
-    throw InputError(!o.shard.empty() ? "--shard" : o.resume ? "--resume" : "--mpi",
+  if (!o.min_replicas && (!o.shard.empty() || o.resume))
+    throw InputError(!o.shard.empty() ? "--shard" : "--resume",
                      "applies to --min-replicas (its candidates are independent tasks); a load search is one "
                      "bisection, whose probes --jobs runs side by side");
   if (!o.shard.empty()) shard = parse_shard(o.shard);
@@ -181,7 +182,9 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     lo.max_scale = o.max_scale;
     lo.rel_precision = o.precision;
     lo.max_probes = o.max_probes;
-    CommandRunner runner(o.parallel, "search", "probes");
+    ParallelFlags parallel = o.parallel;
+    if (worker) parallel.quiet = true;
+    CommandRunner runner(parallel, "search", "probes");
     lo.exec = runner.exec();
     lo.exec.count_probes = true;
     // Seeds are added (from 3) until the capacity's 95% interval is within +-P% of its mean, at
@@ -191,15 +194,26 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     SeedTarget target;
     target.half_width_fraction = plan.half_width_fraction;
     const int max_seeds = plan.seeds;
-    const LoadSearchResult r = search_max_load(doc, origin, lo);
     // Over several seeds, every seed's probes too: search.csv and search.html show them all.
     std::optional<LoadSearchSeeds> seeds;
-    if (max_seeds > 1) {
-      seeds.emplace();
-      auto keep = [&](int, const LoadSearchResult& s) { seeds->probes.push_back(s.probes); };
-      seeds->confidence = search_over_seeds(doc, origin, lo, max_seeds, r, keep, target);
+    if (max_seeds > 1) seeds.emplace();
+    auto keep = [&](int, const LoadSearchResult& s) { seeds->probes.push_back(s.probes); };
+    LoadSearchResult r;
+    if (PointDispatcher* d = job ? job->dispatcher() : nullptr) {
+      // --mpi: every seed's search (the first's too) runs in a worker, handed out in rounds.
+      DispatchedSeeds ds = search_seeds_dispatched(*d, doc, origin, lo, max_seeds, job->workers(), keep, target,
+                                                   "kvcap search --mpi");
+      runner.finish();
+      if (worker) return 0;  // the exit code is rank 0's (MpiJob::run)
+      if (!o.parallel.quiet)
+        if (const std::string s = job->summary("seed search(es)"); !s.empty()) std::cerr << "kvcap search --mpi: " << s << "\n";
+      r = std::move(ds.first);
+      if (seeds) seeds->confidence = std::move(*ds.confidence);
+    } else {
+      r = search_max_load(doc, origin, lo);
+      if (seeds) seeds->confidence = search_over_seeds(doc, origin, lo, max_seeds, r, keep, target);
+      runner.finish();
     }
-    runner.finish();
     const LoadSearchSeeds* over = seeds ? &*seeds : nullptr;
     auto out = load_search_json(r, lo, in);
     if (over) out["seed_confidence"] = seed_confidence_json(over->confidence);
@@ -330,15 +344,16 @@ void add_search_command(CLI::App& app, CommandAction& action) {
                   "sizing: I/N, size only the candidates whose index mod N is I (array jobs) and write them to --out "
                   "DIR/shard.jsonl; kvcap merge OUT DIR... then writes the whole search's outputs");
   cmd->add_flag("--mpi", o->mpi,
-                "sizing, under mpirun (mpirun -np N kvcap search --min-replicas ... --mpi): rank 0 hands the "
-                "candidates out one at a time to the other ranks and writes the outputs, byte for byte those of "
-                "the search run in one process (--jobs applies per rank)");
+                "under mpirun (mpirun -np N kvcap search ... --mpi): rank 0 hands the tasks out one at a time to "
+                "the other ranks (with --min-replicas the candidates, else the seeds' load searches, in rounds "
+                "with --seeds-until) and writes the outputs, byte for byte those of the search run in one process "
+                "(--jobs applies per rank)");
   add_quick_flags(cmd, o->quick);
   add_jobs_flag(cmd, o->parallel);
   add_progress_flags(cmd, o->parallel);
   cmd->callback([o, &action] {
     action = [o] {
-      if (!o->mpi || !o->min_replicas) return run_search(*o);
+      if (!o->mpi) return run_search(*o);
       MpiJob job("--mpi");
       return job.run([&] { return run_search(*o, &job); });
     };

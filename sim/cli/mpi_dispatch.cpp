@@ -188,6 +188,8 @@ bool MpiJob::is_worker() const { return state_->rank != 0; }
 
 PointDispatcher* MpiJob::dispatcher() { return state_->size > 1 ? state_.get() : nullptr; }
 
+int MpiJob::workers() const { return state_->size - 1; }
+
 std::string MpiJob::summary(const std::string& items) const {
   const State& s = *state_;
   if (s.size <= 1) return "";
@@ -244,6 +246,8 @@ MpiJob::~MpiJob() = default;
 bool MpiJob::is_worker() const { return false; }
 
 PointDispatcher* MpiJob::dispatcher() { return nullptr; }
+
+int MpiJob::workers() const { return 0; }
 
 std::string MpiJob::summary(const std::string& items) const { return ""; }
 

@@ -1,6 +1,7 @@
 #pragma once
 // --mpi: one command shared by the processes of an MPI job (`mpirun -np N kvcap sweep ... --mpi`,
-// `mpirun -np N kvcap search --min-replicas ... --mpi`).
+// `mpirun -np N kvcap search --min-replicas ... --mpi`, and a plain search's seeds:
+// `mpirun -np N kvcap search SCENARIO --seeds K --mpi`).
 //
 // Rank 0 is the command as it runs on one machine: it parses, checks, journals, writes every
 // output and prints. It hands the grid points out one at a time to whichever worker asks next
@@ -40,6 +41,8 @@ class MpiJob {
   bool is_worker() const;
   /// For SweepOptions::dispatcher: nullptr when the job has one process (rank 0 runs every point).
   PointDispatcher* dispatcher();
+  /// The worker ranks (N-1; 0 with one process).
+  int workers() const;
   /// Rank 0, after the items ran: "ran P ITEMS on W worker rank(s) (rank 1: n1, rank 2: n2, ...)"
   /// (`items`: "point(s)", "task(s)"); "" with one process.
   std::string summary(const std::string& items = "point(s)") const;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sim/scenario/scenario.hpp"
+#include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
@@ -52,22 +54,23 @@ std::optional<RatioInterval> ratio_interval_95(const MeanInterval& num, const Me
   return r;
 }
 
-SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
-                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
-                                 const std::function<void(int, const LoadSearchResult&)>& each,
-                                 const SeedTarget& target) {
+nlohmann::json seed_scenario(const nlohmann::json& scenario, uint64_t base_seed, int k) {
+  if (k == 0) return scenario;
+  nlohmann::json doc = scenario;
+  doc["seed"] = base_seed + static_cast<uint64_t>(k);
+  return doc;
+}
+
+namespace {
+
+/// The seeds' searches in seed order and the stop rule: `search(k)` is seed k's search (the
+/// reference valid until the next call). Both search_over_seeds run it.
+SeedConfidence over_seeds(uint64_t base, int seeds, const std::function<const LoadSearchResult&(int)>& search,
+                          const std::function<void(int, const LoadSearchResult&)>& each, const SeedTarget& target) {
   SeedConfidence c;
   c.target_half_width_fraction = target.half_width_fraction;
-  const uint64_t base = parse_scenario(scenario, file).seed;
   for (int k = 0; k < seeds; ++k) {
-    LoadSearchResult other;
-    const LoadSearchResult* r = &first;
-    if (k > 0) {
-      nlohmann::json doc = scenario;
-      doc["seed"] = base + static_cast<uint64_t>(k);
-      other = search_max_load(doc, file, options);
-      r = &other;
-    }
+    const LoadSearchResult* r = &search(k);
     if (each) each(k, *r);
     c.seeds.push_back(base + static_cast<uint64_t>(k));
     c.capacity_requests_per_s.push_back(r->found ? r->capacity_requests_per_s : 0.0);
@@ -91,6 +94,45 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
   c.ci_high = m.high;
   c.half_width_fraction = c.mean > 0 ? (m.high - m.mean) / c.mean : 0;
   return c;
+}
+
+}  // namespace
+
+SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file,
+                                 const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
+                                 const std::function<void(int, const LoadSearchResult&)>& each,
+                                 const SeedTarget& target) {
+  const uint64_t base = parse_scenario(scenario, file).seed;
+  LoadSearchResult other;
+  auto search = [&](int k) -> const LoadSearchResult& {
+    if (k == 0) return first;
+    other = search_max_load(seed_scenario(scenario, base, k), file, options);
+    return other;
+  };
+  return over_seeds(base, seeds, search, each, target);
+}
+
+SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file, int seeds,
+                                 const SeedRounds& rounds,
+                                 const std::function<void(int, const LoadSearchResult&)>& each,
+                                 const SeedTarget& target) {
+  const uint64_t base = parse_scenario(scenario, file).seed;
+  std::map<int, LoadSearchResult> ready;  // seed index -> its search, run and not read yet
+  auto search = [&](int k) -> const LoadSearchResult& {
+    ready.erase(k - 1);
+    if (!ready.count(k)) {
+      const int end = target.half_width_fraction <= 0 ? seeds
+                      : k < target.min_seeds          ? std::min(seeds, target.min_seeds)
+                                                      : std::min(seeds, k + std::max(1, rounds.width));
+      std::vector<int> ks;
+      for (int i = k; i < end; ++i) ks.push_back(i);
+      std::vector<LoadSearchResult> got = rounds.run(ks);
+      KVCAP_CHECK(got.size() == ks.size(), "a round of seed searches returns one search per seed");
+      for (size_t i = 0; i < ks.size(); ++i) ready[ks[i]] = std::move(got[i]);
+    }
+    return ready.at(k);
+  };
+  return over_seeds(base, seeds, search, each, target);
 }
 
 nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +76,27 @@ SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::stri
                                  const LoadSearchOptions& options, int seeds, const LoadSearchResult& first,
                                  const std::function<void(int, const LoadSearchResult&)>& each = {},
                                  const SeedTarget& target = {});
+
+/// Seeds searched elsewhere, several at a time (kvcap search --mpi: seed_dispatch.hpp). `run(ks)`
+/// returns the load searches of the seeds with indexes `ks` (0: the scenario's own seed, k: that
+/// seed + k, as seed_scenario makes them), in the order of ks.
+struct SeedRounds {
+  std::function<std::vector<LoadSearchResult>(const std::vector<int>&)> run;
+  int width = 1;  ///< seeds per round after the first (the workers there are)
+};
+
+/// search_over_seeds with every seed's search, the first's too, run by `rounds`: the first round
+/// is the first `target.min_seeds` seeds (all `seeds` without a target, which stop nowhere), each
+/// later one the next `rounds.width`. The one stop rule reads them in seed order, so a seed run
+/// past where it stops is dropped: the result is that of search_over_seeds running them one by
+/// one, and `each` sees the same seeds (0 first) in the same order.
+SeedConfidence search_over_seeds(const nlohmann::json& scenario, const std::string& file, int seeds,
+                                 const SeedRounds& rounds,
+                                 const std::function<void(int, const LoadSearchResult&)>& each = {},
+                                 const SeedTarget& target = {});
+
+/// The scenario of seed index k: `scenario` with "seed" set to `base_seed` + k (k = 0 unchanged).
+nlohmann::json seed_scenario(const nlohmann::json& scenario, uint64_t base_seed, int k);
 
 nlohmann::ordered_json seed_confidence_json(const SeedConfidence& c);
 

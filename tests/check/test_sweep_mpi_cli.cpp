@@ -1,6 +1,6 @@
-// `mpirun -np N kvcap sweep ... --mpi` (issue #16 part 1): rank 0 hands the points out to the
-// other ranks and writes the outputs, which must equal the single-process sweep's byte for byte
-// (every --out file and stdout); bad input is exit 2 on every rank without a hang. Skipped with a
+// `mpirun -np N kvcap sweep ... --mpi` and `kvcap search ... --mpi` (issue #16 part 1): rank 0
+// hands the points (candidates, seeds) out to the other ranks and writes the outputs, which must
+// equal the single-process run's byte for byte (every --out file and stdout); bad input is exit 2 on every rank without a hang. Skipped with a
 // message where kvcap was built without MPI (then --mpi must say so, exit 2) or mpirun is absent.
 #include <doctest/doctest.h>
 
@@ -206,8 +206,68 @@ TEST_CASE("search --min-replicas --mpi under mpirun -np 3: every --out file and 
   CAPTURE(read_text(err));
   REQUIRE(mj.code == 0);
   CHECK(mj.out == wj.out);
-  // A plain load search has no tasks to hand out: exit 2 on every rank, no hang.
-  const auto bad = mpirun(2, "search scenarios/basic-roofline.json --mpi", err);
+}
+
+TEST_CASE("search SCENARIO --seeds/--seeds-until --mpi under mpirun -np 3: the seeds' load searches run on the workers; "
+          "every --out file and stdout equal the single-process search") {
+  if (!mpi_runnable()) return;
+  TempDir tmp("mpi-seeds");
+  const std::string search = "search scenarios/basic-roofline.json --set workload.duration_s=10 --jobs 1";
+  const fs::path err = tmp.path / "stderr.txt";
+  // --seeds 4: one round of four seeds. --seeds-until 70: the first three, then rounds as wide as
+  // the two workers; on this 10 s window the interval is +-65% after four seeds, so the stop rule
+  // ends there and the fifth seed, run in the same round, is dropped: four seeds as in one process.
+  struct Case {
+    std::string flags, ran, dir;
+  };
+  for (const Case& c : {Case{"--seeds 4", "ran 4 seed search(es) on 2 worker rank(s)", "fixed"},
+                        Case{"--seeds-until 70", "ran 5 seed search(es) on 2 worker rank(s)", "until"}}) {
+    CAPTURE(c.flags);
+    const fs::path whole = tmp.path / ("whole-" + c.dir), spread = tmp.path / ("spread-" + c.dir);
+    const auto w = kvcap_cli(search + " " + c.flags + " --out " + quoted(whole), false);
+    REQUIRE(w.code == 0);
+    const auto m = mpirun(3, search + " " + c.flags + " --mpi --out " + quoted(spread), err);
+    const std::string m_err = read_text(err);
+    CAPTURE(m_err);
+    REQUIRE(m.code == 0);
+    CHECK(m.out == w.out);
+    CHECK(m.out.find("over 4 seeds (1..4)") != std::string::npos);
+    CHECK(m_err.find("kvcap search --mpi: " + c.ran) != std::string::npos);
+    const auto expected = output_files_of(whole), got = output_files_of(spread);
+    CHECK(expected.size() == 4);  // search.json, search.csv, search.html and the marker
+    REQUIRE(expected.count("search.json") == 1);
+    CHECK(nlohmann::json::parse(expected.at("search.json"))["seed_confidence"]["seeds"] == 4);
+    for (const auto& entry : expected) {
+      const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+      const auto& text = entry.second;
+      CAPTURE(name);
+      REQUIRE(got.count(name) == 1);
+      CHECK(got.at(name) == text);
+    }
+    CHECK(got.size() == expected.size());
+    if (KVCAP_SANITIZED) return;
+  }
+
+  // One seed: a worker runs the one bisection; --json.
+  const auto w1 = kvcap_cli(search + " --seeds 1 --json", false);
+  REQUIRE(w1.code == 0);
+  const auto m1 = mpirun(3, search + " --seeds 1 --json --mpi", err);
+  CAPTURE(read_text(err));
+  REQUIRE(m1.code == 0);
+  CHECK(m1.out == w1.out);
+  CHECK(read_text(err).find("ran 1 seed search(es)") != std::string::npos);
+
+  // Bad input: exit 2 on every rank, reported once by rank 0, no hang; --shard still applies to
+  // --min-replicas only.
+  const auto bad = mpirun(3, search + " --seeds 4 --precision 7 --mpi", err);
+  std::string bad_err = read_text(err);
+  CAPTURE(bad_err);
   CHECK(bad.code == 2);
-  CHECK(read_text(err).find("--mpi: applies to --min-replicas") != std::string::npos);
+  CHECK(bad.out.empty());
+  CHECK(bad_err.find("--precision") != std::string::npos);
+  CHECK(bad_err.find("MPI rank") == std::string::npos);
+  const auto sharded = mpirun(2, search + " --shard 0/2 --mpi", err);
+  bad_err = read_text(err);
+  CHECK(sharded.code == 2);
+  CHECK(bad_err.find("--shard: applies to --min-replicas") != std::string::npos);
 }
