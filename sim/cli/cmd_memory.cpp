@@ -178,6 +178,7 @@ int run_memory(const MemoryOptions& o) {
     j["weight_bytes_per_gpu"] = b.weight_bytes_per_gpu;
     j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
     j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
+    j["sampler"] = b.sampler;
     j["non_torch_bytes_per_gpu"] = b.non_torch_bytes_per_gpu;
     j["gpu_memory_utilization"] = b.gpu_memory_utilization;
     j["cuda_graph_in_budget"] = b.cuda_graph_in_budget;
@@ -262,7 +263,12 @@ int run_memory(const MemoryOptions& o) {
   row("weights", gib_text(b.weight_bytes_per_gpu) + "  (whole model " + gib_text(b.weight_bytes) + ")");
   row("profiling batch (tokens / seqs)", num(b.max_num_batched_tokens) + " / " + num(b.max_num_seqs) +
                                            (b.batch_defaults_rule.empty() ? "" : "  (" + b.batch_defaults_rule + ")"));
-  row("activation peak (estimate, vLLM " + engine.vllm_version + ")", gib_text(b.activation_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)" : ""));
+  row("activation peak (estimate, vLLM " + engine.vllm_version + ")",
+      gib_text(b.activation_bytes_per_gpu) +
+          (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)"
+           : b.sampler == "pytorch"    ? "  (sampler: PyTorch top-k/top-p sort over the profiled sequences; --sampler)"
+           : b.sampler == "flashinfer" ? "  (sampler: FlashInfer/Triton top-k/top-p; --sampler)"
+                                       : ""));
   row("non-torch overhead (estimate)", gib_text(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
   if (!b.cuda_graph_in_budget)
     row("CUDA graphs", engine.enforce_eager ? std::string("none (--enforce-eager)")

@@ -274,6 +274,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler of 0.8 to 0.15; --vllm-version " +
                                       cfg.vllm_version + " samples otherwise (kvcap does not model its sort's memory there)");
   const bool sort_sampler = cfg.sampler == "pytorch" || (cfg.sampler == "auto" && sort_sampler_by_default(version));
+  b.sampler = cfg.vllm_use_v1 ? "none" : version < std::pair<int, int>{0, 8} ? "v0" : sort_sampler ? "pytorch" : "flashinfer";
   if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
     throw InputError("--mxfp4-backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
   // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell

@@ -153,6 +153,15 @@ TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and 
   CHECK(j15["kv_cache_tokens"].get<int64_t>() == tokens);
   const auto j16 = nlohmann::json::parse(run(args + " --vllm-version 0.16 --json").out);
   CHECK(j16["kv_cache_tokens"].get<int64_t>() > tokens);
+  // The breakdown names the sampler it priced, and --sampler changes it.
+  CHECK(j["sampler"] == "pytorch");
+  CHECK(j15["sampler"] == "pytorch");
+  CHECK(j16["sampler"] == "flashinfer");
+  CHECK(text.out.find("sampler: PyTorch top-k/top-p sort") != std::string::npos);
+  const auto opted_in = nlohmann::json::parse(run(args + " --sampler flashinfer --json").out);
+  CHECK(opted_in["sampler"] == "flashinfer");
+  CHECK(opted_in["kv_cache_tokens"] == j16["kv_cache_tokens"]);
+  CHECK(nlohmann::json::parse(run(args + " --vllm-version 0.6 --json").out)["sampler"] == "v0");
   CHECK(run(args + " --vllm-version latest").code == 2);
 }
 
