@@ -140,12 +140,8 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
       row.kvcap_model = (std::filesystem::path(base_dir) / row.kvcap_model).string();
     row.kvcap_gpu = k.get_string("gpu");
     if (k.has("stage_gpus")) {
-      const auto& a = k.raw("stage_gpus");
-      if (!a.is_array() || a.empty()) throw InputError(k.where("stage_gpus"), "expected an array of GPU ids, one per pipeline stage");
-      for (const auto& e : a) {
-        if (!e.is_string()) throw InputError(k.where("stage_gpus"), "expected GPU ids (strings), got " + quote_input(e.dump()));
-        row.kvcap_stage_gpus.push_back(e.get<std::string>());
-      }
+      row.kvcap_stage_gpus = k.get_string_array("stage_gpus");
+      if (row.kvcap_stage_gpus.empty()) throw InputError(k.where("stage_gpus"), "expected GPU ids, one per pipeline stage");
     }
     if (k.has("pp_layer_partition")) {
       const auto& a = k.raw("pp_layer_partition");

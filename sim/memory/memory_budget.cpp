@@ -302,12 +302,16 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                                      " do not spread evenly over " + std::to_string(ep) + " GPUs");
   // Expert parallelism joins the data-parallel engines in one NCCL group for the experts.
   b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
-  // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp).
-  b.total_bytes_per_gpu = gpu.visible_memory_bytes > 0 ? gpu.visible_memory_bytes : gpu.memory_bytes;
   const bool v21 = version >= std::pair<int, int>{0, 21};
   b.gpu_memory_utilization = cfg.gpu_memory_utilization > 0 ? cfg.gpu_memory_utilization : (v21 ? 0.92 : 0.9);
-  b.requested_bytes_per_gpu =
-      static_cast<int64_t>(std::floor(static_cast<double>(b.total_bytes_per_gpu) * b.gpu_memory_utilization));
+  // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp),
+  // times the utilization; each pipeline stage from its own card's.
+  const auto size_from = [&b](MemoryBudget& into, const GpuSpec& card) {
+    into.total_bytes_per_gpu = card.visible_memory_bytes > 0 ? card.visible_memory_bytes : card.memory_bytes;
+    into.requested_bytes_per_gpu =
+        static_cast<int64_t>(std::floor(static_cast<double>(into.total_bytes_per_gpu) * b.gpu_memory_utilization));
+  };
+  size_from(b, gpu);
   // vLLM >= 0.21 (PR #38284, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default) reserves its
   // estimate of the CUDA graphs' pool before sizing the cache; earlier versions capture the graphs
   // afterwards, outside gpu_memory_utilization's budget.
@@ -372,10 +376,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     const bool first = s == 0, last = s == pp - 1;
     MemoryBudget st = b;
     if (!cfg.stage_gpus.empty()) {
-      // Each stage's workers profile their own card: its total, times the engine's utilization.
-      st.total_bytes_per_gpu = stage_gpu.visible_memory_bytes > 0 ? stage_gpu.visible_memory_bytes : stage_gpu.memory_bytes;
-      st.requested_bytes_per_gpu =
-          static_cast<int64_t>(std::floor(static_cast<double>(st.total_bytes_per_gpu) * b.gpu_memory_utilization));
+      size_from(st, stage_gpu);  // each stage's workers profile their own card
       st.binding_stage_gpu = stage_gpu.id;
     }
     st.kv_bytes_per_token_per_gpu = kv_bytes_per_token_per_gpu(stage_model, kv, tp);

@@ -8,9 +8,13 @@
 #include <string>
 
 #include "check_test_util.hpp"
+#include "tests/support/output_files.hpp"
 
 using namespace kvcap_check_test;
 namespace fs = std::filesystem;
+
+using test_support::check_same_files;
+using test_support::files_under;
 
 namespace {
 
@@ -19,14 +23,6 @@ namespace {
 const std::string kMpiSweep =
     "sweep scenarios/basic-roofline.json --set workload.duration_s=10 --grid engine.gpu_memory_utilization=0.9,0.06 "
     "--grid engine.max_num_seqs=8,64 --capacity --jobs 1";
-
-std::map<std::string, std::string> output_files_of(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[fs::relative(e.path(), dir).generic_string()] = read_text(e.path());
-  return out;
-}
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
@@ -85,17 +81,10 @@ TEST_CASE("sweep --mpi under mpirun -np 3 and -np 2: every --out file and stdout
   CHECK(m.out == w.out);
   // The points ran on the two workers (rank 0 only hands them out and writes).
   CHECK(m_err.find("kvcap sweep --mpi: ran 4 point(s) on 2 worker rank(s)") != std::string::npos);
-  const auto expected = output_files_of(whole), got = output_files_of(spread);
+  const auto expected = files_under(whole), got = files_under(spread);
   CHECK(expected.size() == 6);  // sweep.csv, sweep.json, sweep.html, the marker and the two points that ran
   CHECK(expected.count("sweep.json") == 1);
-  for (const auto& entry : expected) {
-    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-    const auto& text = entry.second;
-    CAPTURE(name);
-    REQUIRE(got.count(name) == 1);
-    CHECK(got.at(name) == text);
-  }
-  CHECK(got.size() == expected.size());
+  check_same_files(expected, got);
 
   // Under the sanitizers the three-rank comparison above is the check (each mpirun'd rank is 20x
   // slower there); the Release pass adds one worker with --json and the --seeds sweep.
@@ -187,17 +176,10 @@ TEST_CASE("search --min-replicas --mpi under mpirun -np 3: every --out file and 
   CHECK(m.out == w.out);
   // Four candidate tasks and the cost-model task ran on the two workers.
   CHECK(m_err.find("kvcap search --mpi: ran 5 task(s) on 2 worker rank(s)") != std::string::npos);
-  const auto expected = output_files_of(whole), got = output_files_of(spread);
+  const auto expected = files_under(whole), got = files_under(spread);
   CHECK(expected.count("sizing.html") == 1);
   CHECK(expected.count("search.json") == 1);
-  for (const auto& entry : expected) {
-    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-    const auto& text = entry.second;
-    CAPTURE(name);
-    REQUIRE(got.count(name) == 1);
-    CHECK(got.at(name) == text);
-  }
-  CHECK(got.size() == expected.size());
+  check_same_files(expected, got);
   if (KVCAP_SANITIZED) return;
   // Without --out (no procurement analysis), --json, one worker.
   const auto wj = kvcap_cli(sizing + " --quiet --json", false);
@@ -233,18 +215,11 @@ TEST_CASE("search SCENARIO --seeds/--seeds-until --mpi under mpirun -np 3: the s
     CHECK(m.out == w.out);
     CHECK(m.out.find("over 4 seeds (1..4)") != std::string::npos);
     CHECK(m_err.find("kvcap search --mpi: " + c.ran) != std::string::npos);
-    const auto expected = output_files_of(whole), got = output_files_of(spread);
+    const auto expected = files_under(whole), got = files_under(spread);
     CHECK(expected.size() == 4);  // search.json, search.csv, search.html and the marker
     REQUIRE(expected.count("search.json") == 1);
     CHECK(nlohmann::json::parse(expected.at("search.json"))["seed_confidence"]["seeds"] == 4);
-    for (const auto& entry : expected) {
-      const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-      const auto& text = entry.second;
-      CAPTURE(name);
-      REQUIRE(got.count(name) == 1);
-      CHECK(got.at(name) == text);
-    }
-    CHECK(got.size() == expected.size());
+    check_same_files(expected, got);
     if (KVCAP_SANITIZED) return;
   }
 

@@ -10,10 +10,14 @@
 #include <vector>
 
 #include "check_test_util.hpp"
+#include "tests/support/output_files.hpp"
 
 using namespace kvcap_check_test;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+
+using test_support::check_same_files;
+using test_support::files_under;
 
 namespace {
 
@@ -22,15 +26,6 @@ namespace {
 const std::string kSweep =
     "sweep scenarios/basic-roofline.json --set workload.duration_s=10 --grid engine.gpu_memory_utilization=0.9,0.06 "
     "--grid engine.max_num_seqs=8,64,256";
-
-/// Every file under `dir` (hidden ones too) by relative path.
-std::map<std::string, std::string> files_of(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[fs::relative(e.path(), dir).generic_string()] = read_text(e.path());
-  return out;
-}
 
 std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
@@ -64,7 +59,7 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
   // Round robin: shard I holds the points whose index mod 3 is I, two each here.
   for (int i = 0; i < 3; ++i) {
     CAPTURE(i);
-    const std::map<std::string, std::string> f = files_of(shards[static_cast<size_t>(i)]);
+    const std::map<std::string, std::string> f = files_under(shards[static_cast<size_t>(i)]);
     REQUIRE(f.count("shard.jsonl") == 1);
     CHECK(f.count(".kvcap-journal.jsonl") == 0);  // taken away when the shard's set was committed
     const std::string text = f.at("shard.jsonl");
@@ -78,7 +73,7 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
                            false);
   REQUIRE(m.code == 0);
   CHECK(m.out == w.out);
-  const auto expected = files_of(whole), got = files_of(merged);
+  const auto expected = files_under(whole), got = files_under(merged);
   // sweep.csv, sweep.json, sweep.html, the marker and the three points that ran: each byte for byte.
   CHECK(expected.size() == 7);
   CHECK(expected.count("sweep.csv") == 1);
@@ -86,21 +81,14 @@ TEST_CASE("sweep --shard I/3 then kvcap merge: every output file and stdout equa
   CHECK(expected.count("sweep.json") == 1);
   CHECK(expected.count(".kvcap-output-set") == 1);
   CHECK(expected.count("000_gpu_memory_utilization-0.9_max_num_seqs-8/results.json") == 1);
-  for (const auto& entry : expected) {
-    const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-    const auto& text = entry.second;
-    CAPTURE(name);
-    REQUIRE(got.count(name) == 1);
-    CHECK(got.at(name) == text);
-  }
-  CHECK(got.size() == expected.size());
+  check_same_files(expected, got);
   // The table too (a shard's own folder or file both name a shard).
   const auto t = kvcap_cli("merge " + q(merged_table) + " " + q(shards[0] / "shard.jsonl") + " " + q(shards[1]) + " " +
                                q(shards[2]),
                            false);
   REQUIRE(t.code == 0);
   CHECK(t.out == w_table.out);
-  CHECK(files_of(merged_table) == expected);
+  CHECK(files_under(merged_table) == expected);
 }
 
 TEST_CASE("sweep --shard with --capacity, and a shard with no points: the merge equals the whole sweep") {
@@ -117,7 +105,7 @@ TEST_CASE("sweep --shard with --capacity, and a shard with no points: the merge 
   REQUIRE(m.code == 0);
   CHECK(m.out == w.out);
   CHECK(json::parse(m.out)["points"][1]["capacity"]["found"].is_boolean());
-  CHECK(files_of(merged) == files_of(whole));
+  CHECK(files_under(merged) == files_under(whole));
 }
 
 TEST_CASE("kvcap merge refuses shards that do not make one sweep: exit 2 naming the file, nothing written") {

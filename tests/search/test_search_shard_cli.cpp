@@ -15,7 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_command.hpp"
+#include "tests/support/output_files.hpp"
 #include "tests/support/temp_dir.hpp"
+
+using test_support::check_same_files;
+using test_support::files_under;
 
 namespace fs = std::filesystem;
 
@@ -34,14 +38,6 @@ std::string slurp_text(const fs::path& p) {
   return s.str();
 }
 
-std::map<std::string, std::string> shard_files_of(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[fs::relative(e.path(), dir).generic_string()] = slurp_text(e.path());
-  return out;
-}
-
 std::string quote_path(const fs::path& p) { return "'" + p.string() + "'"; }
 
 cli_test::CommandResult kvcap_run(const std::string& args, bool with_stderr = true) {
@@ -58,7 +54,7 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
   const fs::path whole = tmp.path / "whole";
   const auto w = kvcap_run(kSizing + " --out " + quote_path(whole), false);
   REQUIRE(w.code == 0);
-  const auto expected = shard_files_of(whole);
+  const auto expected = files_under(whole);
   REQUIRE(expected.count("sizing.md") == 1);
   REQUIRE(expected.count("search.json") == 1);
   const auto search = nlohmann::json::parse(expected.at("search.json"));
@@ -76,7 +72,7 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
       const auto s = kvcap_run(kSizing + " --shard " + std::to_string(i) + "/" + std::to_string(n) + " --out " + quote_path(d));
       CAPTURE(s.output);
       REQUIRE(s.code == 0);
-      CHECK(shard_files_of(d).count("shard.jsonl") == 1);
+      CHECK(files_under(d).count("shard.jsonl") == 1);
       CHECK(!fs::exists(d / "search.json"));
       dirs += " " + quote_path(d);
     }
@@ -84,15 +80,8 @@ TEST_CASE("search --min-replicas --shard I/N, then kvcap merge: every output and
     const auto m = kvcap_run("merge " + quote_path(merged) + dirs, false);
     REQUIRE(m.code == 0);
     CHECK(m.output == w.output);
-    const auto got = shard_files_of(merged);
-    CHECK(got.size() == expected.size());
-    for (const auto& entry : expected) {
-      const auto& name = entry.first;  // not a structured binding: clang 14 cannot capture one
-      const auto& text = entry.second;
-      CAPTURE(name);
-      REQUIRE(got.count(name) == 1);
-      CHECK(got.at(name) == text);
-    }
+    const auto got = files_under(merged);
+    check_same_files(expected, got);
     // --json prints the unsharded search's document.
     if (n == 3) {
       const auto wj = kvcap_run(kSizing + " --json", false);
