@@ -30,14 +30,16 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
               "paged allocator needs at least one KV group");
   KVCAP_CHECK(cfg.state_groups == 0 || cfg.state_pages_per_request > 0, "state groups need pages per request");
   KVCAP_CHECK(cfg.swa_groups == 0 || cfg.sliding_window > 0, "sliding-window groups need a window");
+  KVCAP_CHECK(cfg.full_block_ratio >= 1, "full-attention pages need a block ratio >= 1");
   spec_.block_size = cfg.block_size;
   spec_.full_groups = cfg.full_groups;
   spec_.swa_groups = cfg.swa_groups;
   spec_.sliding_window = cfg.swa_groups > 0 ? cfg.sliding_window : 0;
   spec_.state_groups = cfg.state_groups;
   spec_.state_pages_per_request = cfg.state_groups > 0 ? cfg.state_pages_per_request : 0;
+  spec_.full_block_ratio = cfg.full_block_ratio;
   hit_blocks_.resize(static_cast<size_t>(groups()));
-  one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0;
+  one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1;
 }
 
 void PagedKvAllocator::grow_slots(int32_t slot) {
@@ -88,21 +90,37 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   // blocks: a 48-token prompt at block_size 16 can hit at most 2 blocks.
   int64_t hit = std::min<int64_t>((seq.num_tokens() - 1) / cfg_.block_size,
                                   static_cast<int64_t>(seq.block_hashes.size()));
-  // Full groups: the longest prefix cached in every one of them.
+  // Full groups: the longest prefix of whole pages cached in every one of them (a page of r
+  // blocks is keyed by its last block's chained hash).
+  const int64_t r = cfg_.full_block_ratio;
+  hit -= hit % r;
   for (int64_t g = 0; g < cfg_.full_groups; ++g)
-    for (int64_t i = 0; i < hit; ++i)
+    for (int64_t i = r - 1; i < hit; i += r)
       if (pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)) == BlockPool::kNone) {
-        hit = i;
+        hit = i + 1 - r;
         break;
       }
-  // Sliding groups can only shorten it; any prefix of a full-group hit is still a full-group hit.
-  if (cfg_.swa_groups > 0) hit = sliding_hit(seq, hit);
+  // Sliding groups can only shorten it, and any whole-page prefix of a full-group hit is still a
+  // full-group hit; a shortened hit that is not a whole page is cut to one and the window before
+  // it checked again, until both agree (vLLM HybridKVCacheCoordinator.find_longest_cache_hit).
+  if (cfg_.swa_groups > 0)
+    for (;;) {
+      int64_t h = sliding_hit(seq, hit);
+      h -= h % r;
+      if (h == hit) break;
+      hit = h;
+    }
   hit_len_ = hit;
   hit_skip_ = spec_.first_kept_block(hit * cfg_.block_size);
   for (int64_t g = 0; g < groups(); ++g) {
     auto& out = hit_blocks_[static_cast<size_t>(g)];
-    for (int64_t i = sliding(g) ? hit_skip_ : 0; i < hit; ++i)
-      out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
+    if (sliding(g)) {
+      for (int64_t i = hit_skip_; i < hit; ++i)
+        out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
+    } else {
+      for (int64_t i = r - 1; i < hit; i += r)
+        out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
+    }
   }
   return hit * cfg_.block_size;
 }
@@ -203,13 +221,16 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   // needs a new one.
   if (static_cast<int64_t>(seq.block_hashes.size()) < seq.num_tokens() / cfg_.block_size)
     extend_block_hashes(seq, cfg_.block_size);
+  const int64_t r = cfg_.full_block_ratio;
   for (; cached < full; ++cached) {
     const uint64_t h = seq.block_hashes[static_cast<size_t>(cached)];
-    for (int64_t g = 0; g < sliding_end(); ++g) {
-      const int64_t first = sliding(g) ? skipped : 0;
-      if (cached < first) continue;  // already out of this group's window
-      pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - first)], group_key(h, g));
-    }
+    // A full-attention page fills with its last block.
+    if ((cached + 1) % r == 0)
+      for (int64_t g = 0; g < cfg_.full_groups; ++g)
+        pool_.cache(table(seq.slot, g)[static_cast<size_t>((cached + 1) / r - 1)], group_key(h, g));
+    if (cached < skipped) continue;  // already out of the sliding groups' window
+    for (int64_t g = cfg_.full_groups; g < sliding_end(); ++g)
+      pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - skipped)], group_key(h, g));
   }
 }
 
@@ -247,11 +268,12 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
       remove_skipped_blocks(seq.slot, seq.num_computed_tokens);
   }
   const int64_t skipped = skipped_[slot_index];
+  const int64_t full_pages = ceil_div(need_tokens, spec_.full_block_size());
   int64_t new_blocks = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const int64_t hits = hit_blocks > 0 ? static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size()) : 0;
     const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) + hits;
-    new_blocks += std::max<int64_t>(0, (state(g) ? state_target(total_blocks) : total_blocks) - held_end);
+    new_blocks += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held_end);
   }
   int64_t evictable_hits = 0;
   if (hit_blocks > 0)
@@ -263,17 +285,22 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     return false;
   }
 
-  for (int64_t g = 0; g < groups(); ++g) {
-    auto& t = table(seq.slot, g);
-    if (hit_blocks > 0) {
+  // Every group's hits leave the free queue before any group pops new blocks from it, or one
+  // group could pop (and evict) a cached block another group is about to take as a hit (vLLM
+  // saves all groups' computed blocks before allocate_new_blocks).
+  if (hit_blocks > 0)
+    for (int64_t g = 0; g < groups(); ++g) {
+      auto& t = table(seq.slot, g);
       for (int32_t b : hit_blocks_[static_cast<size_t>(g)]) {
-        if (pool_.ref_count(b) > 0) shared_extra_tokens_ += cfg_.block_size;
+        if (pool_.ref_count(b) > 0) shared_extra_tokens_ += page_tokens(g);
         pool_.touch(b);
         t.push_back(b);
       }
     }
+  for (int64_t g = 0; g < groups(); ++g) {
+    auto& t = table(seq.slot, g);
     const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(t.size());
-    pool_.pop_free(std::max<int64_t>(0, (state(g) ? state_target(total_blocks) : total_blocks) - held_end), t);
+    pool_.pop_free(std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held_end), t);
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
@@ -293,14 +320,11 @@ int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new
     const auto held = slot < slot_tokens_.size() ? static_cast<int64_t>(tables_[slot].size()) : 0;
     return std::max<int64_t>(0, total_blocks - held);
   }
+  const int64_t full_pages = ceil_div(need, spec_.full_block_size());
   int64_t n = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const auto held = static_cast<int64_t>(blocks_of(seq.slot, g).size());
-    if (state(g)) {
-      n += std::max<int64_t>(0, state_target(total_blocks) - held);
-      continue;
-    }
-    n += std::max<int64_t>(0, total_blocks - held - (sliding(g) ? skipped_blocks(seq.slot) : 0));
+    n += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held - (sliding(g) ? skipped_blocks(seq.slot) : 0));
   }
   // Blocks this allocation's window would free are not counted: an upper bound, which is what
   // the callers (plain-decode detection, parked-session reclaim) need.
@@ -314,7 +338,7 @@ void PagedKvAllocator::free(SeqState& seq) {
   for (int64_t g = 0; g < groups(); ++g) {
     auto& t = table(seq.slot, g);
     // Tail first, so that within one request the last blocks become the first eviction candidates.
-    shared_extra_tokens_ -= pool_.free_blocks_reversed(t) * cfg_.block_size;
+    shared_extra_tokens_ -= pool_.free_blocks_reversed(t) * page_tokens(g);
     t.clear();
   }
   const auto slot_index = static_cast<size_t>(seq.slot);
@@ -368,6 +392,7 @@ void PagedKvAllocator::check_invariants() const {
   std::vector<int32_t> refs(static_cast<size_t>(materialized), 0);
   std::vector<size_t> seen_in(static_cast<size_t>(materialized), SIZE_MAX);
   int64_t slot_tokens = 0;
+  int64_t shared_extra = 0;
   for (size_t s = 0; s < slot_tokens_.size(); ++s) {
     const int64_t logical = ceil_div(slot_tokens_[s], cfg_.block_size);
     const int64_t skipped = skipped_[s];
@@ -376,7 +401,7 @@ void PagedKvAllocator::check_invariants() const {
     for (int64_t g = 0; g < groups(); ++g) {
       const auto& t = tables_[s * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
       const int64_t first = sliding(g) ? std::min(skipped, logical) : 0;
-      const int64_t expected = state(g) ? state_target(logical) : logical - first;
+      const int64_t expected = target_pages(g, logical, ceil_div(slot_tokens_[s], spec_.full_block_size())) - first;
       KVCAP_CHECK(static_cast<int64_t>(t.size()) == expected,
                   "slot " + std::to_string(s) + " group " + std::to_string(g) +
                       " holds a block count that does not match its tokens");
@@ -386,23 +411,20 @@ void PagedKvAllocator::check_invariants() const {
                     "slot " + std::to_string(s) + " freed sliding-window blocks its window still needs");
       for (int32_t b : t) {
         KVCAP_CHECK(b > 0 && b < materialized, "block id out of range");
-        ++refs[static_cast<size_t>(b)];
+        if (refs[static_cast<size_t>(b)]++ > 0) shared_extra += page_tokens(g);
         KVCAP_CHECK(seen_in[static_cast<size_t>(b)] != s, "block " + std::to_string(b) + " twice in one request's tables");
         seen_in[static_cast<size_t>(b)] = s;
       }
     }
   }
   KVCAP_CHECK(slot_tokens == total_slot_tokens_, "token slot total out of sync");
-  int64_t shared_extra = 0;
   for (int64_t b = 1; b < materialized; ++b) {
     const int32_t r = refs[static_cast<size_t>(b)];
     KVCAP_CHECK(r == pool_.ref_count(static_cast<int32_t>(b)),
                 "block " + std::to_string(b) + ": ref_cnt " + std::to_string(pool_.ref_count(static_cast<int32_t>(b))) +
                     " but referenced by " + std::to_string(r) + " tables (double allocation or leak)");
-    if (r > 1) {
+    if (r > 1)
       KVCAP_CHECK(pool_.hash_of(static_cast<int32_t>(b)) != BlockPool::kNoHash, "an unhashed block is shared");
-      shared_extra += (r - 1) * cfg_.block_size;
-    }
   }
   KVCAP_CHECK(shared_extra == shared_extra_tokens_, "shared-token count out of sync");
 }

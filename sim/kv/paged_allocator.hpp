@@ -16,6 +16,11 @@
 // (vLLM's MambaManager worst case); their states are not prefix-cached here, so a model with
 // state groups takes no prefix hits (vLLM's "align" mode caches states at block boundaries only,
 // and reports near-zero hit rates on these models: vLLM issues #51198, #51250).
+// Full-attention pages may hold a whole multiple of the block size (full_block_ratio; vLLM
+// KVCacheSpec block sizes after unify_kv_cache_spec_page_size): their tables grow a page per
+// full_block_size() tokens, a page's prefix-cache key is the chained hash of its last block
+// (vLLM BlockHashListWithBlockSize), and a prefix hit is a whole number of the largest page
+// (HybridKVCacheCoordinator aligns hits to the block sizes' lcm).
 // The same KvCacheSpec sizes `kvcap memory`.
 #include <cstdint>
 #include <span>
@@ -39,6 +44,9 @@ struct PagedAllocatorConfig {
   int64_t sliding_window = 0;  ///< tokens, for the sliding groups
   int64_t state_groups = 0;    ///< linear-attention state groups (after the sliding ones)
   int64_t state_pages_per_request = 0;
+  /// Full-attention pages hold this many blocks of tokens (KvCacheSpec::full_block_ratio: vLLM's
+  /// unify_kv_cache_spec_page_size gives Gemma 4's global layers 2 x block_size-token pages).
+  int64_t full_block_ratio = 1;
 };
 
 class PagedKvAllocator final : public KvAllocator {
@@ -90,8 +98,15 @@ class PagedKvAllocator final : public KvAllocator {
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
   bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }
   int64_t sliding_end() const { return cfg_.full_groups + cfg_.swa_groups; }
+  /// Tokens one page of group g holds.
+  int64_t page_tokens(int64_t g) const { return g < cfg_.full_groups ? spec_.full_block_size() : cfg_.block_size; }
   /// Pages a state group holds for a request that holds `logical_blocks` attention blocks.
   int64_t state_target(int64_t logical_blocks) const { return logical_blocks > 0 ? cfg_.state_pages_per_request : 0; }
+  /// Pages group g holds (from logical block 0) for a request of `logical_blocks` blocks and
+  /// `full_pages` full-attention pages.
+  int64_t target_pages(int64_t g, int64_t logical_blocks, int64_t full_pages) const {
+    return state(g) ? state_target(logical_blocks) : g < cfg_.full_groups ? full_pages : logical_blocks;
+  }
   std::vector<int32_t>& table(int32_t slot, int64_t g) {
     return tables_[static_cast<size_t>(slot) * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
   }
@@ -111,7 +126,7 @@ class PagedKvAllocator final : public KvAllocator {
   /// Per slot: first_own_block of the request holding blocks there, -1 until needed (reset by free).
   std::vector<int64_t> own_from_;
   std::vector<std::vector<int32_t>> hit_blocks_;  ///< per group, from the last find_prefix_hit
-  int64_t hit_len_ = 0;                        ///< hit in logical blocks
+  int64_t hit_len_ = 0;                        ///< hit in logical blocks (of block_size tokens)
   int64_t hit_skip_ = 0;                       ///< sliding groups' first hit block
   int32_t hit_slot_ = -1;
   std::vector<int32_t> scratch_;

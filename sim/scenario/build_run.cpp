@@ -152,7 +152,9 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   } else if (paged && b.kv.hybrid()) {
     accounting = "hybrid KV manager: " + std::to_string(b.kv.full_groups) + " full-attention + " +
                  std::to_string(b.kv.swa_groups) + " sliding-window (" + std::to_string(b.kv.sliding_window) +
-                 " tokens) groups; a block is one group's page; sliding groups free blocks out of the window";
+                 " tokens) groups; a block is one group's page; sliding groups free blocks out of the window" +
+                 (b.kv.full_block_ratio > 1 ? "; full-attention pages hold " + std::to_string(b.kv.full_block_size()) + " tokens"
+                                            : std::string());
   } else if (groups > 1) {
     pool_blocks /= groups;
     accounting = "contiguous allocator on a hybrid model with " + std::to_string(groups) +

@@ -26,14 +26,6 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
     return std::make_unique<ContiguousKvAllocator>(c);
   }
   KVCAP_CHECK(e.allocator == "paged", "unknown allocator '" + e.allocator + "'");
-  // The paged allocator keeps one table per request at one block size; a pool whose full-attention
-  // pages hold more tokens than the sliding ones' (KvCacheSpec::full_block_ratio) is sized by
-  // `kvcap memory` but cannot be spent block by block here yet.
-  if (kv.full_block_ratio != 1)
-    throw InputError("engine.allocator",
-                     "kvcap run does not model KV pages of two block sizes yet (full-attention layers at " +
-                         std::to_string(kv.full_block_ratio) + "x the block size, as vLLM's unify_kv_cache_spec_page_size "
-                         "gives Gemma 4's global layers); kvcap memory sizes such a pool");
   PagedAllocatorConfig pc;
   pc.num_gpu_blocks = pool_blocks;
   pc.block_size = e.block_size;
@@ -45,6 +37,7 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.sliding_window = kv.sliding_window;
   pc.state_groups = kv.state_groups;
   pc.state_pages_per_request = kv.state_pages_per_request;
+  pc.full_block_ratio = kv.full_block_ratio;
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

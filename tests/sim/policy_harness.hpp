@@ -43,14 +43,14 @@ struct PolicyHarness {
   /// One replica per element of `engines` (all share `sc`); `pool_blocks` includes the reserved one.
   PolicyHarness(std::vector<Request> reqs, const SchedulerConfig& sc, const std::vector<EngineSettings>& engines,
                 int64_t pool_blocks, SimulationOptions opt = {}, const std::string& router = "round_robin",
-                double step_s = 0.01)
+                double step_s = 0.01, const KvCacheSpec& kv = {})
       : cost(step_s) {
     opt.check_invariants = true;
     opt.max_model_len = sc.max_model_len;
     std::vector<std::unique_ptr<Replica>> reps;
     for (size_t i = 0; i < engines.size(); ++i) {
       reps.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc,
-                                               make_allocator(engines[i], pool_blocks, sc.max_model_len),
+                                               make_allocator(engines[i], pool_blocks, sc.max_model_len, kv),
                                                make_scheduler(engines[i], sc), cost, metrics));
       reps.back()->set_admission(make_admission(engines[i]));
       reps.back()->set_forecast(make_forecast(engines[i], sc.max_model_len));

@@ -176,6 +176,103 @@ TEST_CASE("hybrid prefix cache: evicted sliding blocks in the window shorten the
   a.check_invariants();
 }
 
+TEST_CASE("two block sizes (Gemma 4 shape): full-attention pages of 32 tokens beside sliding pages of 16") {
+  // vLLM's unify_kv_cache_spec_page_size gives a layer type with half the KV a token pages of
+  // twice the tokens: one full group of 32-token pages, two sliding groups (window 64) of 16.
+  PagedAllocatorConfig c = hybrid_cfg(400, 1, 2, 64);
+  c.full_block_ratio = 2;
+  PagedKvAllocator a(c);
+  SeqState s = endless_seq(0, 100);
+  // One 100-token chunk: ceil(100 / 32) = 4 full pages, ceil(100 / 16) = 7 in each sliding group.
+  REQUIRE(prefill_then_decode(a, s, 100, 0));
+  CHECK(a.blocks_of(0, 0).size() == 4);
+  CHECK(a.blocks_of(0, 1).size() == 7);
+  CHECK(a.usage().used_blocks == 4 + 2 * 7);
+  // Token 101: the window of the token at position 100 starts at 37, so blocks before 37 / 16 = 2
+  // are freed in each sliding group: 7 - 2 = 5 held; the full group still ceil(101 / 32) = 4.
+  REQUIRE(prefill_then_decode(a, s, 1, 1));
+  CHECK(a.blocks_of(0, 0).size() == 4);
+  CHECK(a.blocks_of(0, 2).size() == 5);
+  CHECK(a.usage().used_blocks == 4 + 2 * 5);
+  // Token 129 opens the fifth full page (ceil(129 / 32)); the sliding groups hold blocks
+  // [(128 - 63) / 16, ceil(129 / 16)) = [4, 9): 5 each.
+  REQUIRE(prefill_then_decode(a, s, 1, 28));
+  CHECK(s.num_computed_tokens == 129);
+  CHECK(a.blocks_of(0, 0).size() == 5);
+  CHECK(a.usage().used_blocks == 5 + 2 * 5);
+  // The spec `kvcap memory` sizes with says the same.
+  KvCacheSpec spec;
+  spec.full_groups = 1;
+  spec.swa_groups = 2;
+  spec.sliding_window = 64;
+  spec.full_block_ratio = 2;
+  CHECK(spec.blocks_for_tokens(129) == 15);
+  CHECK(a.blocks_for_tokens(129) == 15);
+  CHECK(a.new_blocks_needed(s, 32) == 1 + 2 * 2);  // to 161 tokens: 6 full pages, 11 blocks
+  a.check_invariants();
+}
+
+TEST_CASE("two block sizes: a prefix hit is whole 32-token pages, keyed by each page's last block") {
+  PagedAllocatorConfig c = hybrid_cfg(400, 1, 1, 64, /*caching=*/true);
+  c.full_block_ratio = 2;
+  PagedKvAllocator a(c);
+  const std::vector<ContentSegment> doc{{77, 1600}};
+  SeqState first = endless_seq(0, 1600, doc, 1);
+  REQUIRE(a.allocate(first, 0, 1600));  // 50 full pages and 100 sliding blocks, all cached
+  first.num_computed_tokens = 1600;
+  a.check_invariants();
+  CHECK(a.usage().used_blocks == 50 + 100);
+  // The same document while `first` still holds it: the hit is capped at 1,599 tokens, 99 blocks,
+  // cut to whole full pages: 98 blocks = 49 pages = 1,568 tokens (99 x 16 with one block size).
+  SeqState again = endless_seq(1, 1600, doc, 2);
+  const int64_t hit = a.find_prefix_hit(again);
+  CHECK(hit == 49 * 32);
+  const int64_t free_before = a.num_free_blocks();
+  REQUIRE(a.allocate(again, hit, 1600 - hit));
+  // Full group: 49 shared pages + 1 new. Sliding: the window of the token at 1,568 needs blocks
+  // from (1,568 - 63) / 16 = 94; 94-97 are shared hits, 98-99 new.
+  CHECK(a.blocks_of(1, 0).size() == 50);
+  CHECK(a.skipped_blocks(1) == 94);
+  CHECK(a.blocks_of(1, 1).size() == 6);
+  CHECK(a.num_free_blocks() == free_before - 3);
+  for (size_t i = 0; i < 49; ++i) CHECK(a.blocks_of(1, 0)[i] == a.blocks_of(0, 0)[i]);
+  CHECK(a.blocks_of(1, 0)[49] != a.blocks_of(0, 0)[49]);
+  a.check_invariants();  // shared pages counted at their own group's tokens
+  a.free(first);
+  a.free(again);
+  a.check_invariants();
+  // A prompt of 60 tokens after a 60-token run of the same content: (60 - 1) / 16 = 3 blocks, one
+  // whole page: 32 tokens (48 with one block size).
+  const std::vector<ContentSegment> shorter{{78, 60}};
+  SeqState x = endless_seq(2, 60, shorter, 3);
+  REQUIRE(prefill_then_decode(a, x, 60, 0));
+  a.free(x);
+  SeqState y = endless_seq(3, 60, shorter, 4);
+  CHECK(a.find_prefix_hit(y) == 32);
+}
+
+TEST_CASE("hybrid prefix hit: no group pops a cached block another group takes as a hit in the same allocation") {
+  // Window 32 (2 blocks). A 96-token document prefilled 16 tokens at a time frees its early
+  // sliding blocks while it runs, so after it finishes they sit at the free queue's head, before
+  // every full-group block. A 48-token prompt of the same document then hits 2 blocks: full
+  // blocks 0-1 and sliding blocks 0-1, the latter at the head of the queue. Its full group needs
+  // one new block: taken from the head before the sliding group had taken its hits, it would be
+  // sliding block 0 itself (held twice, its cache entry evicted).
+  PagedKvAllocator a(hybrid_cfg(13, 1, 1, 32, /*caching=*/true));
+  const std::vector<ContentSegment> doc{{9, 96}};
+  SeqState first = endless_seq(0, 96, doc, 1);
+  REQUIRE(prefill_then_decode(a, first, 16, 0));
+  a.free(first);
+  a.check_invariants();
+  SeqState again = endless_seq(1, 48, doc, 2);
+  const int64_t hit = a.find_prefix_hit(again);
+  REQUIRE(hit == 32);
+  REQUIRE(a.allocate(again, hit, 48 - hit));
+  a.check_invariants();  // throws on a block held twice by one request
+  CHECK(a.blocks_of(1, 0).size() == 3);
+  CHECK(a.blocks_of(1, 1).size() == 3);
+}
+
 TEST_CASE("linear-attention state groups: a fixed number of pages per request from its first chunk to its end") {
   // Qwen3.6-35B-A3B's shape: 1 full-attention group and 3 state groups; align mode with no
   // drafting keeps 2 pages per state group. Blocks of 2,096 tokens: a 5,000-token prompt holds

@@ -24,6 +24,7 @@ struct Case {
   int replicas = 1;
   std::string router = "round_robin";
   int64_t cpu_blocks = 0;  ///< vllm-v0 swap tier
+  KvCacheSpec kv;          ///< one full-attention group, or a hybrid layout (vLLM V1, paged)
 };
 
 Case random_case(uint64_t seed) {
@@ -77,6 +78,15 @@ Case random_case(uint64_t seed) {
     if (uni(0, 1)) r.session_id = uni(0, 3);
     c.reqs.push_back(r);
   }
+  // Drawn last, so the other cases stay as they were: a third of the vLLM V1 paged cases get
+  // sliding-window groups, half of those with full-attention pages of two blocks (Gemma 4's
+  // layout), and a pool that still holds one request of max_len at vLLM's startup worst case.
+  if (c.e.scheduler == "vllm-v1" && c.e.allocator == "paged" && uni(0, 2) == 0) {
+    c.kv.swa_groups = uni(1, 2);
+    c.kv.sliding_window = uni(8, 64);
+    c.kv.full_block_ratio = uni(1, 2);
+    c.blocks = c.kv.worst_case_blocks_for_tokens(max_len, c.sc.max_num_batched_tokens) + 1 + uni(0, 20);
+  }
   return c;
 }
 
@@ -85,7 +95,7 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
   opt.event_skipping = skipping;
   opt.sample_interval_s = 0.05;
   PolicyHarness h(c.reqs, c.sc, std::vector<EngineSettings>(static_cast<size_t>(c.replicas), c.e), c.blocks, opt,
-                  c.router);
+                  c.router, 0.01, c.kv);
   h.cost.set_link(1e6);  // 1000-byte blocks: 1 ms per block copied
   for (Replica* r : h.sim->replicas()) r->set_swap_tier(c.cpu_blocks, 1000);
   h.run();
@@ -114,11 +124,15 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
 TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x on_oom) keep the invariants") {
   int64_t swaps = 0;
   int64_t lost_total = 0;
+  int64_t two_block_sizes = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     const Case c = random_case(seed);
     CAPTURE(c.e.scheduler);
     CAPTURE(c.e.allocator);
+    CAPTURE(c.kv.swa_groups);
+    CAPTURE(c.kv.full_block_ratio);
+    two_block_sizes += c.kv.full_block_ratio > 1 ? 1 : 0;
     int64_t lost = 0;
     int64_t swapped_in = 0;
     const std::string with = run_case(c, true, &lost, &swapped_in);
@@ -129,4 +143,5 @@ TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x 
   }
   CHECK(lost_total > 0);  // crashes happened somewhere, and were accounted for
   CHECK(swaps > 0);       // the V0 swap tier was exercised, round trips included
+  CHECK(two_block_sizes >= 3);  // hybrid pools with pages of two block sizes were exercised
 }
