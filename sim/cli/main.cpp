@@ -1,6 +1,7 @@
 // kvcap: capacity planning for LLM inference serving. Exit codes (sim/util/exit_codes.hpp): 0 ok,
 // 1 a check failed, 2 bad input or an output that could not be written (the message names the
 // file, line or field), 3 an internal error (a bug).
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "sim/util/build_info.hpp"
+#include "sim/util/error.hpp"
 #include "sim/util/exit_codes.hpp"
 #include "sim/util/text.hpp"
 
@@ -56,7 +58,15 @@ int main(int argc, char** argv) {
         }
         kvcap::limit_memory(max_memory.empty() ? kvcap::default_memory_limit()
                                                : kvcap::parse_byte_size(max_memory, "--max-memory"));
-        return action ? action() : kvcap::kExitOk;
+        if (!action) return kvcap::kExitOk;
+        // A setting's error that no scenario claimed came from a flag: named as the flag.
+        try {
+          return action();
+        } catch (const kvcap::FieldError& e) {
+          std::string flag = e.field();
+          std::replace(flag.begin(), flag.end(), '_', '-');
+          throw kvcap::InputError("--" + flag, e.detail());
+        }
       },
       std::cerr);
 }

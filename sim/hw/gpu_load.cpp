@@ -119,7 +119,7 @@ GpuSpec load_gpu(const std::string& id_or_path) {
   std::error_code ec;
   if (!id_or_path.empty() && std::filesystem::is_regular_file(id_or_path, ec))
     return gpu_from_json(read_json_file(id_or_path), id_or_path);
-  throw InputError("--gpu", "\"" + id_or_path + "\" is neither a catalog GPU (an id, or a name such as h100 or \"NVIDIA H100 80GB HBM3\") "
+  throw FieldError("gpu", "\"" + id_or_path + "\" is neither a catalog GPU (an id, or a name such as h100 or \"NVIDIA H100 80GB HBM3\") "
                                 "nor an existing JSON file (catalog: " + catalog_ids() + ")");
 }
 

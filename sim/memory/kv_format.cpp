@@ -13,7 +13,7 @@ DType parse_kv_cache_dtype(const std::string& n, DType model_dtype) {
   if (n == "fp8_e5m2") return DType::fp8_e5m2;
   if (n == "int8") return DType::int8;
   if (n == "int4") return DType::int4;
-  throw InputError("--kv-cache-dtype", "unknown KV cache dtype \"" + n +
+  throw FieldError("kv_cache_dtype", "unknown KV cache dtype \"" + n +
                                            "\" (expected auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2, int8, int4)");
 }
 
@@ -22,14 +22,14 @@ DType parse_model_dtype(const std::string& n, DType config_dtype) {
   if (n == "bf16" || n == "bfloat16") return DType::bf16;
   if (n == "fp16" || n == "float16" || n == "half") return DType::fp16;
   if (n == "fp32" || n == "float32" || n == "float") return DType::fp32;
-  throw InputError("--dtype", "unknown model dtype \"" + n + "\" (expected auto, bfloat16, float16, float32)");
+  throw FieldError("dtype", "unknown model dtype \"" + n + "\" (expected auto, bfloat16, float16, float32)");
 }
 
 int64_t kv_vector_bytes(int64_t elements, const KvFormat& f) {
   const int64_t bits = dtype_bits(f.dtype);
   int64_t bytes = (elements * bits + 7) / 8;
   if (f.dtype == DType::int8 || f.dtype == DType::int4) {
-    if (f.group_size < 1) throw InputError("--kv-quant-group-size", "must be a positive integer");
+    if (f.group_size < 1) throw FieldError("kv_quant_group_size", "must be a positive integer");
     const int64_t groups = (elements + f.group_size - 1) / f.group_size;
     bytes += groups * f.scale_bits / 8;
   }

@@ -8,12 +8,12 @@ namespace kvcap {
 
 namespace {
 
-DType state_dtype(const std::string& value, DType fallback, const char* flag) {
+DType state_dtype(const std::string& value, DType fallback, const char* field) {
   if (value == "auto") return fallback;
   if (value == "float32" || value == "fp32") return DType::fp32;
   if (value == "bfloat16" || value == "bf16") return DType::bf16;
   if (value == "float16" || value == "fp16" || value == "half") return DType::fp16;
-  throw InputError(flag, "expected auto, float32, bfloat16 or float16, got " + quote_input(value));
+  throw FieldError(field, "expected auto, float32, bfloat16 or float16, got " + quote_input(value));
 }
 
 }  // namespace
@@ -21,13 +21,13 @@ DType state_dtype(const std::string& value, DType fallback, const char* flag) {
 LinearStateFormat resolve_linear_state_format(const ModelSpec& m, DType model_dtype, const std::string& mamba_cache_dtype,
                                               const std::string& mamba_ssm_cache_dtype, int64_t num_speculative_tokens) {
   if (num_speculative_tokens < 0)
-    throw InputError("--num-speculative-tokens", "expected a non-negative integer, got " + std::to_string(num_speculative_tokens));
+    throw FieldError("num_speculative_tokens", "expected a non-negative integer, got " + std::to_string(num_speculative_tokens));
   LinearStateFormat f;
-  f.conv_dtype = state_dtype(mamba_cache_dtype, model_dtype, "--mamba-cache-dtype");
+  f.conv_dtype = state_dtype(mamba_cache_dtype, model_dtype, "mamba_cache_dtype");
   // vLLM's Qwen3.5 configs carry mamba_ssm_dtype (float32), which it keeps the SSM state in; a
   // config without it keeps the state in the conv (model) dtype.
   const DType ssm_default = m.linear.ssm_dtype_from_config ? m.linear.ssm_dtype : f.conv_dtype;
-  f.ssm_dtype = state_dtype(mamba_ssm_cache_dtype, ssm_default, "--mamba-ssm-cache-dtype");
+  f.ssm_dtype = state_dtype(mamba_ssm_cache_dtype, ssm_default, "mamba_ssm_cache_dtype");
   f.num_speculative_tokens = num_speculative_tokens;
   return f;
 }

@@ -60,39 +60,39 @@ int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus)
 
 void validate(const EngineMemoryConfig& c) {
   // Bounds far above any real server, so that products of them stay inside 64 bits.
-  const auto at_most = [](int64_t v, int64_t max, const char* flag) {
-    if (v > max) throw InputError(flag, "expected at most " + std::to_string(max) + ", got " + std::to_string(v));
+  const auto at_most = [](int64_t v, int64_t max, const char* field) {
+    if (v > max) throw FieldError(field, "expected at most " + std::to_string(max) + ", got " + std::to_string(v));
   };
-  at_most(c.tensor_parallel_size, 65536, "--tensor-parallel-size");
-  at_most(c.pipeline_parallel_size, 65536, "--pipeline-parallel-size");
-  at_most(c.data_parallel_size, 65536, "--data-parallel-size");
+  at_most(c.tensor_parallel_size, 65536, "tensor_parallel_size");
+  at_most(c.pipeline_parallel_size, 65536, "pipeline_parallel_size");
+  at_most(c.data_parallel_size, 65536, "data_parallel_size");
   if (c.decode_context_parallel_size < 1 || c.tensor_parallel_size % c.decode_context_parallel_size != 0)
-    throw InputError("--decode-context-parallel-size",
+    throw FieldError("decode_context_parallel_size",
                      "expected a divisor of the tensor parallel size (" + std::to_string(c.tensor_parallel_size) +
                          "), as vLLM requires (DCP ranks are TP ranks), got " + std::to_string(c.decode_context_parallel_size));
-  at_most(c.block_size, int64_t{1} << 20, "--block-size");
-  at_most(c.max_num_batched_tokens, int64_t{1} << 31, "--max-num-batched-tokens");
-  at_most(c.max_num_seqs, int64_t{1} << 24, "--max-num-seqs");
-  at_most(c.max_model_len, int64_t{1} << 31, "--max-model-len");
-  at_most(c.num_speculative_tokens, 64, "--num-speculative-tokens");
-  at_most(c.kv_quant_group_size, int64_t{1} << 20, "--kv-quant-group-size");
-  if (c.kv_cache_memory_bytes) at_most(*c.kv_cache_memory_bytes, int64_t{1} << 50, "--kv-cache-memory-bytes");
-  if (c.cuda_graph_memory_bytes) at_most(*c.cuda_graph_memory_bytes, int64_t{1} << 50, "--cuda-graph-memory-bytes");
+  at_most(c.block_size, int64_t{1} << 20, "block_size");
+  at_most(c.max_num_batched_tokens, int64_t{1} << 31, "max_num_batched_tokens");
+  at_most(c.max_num_seqs, int64_t{1} << 24, "max_num_seqs");
+  at_most(c.max_model_len, int64_t{1} << 31, "max_model_len");
+  at_most(c.num_speculative_tokens, 64, "num_speculative_tokens");
+  at_most(c.kv_quant_group_size, int64_t{1} << 20, "kv_quant_group_size");
+  if (c.kv_cache_memory_bytes) at_most(*c.kv_cache_memory_bytes, int64_t{1} << 50, "kv_cache_memory_bytes");
+  if (c.cuda_graph_memory_bytes) at_most(*c.cuda_graph_memory_bytes, int64_t{1} << 50, "cuda_graph_memory_bytes");
   if (!(c.gpu_memory_utilization >= 0 && c.gpu_memory_utilization <= 1))  // 0: vLLM's default
-    throw InputError("--gpu-memory-utilization", "expected a fraction in (0, 1], got " +
+    throw FieldError("gpu_memory_utilization", "expected a fraction in (0, 1], got " +
                                                      std::to_string(c.gpu_memory_utilization));
   if (c.cuda_graph_memory_bytes && *c.cuda_graph_memory_bytes < 0)
-    throw InputError("--cuda-graph-memory-bytes", "expected a non-negative number of bytes, got " +
+    throw FieldError("cuda_graph_memory_bytes", "expected a non-negative number of bytes, got " +
                                                       std::to_string(*c.cuda_graph_memory_bytes));
-  if (c.block_size < 1) throw InputError("--block-size", "expected a positive integer, got " + std::to_string(c.block_size));
+  if (c.block_size < 1) throw FieldError("block_size", "expected a positive integer, got " + std::to_string(c.block_size));
   if (c.max_num_batched_tokens < 0)
-    throw InputError("--max-num-batched-tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
-  if (c.max_num_seqs < 0) throw InputError("--max-num-seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
-  if (c.max_model_len < 0) throw InputError("--max-model-len", "expected a positive integer, got " + std::to_string(c.max_model_len));
+    throw FieldError("max_num_batched_tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
+  if (c.max_num_seqs < 0) throw FieldError("max_num_seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
+  if (c.max_model_len < 0) throw FieldError("max_model_len", "expected a positive integer, got " + std::to_string(c.max_model_len));
   if (c.kv_quant_group_size < 1)
-    throw InputError("--kv-quant-group-size", "expected a positive integer, got " + std::to_string(c.kv_quant_group_size));
+    throw FieldError("kv_quant_group_size", "expected a positive integer, got " + std::to_string(c.kv_quant_group_size));
   if (c.kv_cache_memory_bytes && *c.kv_cache_memory_bytes < 1)
-    throw InputError("--kv-cache-memory-bytes", "expected a positive number of bytes, got " +
+    throw FieldError("kv_cache_memory_bytes", "expected a positive number of bytes, got " +
                                                     std::to_string(*c.kv_cache_memory_bytes));
 }
 
@@ -250,7 +250,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.block_size = cfg.block_size;
   b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp, cfg.pp_layer_partition);
   if (!cfg.stage_gpus.empty() && static_cast<int64_t>(cfg.stage_gpus.size()) != pp)
-    throw InputError("--stage-gpus", "expected one GPU per pipeline stage (" + std::to_string(pp) + "), got " +
+    throw FieldError("stage_gpus", "expected one GPU per pipeline stage (" + std::to_string(pp) + "), got " +
                                          std::to_string(cfg.stage_gpus.size()));
 
   const DType model_dtype = parse_model_dtype(cfg.dtype, model.dtype);
@@ -260,23 +260,28 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
 
   const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
-  const auto version = parse_vllm_version(cfg.vllm_version, "--vllm-version");
+  std::pair<int, int> version;
+  try {
+    version = parse_vllm_version(cfg.vllm_version, "");
+  } catch (const InputError& e) {
+    throw FieldError("vllm_version", e.what());
+  }
   if (cfg.vllm_use_v1 && version != std::pair<int, int>{0, 7})
-    throw InputError("--vllm-use-v1", "VLLM_USE_V1=1 picks the V1 engine on 0.7 releases only (V1 is the default from 0.8 "
-                                      "and absent before 0.7); --vllm-version is " + cfg.vllm_version);
+    throw FieldError("vllm_use_v1", "VLLM_USE_V1=1 picks the V1 engine on 0.7 releases only (V1 is the default from 0.8 "
+                                      "and absent before 0.7); vllm_version is " + cfg.vllm_version);
   // V1 on a 0.7 release: its serve batch defaults and non-torch figure are taken as 0.8's.
   const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
   if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
-    throw InputError("--sampler", "expected auto, flashinfer or pytorch, got " + quote_input(cfg.sampler));
+    throw FieldError("sampler", "expected auto, flashinfer or pytorch, got " + quote_input(cfg.sampler));
   // The sort-based sampler is V1's (V0 samples differently), from 0.8 until the Triton top-k/top-p
   // kernel took over batches of 8 rows or more (sort_sampler_by_default).
   if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 16}))
-    throw InputError("--sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler of 0.8 to 0.15; --vllm-version " +
+    throw FieldError("sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler of 0.8 to 0.15; vllm_version " +
                                       cfg.vllm_version + " samples otherwise (kvcap does not model its sort's memory there)");
   const bool sort_sampler = cfg.sampler == "pytorch" || (cfg.sampler == "auto" && sort_sampler_by_default(version));
   b.sampler = cfg.vllm_use_v1 ? "none" : version < std::pair<int, int>{0, 8} ? "v0" : sort_sampler ? "pytorch" : "flashinfer";
   if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
-    throw InputError("--mxfp4-backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
+    throw FieldError("mxfp4_backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
   // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell
   // FlashInfer; every other CUDA GPU falls back to Marlin (SM110 and SM120 too since PR #29339).
   // AMD (capability 0) pads its own way, taken as the default's.
@@ -285,7 +290,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                           ? Mxfp4MoeKernel::marlin
                                           : Mxfp4MoeKernel::padded_64;
   if (cfg.max_model_len > model.max_position_embeddings)
-    throw InputError("--max-model-len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
+    throw FieldError("max_model_len", std::to_string(cfg.max_model_len) + " exceeds the model's max_position_embeddings (" +
                                             std::to_string(model.max_position_embeddings) + ")");
   b.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : model.max_position_embeddings;
   // Unset batch limits take vLLM's serve defaults: they size the profiling run, so the activation
@@ -295,10 +300,10 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.max_num_seqs = cfg.max_num_seqs > 0 ? cfg.max_num_seqs : defaults.max_num_seqs;
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
   if (cfg.data_parallel_size < 1)
-    throw InputError("--data-parallel-size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));
+    throw FieldError("data_parallel_size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));
   const int64_t ep = cfg.enable_expert_parallel ? tp * cfg.data_parallel_size : 1;
   if (ep > 1 && model.is_moe() && model.moe.num_experts % ep != 0)
-    throw InputError("--enable-expert-parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
+    throw FieldError("enable_expert_parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
                                                      " do not spread evenly over " + std::to_string(ep) + " GPUs");
   // Expert parallelism joins the data-parallel engines in one NCCL group for the experts.
   b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
@@ -320,8 +325,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
     b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value();
   }
-  const std::string fit_hint = " (try a larger --tensor-parallel-size / engine.tensor_parallel_size, weight quantization with --quantization / "
-      "engine.quantization, or a larger --gpu)";
+  const std::string fit_hint = " (try a larger tensor_parallel_size, weight quantization (quantization), or a larger GPU)";
 
   // Page: bytes one block holds in one layer on this rank. vLLM gives every layer one page size
   // (kv_cache_utils.unify_kv_cache_spec_page_size): a layer with a whole factor less KV per token
@@ -347,7 +351,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   }
   if (cfg.num_speculative_tokens > 0) {
     if (model.num_mtp_layers == 0)
-      throw InputError("--num-speculative-tokens", escape_text(model.name) +
+      throw FieldError("num_speculative_tokens", escape_text(model.name) +
                                                        " has no MTP layers (kvcap models speculative decoding by the model's own MTP layers)");
     b.draft_layers = model.num_mtp_layers;
   }
@@ -413,7 +417,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       st.kv_cache_memory_from_flag = true;
       st.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
       if (st.weight_bytes_per_gpu + st.kv_cache_bytes_per_gpu > stage_gpu.memory_bytes)
-        throw InputError("--kv-cache-memory-bytes",
+        throw FieldError("kv_cache_memory_bytes",
                          "weights per GPU (" + gib_text(st.weight_bytes_per_gpu) + ") + KV cache (" +
                              gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(stage_gpu.memory_bytes));
     } else {
@@ -447,11 +451,11 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // (GPUModelRunner: max_num_reqs > kv_cache_config.num_blocks raises ValueError).
   if (model.has_linear_attention() && version >= std::pair<int, int>{0, 19} && !cfg.enforce_eager &&
       b.max_num_seqs > b.num_gpu_blocks)
-    throw InputError("--max-num-seqs", "max_num_seqs (" + std::to_string(b.max_num_seqs) +
+    throw FieldError("max_num_seqs", "max_num_seqs (" + std::to_string(b.max_num_seqs) +
                                            ") exceeds available Mamba cache blocks (" + std::to_string(b.num_gpu_blocks) +
                                            "): vLLM >= 0.19 refuses to start a hybrid model that cannot give every decode "
-                                           "sequence a state block (PR #38270). Lower --max-num-seqs (engine.max_num_seqs) to at most " +
-                                           std::to_string(b.num_gpu_blocks) + ", or raise --gpu-memory-utilization (engine.gpu_memory_utilization)");
+                                           "sequence a state block (PR #38270). Lower max_num_seqs to at most " +
+                                           std::to_string(b.num_gpu_blocks) + ", or raise gpu_memory_utilization");
   // Decode context parallelism (vLLM >= 0.11): a request's tokens are dealt round-robin over the
   // DCP ranks, so the scheduler's block holds block_size tokens on each of them
   // (Scheduler.__init__: block_size *= dcp_world_size; the KV cache manager hashes and allocates
@@ -461,7 +465,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // GPU (AttentionSpec.max_memory_usage_bytes), which is cdiv(len, block_size x dcp).
   if (cfg.decode_context_parallel_size > 1) {
     if (model.has_linear_attention())
-      throw InputError("--decode-context-parallel-size", "decode context parallelism is not modelled for linear-attention (hybrid) models");
+      throw FieldError("decode_context_parallel_size", "decode context parallelism is not modelled for linear-attention (hybrid) models");
     b.decode_context_parallel_size = cfg.decode_context_parallel_size;
     b.block_size *= cfg.decode_context_parallel_size;
     b.kv.block_size = b.block_size;
@@ -488,14 +492,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
   if (needed_blocks > check_blocks) {
     const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, b.max_num_batched_tokens);
-    throw InputError("--max-model-len",
+    throw FieldError("max_model_len",
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
                          " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +
                          std::to_string(check_blocks) + " blocks (" + gib_text(check_bytes) +
                          (check_page != b.page_bytes_per_gpu ? "; vLLM checks a pipeline stage against all layers" : "") +
                          "); the estimated maximum model length is " + std::to_string(est) +
-                         ". Lower --max-model-len (engine.max_model_len) or raise --gpu-memory-utilization "
-                         "(engine.gpu_memory_utilization)");
+                         ". Lower max_model_len or raise gpu_memory_utilization");
   }
   b.max_concurrency = static_cast<double>(b.num_gpu_blocks) / static_cast<double>(b.blocks_per_max_len_request);
   return b;

@@ -38,13 +38,13 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
     q.mtp_quantized = false;
   } else if (name == "mxfp4") {
     if (!model.is_moe())
-      throw InputError("--quantization", "mxfp4 quantizes MoE experts only and " + model.name + " has none");
+      throw FieldError("quantization", "mxfp4 quantizes MoE experts only and " + model.name + " has none");
     q.bits = 4;
     q.group_size = 32;
     q.scale_bits = 8;
     q.experts_only = true;
   } else {
-    throw InputError("--quantization",
+    throw FieldError("quantization",
                      "unknown quantization \"" + name + "\" (expected none, fp8, int8, awq, gptq, int4, auto-round, nvfp4, mxfp4)");
   }
   return q;

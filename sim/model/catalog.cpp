@@ -94,7 +94,7 @@ std::vector<std::pair<std::string, std::string>> model_catalog_aliases() {
 }
 
 ModelSpec load_model(const std::string& name_or_path) {
-  if (name_or_path.empty()) throw InputError("--model", "empty model name (catalog: " + catalog_list() + ")");
+  if (name_or_path.empty()) throw FieldError("model", "empty model name (catalog: " + catalog_list() + ")");
   const std::string key = ascii_lower(name_or_path);
   for (const auto& e : model_catalog_entries()) {
     if (key == e.name) return from_entry(e);
@@ -125,7 +125,7 @@ ModelSpec load_model(const std::string& name_or_path) {
       for (const auto& a : e.aliases)
         if (key == ascii_lower(repo_basename(a))) return from_entry(e);
   }
-  throw InputError("--model", "\"" + escape_text(name_or_path) +
+  throw FieldError("model", "\"" + escape_text(name_or_path) +
                                   "\" is neither a catalog model (or its HuggingFace repo id) nor an existing "
                                   "config.json (catalog: " + catalog_list() + ")");
 }

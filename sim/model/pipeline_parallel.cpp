@@ -8,21 +8,21 @@ namespace kvcap {
 
 std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int64_t pp, const std::vector<int64_t>& partition) {
   if (pp < 1 || pp > num_layers)
-    throw InputError("--pipeline-parallel-size", "expected 1 to " + std::to_string(num_layers) +
+    throw FieldError("pipeline_parallel_size", "expected 1 to " + std::to_string(num_layers) +
                                                      " (the model's decoder layers), got " + std::to_string(pp));
   if (!partition.empty()) {
     if (static_cast<int64_t>(partition.size()) != pp)
-      throw InputError("--pp-layer-partition", "expected one layer count per pipeline stage (" + std::to_string(pp) + "), got " +
+      throw FieldError("pp_layer_partition", "expected one layer count per pipeline stage (" + std::to_string(pp) + "), got " +
                                                    std::to_string(partition.size()));
     int64_t sum = 0;
     for (const int64_t n : partition) {
       if (n < 0 || n > num_layers)
-        throw InputError("--pp-layer-partition", "expected layer counts from 0 to " + std::to_string(num_layers) + ", got " +
+        throw FieldError("pp_layer_partition", "expected layer counts from 0 to " + std::to_string(num_layers) + ", got " +
                                                      std::to_string(n));
       sum += n;
     }
     if (sum != num_layers)
-      throw InputError("--pp-layer-partition", "the layer counts add up to " + std::to_string(sum) + ", not the model's " +
+      throw FieldError("pp_layer_partition", "the layer counts add up to " + std::to_string(sum) + ", not the model's " +
                                                    std::to_string(num_layers) + " decoder layers (vLLM refuses this too)");
     return partition;
   }

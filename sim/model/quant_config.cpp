@@ -333,7 +333,7 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
   } else {
     throw InputError(r.where("quant_method"),
                      "quantization method " + quote_input(method) +
-                         " is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors, modelopt, auto-round; or pass --quantization / engine.quantization)");
+                         " is not supported (kvcap reads fp8, mxfp4, awq, gptq, compressed-tensors, modelopt, auto-round; or set quantization)");
   }
   return q;
 }

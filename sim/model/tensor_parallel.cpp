@@ -8,20 +8,20 @@
 namespace kvcap {
 
 void check_tensor_parallel(const ModelSpec& m, int64_t tp) {
-  const std::string where = "--tensor-parallel-size";
-  if (tp < 1) throw InputError(where, "expected a positive integer, got " + std::to_string(tp));
+  const std::string where = "tensor_parallel_size";
+  if (tp < 1) throw FieldError(where, "expected a positive integer, got " + std::to_string(tp));
   if (m.num_attention_heads % tp != 0)
-    throw InputError(where, std::to_string(m.num_attention_heads) + " attention heads of " + escape_text(m.name) +
+    throw FieldError(where, std::to_string(m.num_attention_heads) + " attention heads of " + escape_text(m.name) +
                                 " do not split evenly over " + std::to_string(tp) + " GPUs");
   // Gated DeltaNet layers split their key and value heads (vLLM divides them exactly).
   if (m.has_linear_attention() && (m.linear.num_key_heads % tp != 0 || m.linear.num_value_heads % tp != 0))
-    throw InputError(where, std::to_string(m.linear.num_key_heads) + " key and " + std::to_string(m.linear.num_value_heads) +
+    throw FieldError(where, std::to_string(m.linear.num_key_heads) + " key and " + std::to_string(m.linear.num_value_heads) +
                                 " value heads of " + escape_text(m.name) + "'s linear-attention layers do not split evenly over " +
                                 std::to_string(tp) + " GPUs");
   if (m.is_mla()) return;  // the latent is replicated, any head-divisible tp works
   auto check = [&](int64_t kv) {
     if (kv >= tp ? kv % tp != 0 : tp % kv != 0)
-      throw InputError(where, std::to_string(kv) + " KV heads of " + escape_text(m.name) +
+      throw FieldError(where, std::to_string(kv) + " KV heads of " + escape_text(m.name) +
                                   " can be neither split nor replicated evenly over " + std::to_string(tp) + " GPUs");
   };
   check(m.num_kv_heads);

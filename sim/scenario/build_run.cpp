@@ -17,6 +17,14 @@ namespace {
 
 std::string field(const ScenarioSettings& s, const std::string& ptr) { return s.file + ": " + ptr; }
 
+/// An error from loading or sizing, at its place in the scenario: a setting's error (FieldError)
+/// at "/engine/<setting>" under `ptr` "/engine", else at `ptr` itself.
+[[noreturn]] void rethrow_at(const ScenarioSettings& s, const std::string& ptr, const InputError& err) {
+  if (const auto* f = dynamic_cast<const FieldError*>(&err))
+    throw InputError(field(s, ptr == "/engine" ? ptr + "/" + f->field() : ptr), f->detail());
+  throw InputError(field(s, ptr), err.what());
+}
+
 MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const GpuSpec& gpu) {
   const EngineSettings& e = s.engine;
   EngineMemoryConfig m;
@@ -91,12 +99,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   try {
     run->model = load_model(s.model);
   } catch (const InputError& err) {
-    throw InputError(field(s, "/model"), err.what());
+    rethrow_at(s, "/model", err);
   }
   try {
     run->gpu = load_gpu(s.gpu);
   } catch (const InputError& err) {
-    throw InputError(field(s, "/gpu"), err.what());
+    rethrow_at(s, "/gpu", err);
   }
   if (s.engine.pipeline_parallel_size > 1 && s.engine.scheduler != "vllm-v1")
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
@@ -117,7 +125,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   try {
     run->budget = budget_for(s, run->model, run->gpu);
   } catch (const InputError& err) {
-    throw InputError(field(s, "/engine"), err.what());
+    rethrow_at(s, "/engine", err);
   }
   const MemoryBudget& b = run->budget;
   // Batch limits the scenario left out are what vLLM would pick (the budget resolved them);

@@ -148,7 +148,7 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& at_8192 = find(checks, "vllm27508-gpt-oss-120b-h100-default-async-fail");
   const auto& at_1024 = find(checks, "vllm27508-gpt-oss-120b-h100-0.95");
   CHECK(at_8192.refusal.find("activations 7.33 GiB") != std::string::npos);
-  CHECK(at_1024.refusal.find("--max-model-len") != std::string::npos);
+  CHECK(at_1024.refusal.find("max_model_len: ") != std::string::npos);
   CHECK(at_1024.refusal_call_right);
   StartupLogRow shorter = *at_1024.row;  // the same start at a length that fits, to read its budget
   shorter.config.max_model_len = 8192;

@@ -687,16 +687,13 @@ TEST_CASE("schemas: every engine key the schema declares takes a schema value kv
     // it means, e.g. a gpu_memory_utilization too small to hold the weights); just outside it,
     // both refuse, kvcap naming the key. Three maxima are the memory model's, tighter than the
     // parser's (sim/memory/memory_budget.cpp validate()): there kvcap names the vLLM flag.
-    const std::map<std::string, std::string> memory_model_max = {{"max_num_batched_tokens", "--max-num-batched-tokens"},
-                                                                  {"max_model_len", "--max-model-len"},
-                                                                  {"kv_cache_memory_bytes", "--kv-cache-memory-bytes"}};
     const json& s = v.deref(property);
     const bool integer = s.value("type", "") == "integer";
     for (const char* bound : {"minimum", "maximum"}) {
       if (!s.contains(bound)) continue;
-      const std::string pointer = std::string(bound) == "maximum" && memory_model_max.count(key)
-                                      ? "/engine: " + memory_model_max.at(key) + ": expected at most"
-                                      : "/engine/" + key + ": expected a";
+      // The parser's bound ("expected a ...") or, for the memory model's far larger limits, the
+      // budget's ("expected at most ..."): either names the field.
+      const std::string pointer = "/engine/" + key + ": expected a";
       json extra = companions(key, s[bound]);
       extra[key] = s[bound];
       Verdict k = kvcap_on(dir, "run", engine_doc(extra), "engine.json");

@@ -50,7 +50,7 @@ TEST_CASE("DCP must divide the TP size and is refused for linear-attention model
   cfg.tensor_parallel_size = 2;
   cfg.decode_context_parallel_size = 3;
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg),
-                       doctest::Contains("--decode-context-parallel-size"), InputError);
+                       doctest::Contains("decode_context_parallel_size: "), InputError);
   cfg.decode_context_parallel_size = 0;
   CHECK_THROWS_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg), InputError);
   cfg.decode_context_parallel_size = 2;

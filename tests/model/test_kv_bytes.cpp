@@ -56,7 +56,7 @@ TEST_CASE("tensor parallelism splits KV heads and replicates them past the head 
   CHECK(kv_bytes_per_token_per_gpu(m, fmt(DType::bf16), 16) == 16384);  // replicated: still 1
   // 3 GPUs split neither the 32 query heads nor the 8 KV heads evenly.
   CHECK(test::contains(test::input_error_of([&] { kv_bytes_per_token_per_gpu(m, fmt(DType::bf16), 3); }),
-                       "--tensor-parallel-size"));
+                       "tensor_parallel_size: "));
   CHECK(!test::input_error_of([&] { kv_bytes_per_token_per_gpu(m, fmt(DType::bf16), 0); }).empty());
 }
 
@@ -80,9 +80,9 @@ TEST_CASE("explicit head_dim wins: Qwen3-32B uses 128, not hidden/heads = 80") {
 TEST_CASE("KV and model dtype names are checked") {
   CHECK(parse_kv_cache_dtype("auto", DType::fp16) == DType::fp16);
   CHECK(parse_kv_cache_dtype("fp8_e5m2", DType::bf16) == DType::fp8_e5m2);
-  CHECK(test::contains(test::input_error_of([] { parse_kv_cache_dtype("fp4", DType::bf16); }), "--kv-cache-dtype"));
+  CHECK(test::contains(test::input_error_of([] { parse_kv_cache_dtype("fp4", DType::bf16); }), "kv_cache_dtype: "));
   CHECK(parse_model_dtype("half", DType::bf16) == DType::fp16);
-  CHECK(test::contains(test::input_error_of([] { parse_model_dtype("int3", DType::bf16); }), "--dtype"));
+  CHECK(test::contains(test::input_error_of([] { parse_model_dtype("int3", DType::bf16); }), "dtype: "));
   CHECK(test::contains(test::input_error_of([] { kv_vector_bytes(128, KvFormat{DType::int8, 0, 16}); }),
                        "group"));
 }

@@ -106,7 +106,7 @@ TEST_CASE("VLLM_PP_LAYER_PARTITION: the given counts, one per stage, adding up t
   CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {16, 15}), doctest::Contains("add up to 31, not the model's 32"), InputError);
   CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {32}), doctest::Contains("one layer count per pipeline stage (2), got 1"),
                        InputError);
-  CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {-1, 33}), doctest::Contains("--pp-layer-partition"), InputError);
+  CHECK_THROWS_WITH_AS(pipeline_stage_layers(32, 2, {-1, 33}), doctest::Contains("pp_layer_partition: "), InputError);
 }
 
 TEST_CASE("stages on different GPUs with a layer partition: each stage's card and layers, the fewest blocks bind") {
@@ -137,7 +137,7 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   CHECK(b.kv_cache_tokens == 1199792);
   cfg.stage_gpus.pop_back();
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg),
-                       doctest::Contains("--stage-gpus"), InputError);
+                       doctest::Contains("stage_gpus: "), InputError);
 }
 
 TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with the least refuses, not the fewest blocks") {

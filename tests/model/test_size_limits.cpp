@@ -39,13 +39,13 @@ TEST_CASE("engine settings beyond any server are refused naming the flag, before
   EngineMemoryConfig c;
   c.block_size = int64_t{1} << 40;
   CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
-                       "--block-size"));
+                       "block_size: "));
   c = EngineMemoryConfig{};
   c.max_num_batched_tokens = int64_t{1} << 40;
   CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
-                       "--max-num-batched-tokens"));
+                       "max_num_batched_tokens: "));
   c = EngineMemoryConfig{};
   c.tensor_parallel_size = int64_t{1} << 40;
   CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c); }),
-                       "--tensor-parallel-size"));
+                       "tensor_parallel_size: "));
 }

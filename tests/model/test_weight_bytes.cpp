@@ -95,7 +95,7 @@ TEST_CASE("declared quantization is honoured, and `none` serves the unquantized 
 
 TEST_CASE("unknown or inapplicable quantization is refused") {
   const ModelSpec m = load_model("llama-3.1-8b");
-  CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("int3", m); }), "--quantization"));
+  CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("int3", m); }), "quantization: "));
   CHECK(test::contains(test::input_error_of([&] { resolve_weight_quant("mxfp4", m); }), "MoE"));
 }
 
