@@ -10,7 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
-#include "sim/scenario/quick_scenario.hpp"
+#include "sim/cli/quick_scenario.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap::cli {

@@ -1,6 +1,6 @@
 #pragma once
 // The scenario a run or search works on: the file given, or one built from `vllm bench serve`-style
-// flags (sim/scenario/quick_scenario.hpp) when none is; then the --set assignments and the engine
+// flags (sim/cli/quick_scenario.hpp) when none is; then the --set assignments and the engine
 // flags. --ttft-p99/--tpot-p99/--e2e-p99 (or vLLM's --goodput ttft:MS) set the SLO either way;
 // --save-scenario writes the document that ran.
 #include <cstdlib>
@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/engine_flags.hpp"
-#include "sim/scenario/quick_scenario.hpp"
+#include "sim/cli/quick_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/atomic_file.hpp"
 #include "sim/util/error.hpp"

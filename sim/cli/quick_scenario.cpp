@@ -1,4 +1,4 @@
-#include "sim/scenario/quick_scenario.hpp"
+#include "sim/cli/quick_scenario.hpp"
 
 #include <cmath>
 #include <filesystem>
