@@ -148,7 +148,7 @@ double get_term(const EngineProfile& p, const std::string& name) {
     if (it != m->end()) return it->second;
     return name.rfind("allreduce_bandwidth_fraction", 0) == 0 ? 1.0 : 0.0;
   }
-  throw InputError("--fit", "unknown engine term " + quote_input(name));
+  throw FieldError("fit", "unknown engine term " + quote_input(name));
 }
 
 void set_term(EngineProfile& p, const std::string& name, double v) {
@@ -164,7 +164,7 @@ void set_term(EngineProfile& p, const std::string& name, double v) {
   else if (name == "front_end.per_request_s") p.front_end.per_request_s = v;
   else if (name == "front_end.per_prompt_token_s") p.front_end.per_prompt_token_s = v;
   else if (std::string link; auto* m = link_map(p, name, &link)) (*m)[link] = v;
-  else throw InputError("--fit", "unknown engine term " + quote_input(name));
+  else throw FieldError("fit", "unknown engine term " + quote_input(name));
 }
 
 std::vector<RunFit> predict_runs(const std::vector<ServingRun>& runs, const nlohmann::json& cost_model, uint64_t seed,
@@ -214,7 +214,7 @@ EngineFitResult fit_engine_profile(const std::vector<ServingRun>& runs, const En
     if (it == all.end()) {
       std::string known;
       for (const auto& t : all) known += (known.empty() ? "" : ", ") + t.name;
-      throw InputError("--fit", "unknown engine term " + quote_input(n) + " (known: " + known + ")");
+      throw FieldError("fit", "unknown engine term " + quote_input(n) + " (known: " + known + ")");
     }
     terms.push_back(*it);
   }

@@ -79,6 +79,11 @@ TEST_CASE("calibrate --serving and fidelity: bad calibration input is exit 2 nam
                                   " --out " + (d.path / "p.json").string()));
   CHECK(r.code == 2);
   CHECK(r.output.find("fitted per GPU") != std::string::npos);
+  // An unknown term: the fit names it by setting, the CLI by its flag.
+  r = cli_test::run_command(kv("calibrate --serving --runs " + d.write("one.jsonl", ok + "\n") + " --fit nosuch_term --out " +
+                               (d.path / "p.json").string()));
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--fit: unknown engine term 'nosuch_term'") != std::string::npos);
 }
 
 TEST_CASE("calibrate --serving writes a profile kvcap runs with; --extrapolate carries it to another GPU") {
