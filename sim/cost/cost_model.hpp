@@ -8,6 +8,8 @@
 
 namespace kvcap {
 
+struct DecodeBatchPricing;  // sim/cost/step_pricing.hpp
+
 /// One request's prefill chunk in a step: `tokens` new prompt tokens computed against
 /// `context_before` tokens already in the KV cache (prefix hits and earlier chunks).
 struct PrefillChunk {
@@ -96,6 +98,14 @@ class CostModel {
   /// False when the numbers come from a spec sheet, not a measurement on a GPU.
   virtual bool measured() const = 0;
   virtual UtilizationCeiling utilization_ceiling() const { return {}; }
+  /// Prepares `out` to price plain-decode steps of `decode_requests` requests by their context
+  /// alone (price_decode_batch, bit for bit price()), or returns false: the model offers no such
+  /// shortcut and each step goes through price(). Called once per stretch of such steps.
+  virtual bool prepare_decode(int64_t decode_requests, DecodeBatchPricing& out) const {
+    (void)decode_requests;
+    (void)out;
+    return false;
+  }
   /// Pipeline parallelism: the stages a step passes through one after another (1 = the whole
   /// model in one pass; PipelineCostModel, sim/cost/pipeline_cost_model.hpp, has more).
   virtual int64_t pipeline_stages() const { return 1; }

@@ -18,6 +18,10 @@ class ProfileCostModel final : public CostModel {
   ProfileCostModel(ModelCostShape shape, CostCoefficients coefficients, bool measured, std::string description)
       : shape_(std::move(shape)), coeff_(coefficients), measured_(measured), description_(std::move(description)) {}
   StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, engine_, step); }
+  bool prepare_decode(int64_t decode_requests, DecodeBatchPricing& out) const override {
+    prepare_decode_batch(shape_, coeff_, engine_, decode_requests, out);
+    return true;
+  }
   std::string describe() const override { return description_; }
   bool measured() const override { return measured_; }
   const CostCoefficients& coefficients() const { return coeff_; }

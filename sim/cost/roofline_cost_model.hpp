@@ -42,6 +42,10 @@ class RooflineCostModel final : public CostModel {
   RooflineCostModel(ModelCostShape shape, CostCoefficients coefficients, std::string description)
       : shape_(std::move(shape)), coeff_(coefficients), description_(std::move(description)) {}
   StepCost price(const StepComposition& step) const override { return price_step(shape_, coeff_, engine_, step); }
+  bool prepare_decode(int64_t decode_requests, DecodeBatchPricing& out) const override {
+    prepare_decode_batch(shape_, coeff_, engine_, decode_requests, out);
+    return true;
+  }
   std::string describe() const override { return description_; }
   bool measured() const override { return false; }
 

@@ -21,83 +21,120 @@ double gemm_efficiency(double m, double half) { return half > 0 && m > 0 ? m / (
 
 }  // namespace
 
-StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const EngineOverheads& e,
-                    const StepComposition& step, StepBreakdown* out) {
-  StepBreakdown b;
-  StepCost cost;
+StepBatchTerms step_batch_terms(const ModelCostShape& s, const CostCoefficients& c, const EngineOverheads& e,
+                                const StepComposition& step) {
+  StepBatchTerms t;
+  StepBreakdown& b = t.breakdown;
   double prefill_tokens = 0;
   for (const auto& p : step.prefills) prefill_tokens += static_cast<double>(p.tokens);
   const double decode = static_cast<double>(step.decode_requests);
-  const double tokens = prefill_tokens + decode;
+  t.tokens = prefill_tokens + decode;
+  const double tokens = t.tokens;
   const double sequences = decode + static_cast<double>(step.prefills.size());
   // vLLM computes logits for the last scheduled token of every sequence in the step.
   const double logits_rows = sequences;
   const double layers = static_cast<double>(s.num_layers);
+  if (tokens <= 0) return t;
 
-  double flops = 0;
-  double bytes = 0;
-  if (tokens > 0) {
-    // ---- CUDA graphs: a captured batch runs (and pays for) its padded token count ----
-    const int64_t padded = e.graphs.padded(static_cast<int64_t>(tokens));
-    const double m = padded > 0 ? static_cast<double>(padded) : tokens;
-    b.padded_tokens = static_cast<int64_t>(m);
-    b.graph_mode = padded == 0 ? 0 : (step.prefills.empty() ? 2 : 1);
-    b.launch_s = b.graph_mode == 0 ? layers * e.eager_layer_s : b.graph_mode == 1 ? layers * e.piecewise_layer_s : 0;
+  // ---- CUDA graphs: a captured batch runs (and pays for) its padded token count ----
+  const int64_t padded = e.graphs.padded(static_cast<int64_t>(tokens));
+  const double m = padded > 0 ? static_cast<double>(padded) : tokens;
+  b.padded_tokens = static_cast<int64_t>(m);
+  b.graph_mode = padded == 0 ? 0 : (step.prefills.empty() ? 2 : 1);
+  b.launch_s = b.graph_mode == 0 ? layers * e.eager_layer_s : b.graph_mode == 1 ? layers * e.piecewise_layer_s : 0;
 
-    // ---- linear layers ----
-    // Routed-expert GEMMs run per expert over the tokens routed to it, so their efficiency is
-    // set by tokens per touched expert, not by the step's token count.
-    struct Linear {
-      double time_s, flops, bytes;
-    };
-    const auto linear = [&](double rows) {
-      double touched = 0, expert_flops = 0, expert_rows = rows;
-      if (s.num_experts > 0) {
-        touched = expected_experts_touched(rows, s.num_experts, s.experts_per_token);
-        expert_flops = 2 * s.expert_matmul_params_per_gpu * rows;
-        if (touched > 0) expert_rows = rows * static_cast<double>(s.experts_per_token) / touched;
-      }
-      const double dense_flops = 2 * (s.body_matmul_params_per_gpu - s.expert_matmul_params_per_gpu) * rows +
-                                 2 * s.lm_head_params_per_gpu * logits_rows;
-      const double compute_s =
-          dense_flops / (c.linear_flops_per_s * gemm_efficiency(rows, e.gemm_half_tokens)) +
-          expert_flops / (c.linear_flops_per_s * gemm_efficiency(expert_rows, e.gemm_half_tokens));
-      double weight_bytes = s.fixed_weight_bytes_per_gpu;
-      if (s.num_experts > 0)
-        weight_bytes += s.routed_expert_bytes_per_gpu * touched / static_cast<double>(s.num_experts);
-      const double lin_bytes = weight_bytes + s.activation_bytes_per_token * rows;
-      return Linear{static_cast<double>(s.gemm_launches_per_step) * c.gemm_launch_s +
-                        std::max(compute_s, lin_bytes / c.linear_bytes_per_s),
-                    dense_flops + expert_flops, lin_bytes};
-    };
-    const Linear lin = linear(m);
-    b.linear_s = lin.time_s;
-    if (m > tokens) b.padding_s = lin.time_s - linear(tokens).time_s;
-    flops += lin.flops;
-    bytes += lin.bytes;
-    if (s.moe_layers > 0) b.moe_routing_s = static_cast<double>(s.moe_layers) * e.moe_layer_s;
+  // ---- linear layers ----
+  // Routed-expert GEMMs run per expert over the tokens routed to it, so their efficiency is
+  // set by tokens per touched expert, not by the step's token count.
+  struct Linear {
+    double time_s, flops, bytes;
+  };
+  const auto linear = [&](double rows) {
+    double touched = 0, expert_flops = 0, expert_rows = rows;
+    if (s.num_experts > 0) {
+      touched = expected_experts_touched(rows, s.num_experts, s.experts_per_token);
+      expert_flops = 2 * s.expert_matmul_params_per_gpu * rows;
+      if (touched > 0) expert_rows = rows * static_cast<double>(s.experts_per_token) / touched;
+    }
+    const double dense_flops = 2 * (s.body_matmul_params_per_gpu - s.expert_matmul_params_per_gpu) * rows +
+                               2 * s.lm_head_params_per_gpu * logits_rows;
+    const double compute_s =
+        dense_flops / (c.linear_flops_per_s * gemm_efficiency(rows, e.gemm_half_tokens)) +
+        expert_flops / (c.linear_flops_per_s * gemm_efficiency(expert_rows, e.gemm_half_tokens));
+    double weight_bytes = s.fixed_weight_bytes_per_gpu;
+    if (s.num_experts > 0)
+      weight_bytes += s.routed_expert_bytes_per_gpu * touched / static_cast<double>(s.num_experts);
+    const double lin_bytes = weight_bytes + s.activation_bytes_per_token * rows;
+    return Linear{static_cast<double>(s.gemm_launches_per_step) * c.gemm_launch_s +
+                      std::max(compute_s, lin_bytes / c.linear_bytes_per_s),
+                  dense_flops + expert_flops, lin_bytes};
+  };
+  const Linear lin = linear(m);
+  b.linear_s = lin.time_s;
+  if (m > tokens) b.padding_s = lin.time_s - linear(tokens).time_s;
+  t.flops = lin.flops;
+  t.bytes = lin.bytes;
+  if (s.moe_layers > 0) b.moe_routing_s = static_cast<double>(s.moe_layers) * e.moe_layer_s;
 
-    // ---- attention, per layer group ----
-    double pa_flops = 0, pa_bytes = 0, da_flops = 0, da_read = 0, da_write = 0;
-    for (const auto& g : s.attention_groups) {
-      const double group_layers = static_cast<double>(g.layers);
-      if (g.linear) {
-        // A fixed state per sequence, read and written once per step, and FLOPs per token.
-        pa_flops += group_layers * g.flops_per_token * prefill_tokens;
-        pa_bytes += group_layers * 2 * g.state_bytes_per_sequence * static_cast<double>(step.prefills.size());
-        da_flops += group_layers * g.flops_per_token * decode;
-        da_read += group_layers * g.state_bytes_per_sequence * decode;
-        da_write += group_layers * g.state_bytes_per_sequence * decode;
-        continue;
-      }
-      for (const auto& p : step.prefills) {
-        pa_flops += group_layers * g.prefill_flops_per_key * causal_keys(p.tokens, p.context_before, g.window_tokens);
-        double read_keys = static_cast<double>(p.context_before + p.tokens);
-        if (g.window_tokens > 0) read_keys = std::min(read_keys, static_cast<double>(g.window_tokens));
-        pa_bytes += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * (read_keys + static_cast<double>(p.tokens));
-      }
-      if (decode > 0) {
-        double keys = static_cast<double>(step.decode_context_tokens);
+  // ---- prefill attention, per layer group (decode attention depends on the context: below) ----
+  for (const auto& g : s.attention_groups) {
+    const double group_layers = static_cast<double>(g.layers);
+    if (g.linear) {
+      // A fixed state per sequence, read and written once per step, and FLOPs per token.
+      t.pa_flops += group_layers * g.flops_per_token * prefill_tokens;
+      t.pa_bytes += group_layers * 2 * g.state_bytes_per_sequence * static_cast<double>(step.prefills.size());
+      continue;
+    }
+    for (const auto& p : step.prefills) {
+      t.pa_flops += group_layers * g.prefill_flops_per_key * causal_keys(p.tokens, p.context_before, g.window_tokens);
+      double read_keys = static_cast<double>(p.context_before + p.tokens);
+      if (g.window_tokens > 0) read_keys = std::min(read_keys, static_cast<double>(g.window_tokens));
+      t.pa_bytes += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * (read_keys + static_cast<double>(p.tokens));
+    }
+  }
+  const double prefill_seq_s = layers * e.attention_seq_layer_s * static_cast<double>(step.prefills.size());
+  t.decode_seq_s = layers * e.attention_seq_layer_s * decode;
+  b.attention_seq_s = prefill_seq_s + t.decode_seq_s;
+  if (!step.prefills.empty())
+    b.prefill_attention_s = layers * c.attention_launch_s + prefill_seq_s +
+                            std::max(t.pa_flops / c.attention_flops_per_s, t.pa_bytes / c.kv_write_bytes_per_s);
+
+  // ---- TP collectives: an all-reduce after attention's O projection and after the MLP in
+  // every layer, one after the vocab-parallel embedding (ring algorithm bytes), and the logits
+  // gather (its latency only) ----
+  if (s.tensor_parallel_size > 1) {
+    const double tp = static_cast<double>(s.tensor_parallel_size);
+    const double per_reduce = 2 * (tp - 1) / tp * m * static_cast<double>(s.hidden_size) * s.activation_dtype_bytes;
+    b.allreduce_latency_s = (2 * layers + 2) * e.allreduce_latency_s;
+    b.allreduce_s = (2 * layers + 1) * per_reduce / (c.interconnect_bytes_per_s * e.allreduce_bandwidth_fraction) +
+                    b.allreduce_latency_s;
+  }
+  b.overhead_s = c.step_overhead_s;
+  b.cpu_s = e.step_fixed_s + e.per_sequence_s * sequences + e.per_token_s * tokens;
+  return t;
+}
+
+StepCost price_with_context(const ModelCostShape& s, const CostCoefficients& c, const StepBatchTerms& t,
+                            int64_t decode_requests, int64_t decode_context_tokens, int64_t swap_bytes,
+                            StepBreakdown* out) {
+  StepBreakdown b = t.breakdown;
+  StepCost cost;
+  double flops = t.flops;
+  double bytes = t.bytes;
+  const double decode = static_cast<double>(decode_requests);
+  if (t.tokens > 0) {
+    // ---- decode attention, per layer group: each sequence reads its context once per layer ----
+    double da_flops = 0, da_read = 0, da_write = 0;
+    if (decode > 0) {
+      for (const auto& g : s.attention_groups) {
+        const double group_layers = static_cast<double>(g.layers);
+        if (g.linear) {
+          da_flops += group_layers * g.flops_per_token * decode;
+          da_read += group_layers * g.state_bytes_per_sequence * decode;
+          da_write += group_layers * g.state_bytes_per_sequence * decode;
+          continue;
+        }
+        double keys = static_cast<double>(decode_context_tokens);
         // Only Σ context is known: min(Σ ctx, n × window) is exact when every sequence is on the
         // same side of the window and an upper bound otherwise.
         if (g.window_tokens > 0) keys = std::min(keys, decode * static_cast<double>(g.window_tokens));
@@ -105,34 +142,14 @@ StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const En
         da_read += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * keys;
         da_write += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * decode;
       }
-    }
-    const double prefill_seq_s = layers * e.attention_seq_layer_s * static_cast<double>(step.prefills.size());
-    const double decode_seq_s = layers * e.attention_seq_layer_s * decode;
-    b.attention_seq_s = prefill_seq_s + decode_seq_s;
-    if (!step.prefills.empty())
-      b.prefill_attention_s = layers * c.attention_launch_s + prefill_seq_s +
-                              std::max(pa_flops / c.attention_flops_per_s, pa_bytes / c.kv_write_bytes_per_s);
-    if (decode > 0)
-      b.decode_attention_s = layers * c.attention_launch_s + decode_seq_s +
+      b.decode_attention_s = static_cast<double>(s.num_layers) * c.attention_launch_s + t.decode_seq_s +
                              std::max(da_flops / c.attention_flops_per_s,
                                       da_read / c.kv_read_bytes_per_s + da_write / c.kv_write_bytes_per_s);
-    flops += pa_flops + da_flops;
-    bytes += pa_bytes + da_read + da_write;
-
-    // ---- TP collectives: an all-reduce after attention's O projection and after the MLP in
-    // every layer, one after the vocab-parallel embedding (ring algorithm bytes), and the logits
-    // gather (its latency only) ----
-    if (s.tensor_parallel_size > 1) {
-      const double tp = static_cast<double>(s.tensor_parallel_size);
-      const double per_reduce = 2 * (tp - 1) / tp * m * static_cast<double>(s.hidden_size) * s.activation_dtype_bytes;
-      b.allreduce_latency_s = (2 * layers + 2) * e.allreduce_latency_s;
-      b.allreduce_s = (2 * layers + 1) * per_reduce / (c.interconnect_bytes_per_s * e.allreduce_bandwidth_fraction) +
-                      b.allreduce_latency_s;
     }
-    b.overhead_s = c.step_overhead_s;
-    b.cpu_s = e.step_fixed_s + e.per_sequence_s * sequences + e.per_token_s * tokens;
+    flops += t.pa_flops + da_flops;
+    bytes += t.pa_bytes + da_read + da_write;
   }
-  if (step.swap_bytes > 0) b.swap_s = static_cast<double>(step.swap_bytes) / c.host_link_bytes_per_s;
+  if (swap_bytes > 0) b.swap_s = static_cast<double>(swap_bytes) / c.host_link_bytes_per_s;
 
   cost.time_s = b.linear_s + b.prefill_attention_s + b.decode_attention_s + b.allreduce_s + b.swap_s + b.overhead_s +
                 b.cpu_s + b.launch_s + b.moe_routing_s;
@@ -148,9 +165,25 @@ StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const En
                  b.allreduce_latency_s,
                  b.attention_seq_s,
                  b.padding_s,
-                 std::max<int64_t>(0, b.padded_tokens - static_cast<int64_t>(tokens))};
+                 std::max<int64_t>(0, b.padded_tokens - static_cast<int64_t>(t.tokens))};
   if (out) *out = b;
   return cost;
+}
+
+StepCost price_step(const ModelCostShape& s, const CostCoefficients& c, const EngineOverheads& e,
+                    const StepComposition& step, StepBreakdown* out) {
+  return price_with_context(s, c, step_batch_terms(s, c, e, step), step.decode_requests, step.decode_context_tokens,
+                            step.swap_bytes, out);
+}
+
+void prepare_decode_batch(const ModelCostShape& s, const CostCoefficients& c, const EngineOverheads& e,
+                          int64_t decode_requests, DecodeBatchPricing& out) {
+  StepComposition step;
+  step.decode_requests = decode_requests;
+  out.shape = &s;
+  out.coefficients = &c;
+  out.decode_requests = decode_requests;
+  out.terms = step_batch_terms(s, c, e, step);
 }
 
 UtilizationCeiling utilization_ceiling(const CostCoefficients& c) {

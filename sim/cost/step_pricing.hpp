@@ -59,4 +59,37 @@ inline StepCost price_step(const ModelCostShape& shape, const CostCoefficients& 
   return price_step(shape, c, EngineOverheads{}, step, breakdown);
 }
 
+/// What a step costs before its decode requests' context is known: everything but decode
+/// attention's keys (GEMMs, padding, prefill attention, collectives, engine terms). price_step is
+/// step_batch_terms then price_with_context; the two halves exist so that steps of one batch that
+/// differ only in context can share the first (DecodeBatchPricing).
+struct StepBatchTerms {
+  StepBreakdown breakdown;       ///< every phase but decode_attention_s and swap_s
+  double tokens = 0;             ///< tokens the step computes (0: only a swap, if anything)
+  double flops = 0, bytes = 0;   ///< the linear layers'
+  double pa_flops = 0, pa_bytes = 0;  ///< prefill attention's
+  double decode_seq_s = 0;       ///< per-sequence attention cost of the decode requests
+};
+StepBatchTerms step_batch_terms(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
+                                const StepComposition& step);
+/// The step's cost from its batch terms and its decode requests' Σ context. Does not allocate.
+StepCost price_with_context(const ModelCostShape& shape, const CostCoefficients& c, const StepBatchTerms& terms,
+                            int64_t decode_requests, int64_t decode_context_tokens, int64_t swap_bytes,
+                            StepBreakdown* breakdown = nullptr);
+
+/// Plain-decode steps of `decode_requests` requests (no prefill, no swap), priced once up to
+/// their context: price_decode_batch(p, ctx) is bit for bit price_step of the same step. The
+/// pointers refer to the cost model that prepared it, which must outlive it.
+struct DecodeBatchPricing {
+  const ModelCostShape* shape = nullptr;
+  const CostCoefficients* coefficients = nullptr;
+  int64_t decode_requests = -1;  ///< -1: not prepared
+  StepBatchTerms terms;
+};
+void prepare_decode_batch(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
+                          int64_t decode_requests, DecodeBatchPricing& out);
+inline StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
+  return price_with_context(*p.shape, *p.coefficients, p.terms, p.decode_requests, decode_context_tokens, 0);
+}
+
 }  // namespace kvcap

@@ -456,6 +456,10 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   for (size_t c = 0; c < bulk_class_n_.size(); ++c)
     if (bulk_class_n_[c] > 0) bulk_classes_.emplace_back(static_cast<int32_t>(c), bulk_class_n_[c]);
 
+  if (decode_pricing_.decode_requests != n) {
+    decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
+    decode_pricing_.decode_requests = n;
+  }
   auto residue = [bs](int64_t x) { return static_cast<size_t>(((x % bs) + bs) % bs); };
   double max_gap = 0;
   int64_t k = 0;  // steps run
@@ -471,7 +475,8 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     StepComposition comp;
     comp.decode_requests = n;
     comp.decode_context_tokens = context + (j - 1) * n;
-    const StepCost cost = cost_.price(comp);
+    const StepCost cost = decode_prepared_ ? price_decode_batch(decode_pricing_, comp.decode_context_tokens)
+                                           : cost_.price(comp);
     KVCAP_CHECK(std::isfinite(cost.time_s) && cost.time_s > 0, "cost model returned a non-positive step time");
     const double end = now_s + cost.time_s;
     if (end > horizon_s || !(before_s > end)) break;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/cost/cost_model.hpp"
+#include "sim/cost/step_pricing.hpp"
 #include "sim/engine/replica_stats.hpp"
 #include "sim/engine/step_observer.hpp"
 #include "sim/kv/kv_allocator.hpp"
@@ -204,6 +205,10 @@ class Replica {
   std::vector<int32_t> bulk_order_, bulk_phase_start_, bulk_cursor_;
   std::vector<int64_t> bulk_base_, bulk_class_n_;
   std::vector<std::pair<int32_t, int64_t>> bulk_classes_;
+  /// bulk_decode's steps priced by context alone, for the batch size last prepared (if the cost
+  /// model offers it: decode_prepared_).
+  DecodeBatchPricing decode_pricing_;
+  bool decode_prepared_ = false;
   /// Pipeline parallelism (pp_ > 1): a ring of pp_ batches, each with its own plan (swapped with
   /// plan_ so that no buffer is allocated once they have grown), and per-stage scratch arrays.
   struct Batch {
