@@ -3,6 +3,8 @@
 #include "sim/engine/replica.hpp"
 #include "sim/kv/block_hash.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/named_variant.hpp"
+#include "sim/util/text.hpp"
 
 namespace kvcap {
 
@@ -84,12 +86,20 @@ int32_t PrefixAffinityRouter::route(const Request& req, std::span<Replica* const
   return least;
 }
 
-std::unique_ptr<Router> make_router(const std::string& name) {
-  if (name == "round_robin") return std::make_unique<RoundRobinRouter>();
-  if (name == "least_outstanding") return std::make_unique<LeastOutstandingRouter>();
-  if (name == "least_kv") return std::make_unique<LeastKvRouter>();
-  if (name == "prefix_affinity") return std::make_unique<PrefixAffinityRouter>();
-  KVCAP_CHECK(false, "unknown router '" + name + "'");
+RouterKind router_named(std::string_view name) {
+  if (const auto i = name_index(name, kRouterNames)) return static_cast<RouterKind>(*i);
+  throw FieldError("router", "unknown value " + quote_input(std::string(name)) + " (expected one of " +
+                                 quoted_names(kRouterNames) + ")");
+}
+
+std::unique_ptr<Router> make_router(RouterKind kind) {
+  switch (kind) {
+    case RouterKind::round_robin: return std::make_unique<RoundRobinRouter>();
+    case RouterKind::least_outstanding: return std::make_unique<LeastOutstandingRouter>();
+    case RouterKind::least_kv: return std::make_unique<LeastKvRouter>();
+    case RouterKind::prefix_affinity: return std::make_unique<PrefixAffinityRouter>();
+  }
+  KVCAP_CHECK(false, "unknown router kind");
   return nullptr;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -44,7 +45,15 @@ class PrefixAffinityRouter final : public Router {
   std::vector<uint64_t> hashes_;                 ///< reused buffer for the request's prefix hashes
 };
 
-/// InputError-free: the name was validated by the scenario parser.
-std::unique_ptr<Router> make_router(const std::string& name);
+/// `deployment.router`: which of the routers above (none has settings of its own).
+enum class RouterKind { round_robin, least_outstanding, least_kv, prefix_affinity };
+/// The scenario's names, in RouterKind order.
+inline constexpr const char* kRouterNames[] = {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"};
+inline const char* router_name(RouterKind k) { return kRouterNames[static_cast<size_t>(k)]; }
+
+/// The router of that name; FieldError("router") for another name.
+RouterKind router_named(std::string_view name);
+
+std::unique_ptr<Router> make_router(RouterKind kind);
 
 }  // namespace kvcap

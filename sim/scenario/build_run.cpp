@@ -106,16 +106,18 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   } catch (const InputError& err) {
     rethrow_at(s, "/gpu", err);
   }
-  if (s.engine.pipeline_parallel_size > 1 && s.engine.scheduler != "vllm-v1")
+  const bool v1 = std::holds_alternative<VllmV1Scheduling>(s.engine.scheduler);
+  if (s.engine.pipeline_parallel_size > 1 && !v1)
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
                      "pipeline_parallel_size " + std::to_string(s.engine.pipeline_parallel_size) +
                          " is modelled for the vllm-v1 scheduler only (vLLM V1's batch queue keeps one batch "
-                         "per stage in flight); scheduler is " + quote_input(s.engine.scheduler));
-  if (s.engine.decode_context_parallel_size > 1 && (s.engine.scheduler != "vllm-v1" || s.engine.allocator != "paged"))
+                         "per stage in flight); scheduler is '" + scheduler_name(s.engine.scheduler) + "'");
+  if (s.engine.decode_context_parallel_size > 1 && (!v1 || !is_paged(s.engine.allocator)))
     throw InputError(field(s, "/engine/decode_context_parallel_size"),
-                     "decode context parallelism is vLLM V1's (its scheduler's blocks span the DCP ranks): it needs the "
-                     "vllm-v1 scheduler and the paged allocator; scheduler is " + quote_input(s.engine.scheduler) +
-                         ", allocator " + quote_input(s.engine.allocator));
+                     std::string("decode context parallelism is vLLM V1's (its scheduler's blocks span the DCP ranks): it "
+                                 "needs the vllm-v1 scheduler and the paged allocator; scheduler is '") +
+                         scheduler_name(s.engine.scheduler) +
+                         "', allocator '" + allocator_name(s.engine.allocator) + "'");
   const auto layers = static_cast<int64_t>(run->model.layers.size());
   if (s.engine.pipeline_parallel_size > layers)
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
@@ -147,7 +149,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   // contiguous allocator models engines without a hybrid manager: it reserves whole-model blocks,
   // so a hybrid model's pool is divided by its group count and sliding layers count as full.
   const int64_t groups = b.kv.groups();
-  const bool paged = e.allocator == "paged";
+  const bool paged = is_paged(e.allocator);
   int64_t pool_blocks = e.num_gpu_blocks ? *e.num_gpu_blocks : b.num_gpu_blocks;
   std::string accounting = "full attention: one block per block_size tokens per request";
   if (paged && b.kv.state_groups > 0) {
@@ -180,7 +182,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   CostModelContext cctx{run->model, run->gpu, run->budget, e.tensor_parallel_size, s.base_dir};
   cctx.pipeline_parallel_size = e.pipeline_parallel_size;
   // Shipped engine profiles model vLLM V1; the other schedulers have none (kernels only).
-  if (e.scheduler == "vllm-v1") cctx.engine = "vllm";
+  if (std::holds_alternative<VllmV1Scheduling>(e.scheduler)) cctx.engine = "vllm";
   cctx.graphs = CudaGraphSizes::vllm_default(e.max_num_seqs, e.max_num_batched_tokens, e.enforce_eager,
                                              e.max_cudagraph_capture_size);
   EngineBinding binding;
@@ -239,13 +241,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.scenario = s.name;
   h.model = run->model.name;
   h.gpu = run->gpu.id;
-  h.scheduler = e.scheduler;
-  h.allocator = e.allocator;
-  if (e.allocator == "contiguous")
-    h.allocator += std::string(" (") + contiguous_reserve_name(e.policy.contiguous_reserve) + ", " +
-                   contiguous_fit_name(e.policy.contiguous_fit) + ")";
+  h.scheduler = scheduler_name(e.scheduler);
+  h.allocator = allocator_name(e.allocator);
+  if (const auto* c = std::get_if<ContiguousAllocation>(&e.allocator))
+    h.allocator += std::string(" (") + contiguous_reserve_name(c->reserve) + ", " + contiguous_fit_name(c->fit) + ")";
   h.on_oom = on_oom_name(e.policy.on_oom);
-  h.router = s.deployment.router;
+  h.router = router_name(s.deployment.router);
   h.cost_model = run->cost->describe();
   h.cost_model_measured = run->cost->measured();
   h.replicas = s.deployment.replicas;

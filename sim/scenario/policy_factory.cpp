@@ -1,6 +1,7 @@
 #include "sim/scenario/policy_factory.hpp"
 
 #include <string>
+#include <variant>
 
 #include "sim/kv/contiguous_allocator.hpp"
 #include "sim/kv/paged_allocator.hpp"
@@ -16,16 +17,15 @@ namespace kvcap {
 
 std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len,
                                             const KvCacheSpec& kv) {
-  if (e.allocator == "contiguous") {
+  if (const auto* contiguous = std::get_if<ContiguousAllocation>(&e.allocator)) {
     ContiguousAllocatorConfig c;
     c.num_gpu_blocks = pool_blocks;
     c.block_size = e.block_size;
     c.max_model_len = max_model_len;
-    c.reserve = e.policy.contiguous_reserve;
-    c.fit = e.policy.contiguous_fit;
+    c.reserve = contiguous->reserve;
+    c.fit = contiguous->fit;
     return std::make_unique<ContiguousKvAllocator>(c);
   }
-  KVCAP_CHECK(e.allocator == "paged", "unknown allocator '" + e.allocator + "'");
   PagedAllocatorConfig pc;
   pc.num_gpu_blocks = pool_blocks;
   pc.block_size = e.block_size;
@@ -42,28 +42,31 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
 }
 
 std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc) {
-  std::unique_ptr<Scheduler> s;
-  if (e.scheduler == "static")
-    s = std::make_unique<StaticScheduler>(sc, e.policy.static_batch_size > 0 ? e.policy.static_batch_size : sc.max_num_seqs);
-  else if (e.scheduler == "continuous")
-    s = std::make_unique<ContinuousScheduler>(sc);
-  else if (e.scheduler == "sglang") {
-    const SglangSettings& g = e.policy.sglang;
-    s = std::make_unique<SglangScheduler>(sc, SglangOptions{g.init_new_token_ratio, g.min_new_token_ratio_factor,
-                                                            g.new_token_ratio_decay_steps, g.clip_max_new_tokens,
-                                                            g.retract_decode_steps});
-  } else if (e.scheduler == "vllm-v0")
-    s = std::make_unique<VllmV0Scheduler>(sc, VllmV0Options{e.policy.preemption_mode == PreemptionMode::swap, e.policy.watermark});
-  else {
-    KVCAP_CHECK(e.scheduler == "vllm-v1", "unknown scheduler '" + e.scheduler + "'");
-    s = std::make_unique<VllmV1Scheduler>(sc);
-  }
+  // One lambda per alternative: a scheduler added to the variant without one here does not compile.
+  struct Build {
+    const SchedulerConfig& sc;
+    std::unique_ptr<Scheduler> operator()(const VllmV1Scheduling&) const { return std::make_unique<VllmV1Scheduler>(sc); }
+    std::unique_ptr<Scheduler> operator()(const VllmV0Scheduling& v0) const {
+      return std::make_unique<VllmV0Scheduler>(sc, v0.options);
+    }
+    std::unique_ptr<Scheduler> operator()(const SglangScheduling& g) const {
+      return std::make_unique<SglangScheduler>(sc, g.options);
+    }
+    std::unique_ptr<Scheduler> operator()(const StaticScheduling& st) const {
+      return std::make_unique<StaticScheduler>(sc, st.batch_size > 0 ? st.batch_size : sc.max_num_seqs);
+    }
+    std::unique_ptr<Scheduler> operator()(const ContinuousScheduling&) const {
+      return std::make_unique<ContinuousScheduler>(sc);
+    }
+  };
+  std::unique_ptr<Scheduler> s = std::visit(Build{sc}, e.scheduler);
   if (e.policy.on_oom == OnOom::crash) s = std::make_unique<CrashOnOomScheduler>(std::move(s));
   return s;
 }
 
 int64_t swap_cpu_blocks(const EngineSettings& e, int64_t block_bytes_per_gpu) {
-  const bool v0_swap = e.scheduler == "vllm-v0" && e.policy.preemption_mode == PreemptionMode::swap;
+  const auto* v0 = std::get_if<VllmV0Scheduling>(&e.scheduler);
+  const bool v0_swap = v0 != nullptr && v0->options.swap;
   if (!v0_swap && e.policy.session_kv != SessionKv::swap) return 0;
   KVCAP_CHECK(block_bytes_per_gpu > 0, "swap tier needs the KV block size in bytes");
   const double bytes = e.policy.swap_space_gib * 1024.0 * 1024.0 * 1024.0;

@@ -1,21 +1,17 @@
 #include "sim/scenario/policy_settings.hpp"
 
 #include "sim/util/error.hpp"
+#include "sim/util/named_variant.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
 
 namespace {
 
-std::string pick(const JsonObjectReader& r, const std::string& key, const std::string& fallback,
+std::string pick(const JsonObjectReader& r, const std::string& key, const char* fallback,
                  std::initializer_list<const char*> allowed) {
-  const std::string v = r.get_string(key, fallback);
-  std::string list;
-  for (const char* a : allowed) {
-    if (v == a) return v;
-    list += (list.empty() ? "'" : ", '") + std::string(a) + "'";
-  }
-  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
+  const std::span<const char* const> names(allowed.begin(), allowed.size());
+  return names[read_named(r, key, fallback, names)];
 }
 
 void only_with(const JsonObjectReader& r, const std::string& key, bool ok, const std::string& what) {
@@ -51,10 +47,10 @@ AdmissionSettings parse_admission(const JsonObjectReader& a) {
   return s;
 }
 
-SglangSettings parse_sglang(const JsonObjectReader& g) {
+SglangOptions parse_sglang(const JsonObjectReader& g) {
   g.reject_unknown({"init_new_token_ratio", "min_new_token_ratio_factor", "new_token_ratio_decay_steps",
                     "clip_max_new_tokens", "retract_decode_steps"});
-  SglangSettings s;
+  SglangOptions s;
   s.init_new_token_ratio = g.get_number_in("init_new_token_ratio", 0.0, 1.0, s.init_new_token_ratio);
   s.min_new_token_ratio_factor = g.get_number_in("min_new_token_ratio_factor", 0.0, 1.0, s.min_new_token_ratio_factor);
   s.new_token_ratio_decay_steps = g.get_number_in("new_token_ratio_decay_steps", 1.0, 1e9, s.new_token_ratio_decay_steps);
@@ -66,22 +62,57 @@ SglangSettings parse_sglang(const JsonObjectReader& g) {
 }  // namespace
 
 const char* on_oom_name(OnOom o) { return o == OnOom::crash ? "crash" : "preempt"; }
-const char* preemption_mode_name(PreemptionMode m) { return m == PreemptionMode::swap ? "swap" : "recompute"; }
 
-PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::string& scheduler,
-                                     const std::string& allocator) {
+size_t read_named(const JsonObjectReader& r, const std::string& key, const char* fallback,
+                  std::span<const char* const> names) {
+  const std::string v = r.get_string(key, fallback);
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (v == names[i]) return i;
+    list += (list.empty() ? "'" : ", '") + std::string(names[i]) + "'";
+  }
+  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
+}
+
+SchedulerSettings parse_scheduler_settings(const JsonObjectReader& r) {
+  SchedulerSettings sched = variant_default_at<SchedulerSettings>(read_named(r, "scheduler", "vllm-v1", kSchedulerNames));
+  auto* stat = std::get_if<StaticScheduling>(&sched);
+  auto* v0 = std::get_if<VllmV0Scheduling>(&sched);
+  auto* sglang = std::get_if<SglangScheduling>(&sched);
+  only_with(r, "static_batch_size", stat != nullptr, "with scheduler 'static'");
+  if (stat) stat->batch_size = r.get_int("static_batch_size", 1, 1 << 24, 0);
+  only_with(r, "preemption_mode", v0 != nullptr, "with scheduler 'vllm-v0'");
+  only_with(r, "watermark", v0 != nullptr, "with scheduler 'vllm-v0'");
+  if (v0) {
+    v0->options.swap = pick(r, "preemption_mode", "recompute", {"recompute", "swap"}) == "swap";
+    v0->options.watermark = r.get_number_in("watermark", 0.0, 0.99, v0->options.watermark);
+  }
+  only_with(r, "sglang", sglang != nullptr, "with scheduler 'sglang'");
+  if (sglang && r.has("sglang")) sglang->options = parse_sglang(r.object("sglang"));
+  return sched;
+}
+
+AllocatorSettings parse_allocator_settings(const JsonObjectReader& r) {
+  AllocatorSettings alloc = variant_default_at<AllocatorSettings>(read_named(r, "allocator", "paged", kAllocatorNames));
+  auto* contiguous = std::get_if<ContiguousAllocation>(&alloc);
+  only_with(r, "contiguous_reserve", contiguous != nullptr, "with allocator 'contiguous'");
+  only_with(r, "contiguous_fit", contiguous != nullptr, "with allocator 'contiguous'");
+  if (contiguous) {
+    contiguous->reserve = pick(r, "contiguous_reserve", "max_model_len", {"max_model_len", "prompt_plus_output"}) ==
+                                  "max_model_len"
+                              ? ContiguousReserve::max_model_len
+                              : ContiguousReserve::prompt_plus_output;
+    contiguous->fit = pick(r, "contiguous_fit", "first_fit", {"first_fit", "best_fit"}) == "first_fit"
+                          ? ContiguousFit::first_fit
+                          : ContiguousFit::best_fit;
+  }
+  return alloc;
+}
+
+PolicySettings parse_policy_settings(const JsonObjectReader& r, const SchedulerSettings& scheduler,
+                                     const AllocatorSettings& allocator) {
   PolicySettings p;
-  const bool contiguous = allocator == "contiguous";
-  only_with(r, "contiguous_reserve", contiguous, "with allocator 'contiguous'");
-  only_with(r, "contiguous_fit", contiguous, "with allocator 'contiguous'");
-  p.contiguous_reserve = pick(r, "contiguous_reserve", "max_model_len", {"max_model_len", "prompt_plus_output"}) ==
-                                 "max_model_len"
-                             ? ContiguousReserve::max_model_len
-                             : ContiguousReserve::prompt_plus_output;
-  p.contiguous_fit = pick(r, "contiguous_fit", "first_fit", {"first_fit", "best_fit"}) == "first_fit"
-                         ? ContiguousFit::first_fit
-                         : ContiguousFit::best_fit;
-
+  const bool contiguous = !is_paged(allocator);
   p.on_oom = pick(r, "on_oom", "preempt", {"preempt", "crash"}) == "crash" ? OnOom::crash : OnOom::preempt;
   if (p.on_oom == OnOom::crash) {
     // No default: how long a crashed server takes to come back (process start, weight loading,
@@ -93,19 +124,11 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
     only_with(r, "restart_s", false, "with on_oom 'crash'");
   }
 
-  only_with(r, "static_batch_size", scheduler == "static", "with scheduler 'static'");
-  p.static_batch_size = r.get_int("static_batch_size", 1, 1 << 24, 0);
-
-  const bool v0 = scheduler == "vllm-v0";
+  const auto* v0 = std::get_if<VllmV0Scheduling>(&scheduler);
   const bool session_swap = r.has("session_kv") && r.get_string("session_kv") == "swap";
-  only_with(r, "preemption_mode", v0, "with scheduler 'vllm-v0'");
-  only_with(r, "watermark", v0, "with scheduler 'vllm-v0'");
-  only_with(r, "swap_space", v0 || session_swap, "with scheduler 'vllm-v0' or session_kv 'swap'");
-  p.preemption_mode =
-      pick(r, "preemption_mode", "recompute", {"recompute", "swap"}) == "swap" ? PreemptionMode::swap : PreemptionMode::recompute;
-  p.watermark = r.get_number_in("watermark", 0.0, 0.99, p.watermark);
+  only_with(r, "swap_space", v0 != nullptr || session_swap, "with scheduler 'vllm-v0' or session_kv 'swap'");
   p.swap_space_gib = r.get_number_in("swap_space", 0.0, 1e6, p.swap_space_gib);
-  if (p.preemption_mode == PreemptionMode::swap && contiguous)
+  if (v0 && v0->options.swap && contiguous)
     throw InputError(r.where("preemption_mode"), "swap preemption needs the paged allocator");
 
   {
@@ -123,12 +146,11 @@ PolicySettings parse_policy_settings(const JsonObjectReader& r, const std::strin
     if (p.session_kv != SessionKv::drop && contiguous)
       throw InputError(r.where("session_kv"), "'resident' needs the paged allocator (the next turn reuses blocks)");
   }
-  only_with(r, "sglang", scheduler == "sglang", "with scheduler 'sglang'");
-  if (r.has("sglang")) p.sglang = parse_sglang(r.object("sglang"));
   if (r.has("admission")) p.admission = parse_admission(r.object("admission"));
-  if (p.admission.preempt_lower_classes && scheduler != "vllm-v1" && scheduler != "vllm-v0")
+  const bool vllm = v0 != nullptr || std::holds_alternative<VllmV1Scheduling>(scheduler);
+  if (p.admission.preempt_lower_classes && !vllm)
     throw InputError(r.where("admission") + "/preempt_lower_classes", "only applies with scheduler 'vllm-v1' or 'vllm-v0'");
-  if (p.admission.predictive && scheduler == "sglang")
+  if (p.admission.predictive && std::holds_alternative<SglangScheduling>(scheduler))
     throw InputError(r.where("admission") + "/predictive", "does not apply with scheduler 'sglang' (it has its own conservative admission)");
   return p;
 }

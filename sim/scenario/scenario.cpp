@@ -14,13 +14,8 @@ constexpr int64_t kMaxInt = int64_t{1} << 40;
 
 std::string choice(const JsonObjectReader& r, const std::string& key, const std::string& fallback,
                    std::initializer_list<const char*> allowed) {
-  const std::string v = r.get_string(key, fallback);
-  std::string list;
-  for (const char* a : allowed) {
-    if (v == a) return v;
-    list += list.empty() ? std::string("'") + a + "'" : std::string(", '") + a + "'";
-  }
-  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
+  const std::span<const char* const> names(allowed.begin(), allowed.size());
+  return names[read_named(r, key, fallback.c_str(), names)];
 }
 
 EngineSettings parse_engine(const JsonObjectReader& r) {
@@ -36,8 +31,8 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
                     "session_idle_timeout_s"});
   EngineSettings e;
-  e.scheduler = choice(r, "scheduler", e.scheduler, {"vllm-v1", "vllm-v0", "sglang", "static", "continuous"});
-  e.allocator = choice(r, "allocator", e.allocator, {"paged", "contiguous"});
+  e.scheduler = parse_scheduler_settings(r);
+  e.allocator = parse_allocator_settings(r);
   e.tensor_parallel_size = r.get_int("tensor_parallel_size", 1, 1024, e.tensor_parallel_size);
   e.pipeline_parallel_size = r.get_int("pipeline_parallel_size", 1, 1024, e.pipeline_parallel_size);
   e.decode_context_parallel_size = r.get_int("decode_context_parallel_size", 1, 1024, e.decode_context_parallel_size);
@@ -47,7 +42,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                          std::to_string(e.tensor_parallel_size) + "): vLLM's DCP ranks are TP ranks");
   // SGLang's KV pool is token-granular (page_size 1 by default): block_size 1 unless set (> 1 =
   // SGLang's --page-size).
-  e.block_size = r.get_int("block_size", 1, 65536, e.scheduler == "sglang" ? 1 : e.block_size);
+  e.block_size = r.get_int("block_size", 1, 65536, std::holds_alternative<SglangScheduling>(e.scheduler) ? 1 : e.block_size);
   if (r.has("num_gpu_blocks")) e.num_gpu_blocks = r.get_int("num_gpu_blocks", 2, kMaxInt);
   e.gpu_memory_utilization = r.get_number_in("gpu_memory_utilization", 1e-6, 1.0, e.gpu_memory_utilization);
   if (r.has("kv_cache_memory_bytes")) e.kv_cache_memory_bytes = r.get_int("kv_cache_memory_bytes", 1, int64_t{1} << 60);
@@ -157,8 +152,7 @@ ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& fi
     JsonObjectReader d = r.object("deployment");
     d.reject_unknown({"replicas", "router"});
     s.deployment.replicas = d.get_int("replicas", 1, 4096, 1);
-    s.deployment.router =
-        choice(d, "router", "round_robin", {"round_robin", "least_outstanding", "least_kv", "prefix_affinity"});
+    s.deployment.router = static_cast<RouterKind>(read_named(d, "router", "round_robin", kRouterNames));
   }
   // No cost model named: the best the project ships for this GPU and engine (cost_model_factory).
   s.cost_model = r.has("cost_model") ? r.raw("cost_model") : nlohmann::json{{"kind", "auto"}};

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/routers.hpp"
 #include "sim/kv/block_pool.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/scenario/policy_settings.hpp"
@@ -22,8 +23,8 @@ namespace kvcap {
 /// 1024 on H100/H200/B200, 2048 / 256 on A100 and smaller GPUs), the same as `kvcap memory`;
 /// build_run resolves them before anything reads them.
 struct EngineSettings {
-  std::string scheduler = "vllm-v1";
-  std::string allocator = "paged";
+  SchedulerSettings scheduler = VllmV1Scheduling{};  ///< `scheduler` and the keys only it reads
+  AllocatorSettings allocator = PagedAllocation{};   ///< `allocator` and the keys only it reads
   int64_t tensor_parallel_size = 1;
   /// vLLM --pipeline-parallel-size: the KV budget is per stage (the smallest stage's pool binds,
   /// as `kvcap memory` computes); build_run refuses > 1 until steps are priced per stage with
@@ -61,7 +62,7 @@ struct EngineSettings {
 
 struct DeploymentSettings {
   int64_t replicas = 1;
-  std::string router = "round_robin";
+  RouterKind router = RouterKind::round_robin;
 };
 
 struct ScenarioSettings {

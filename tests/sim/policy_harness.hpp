@@ -61,7 +61,7 @@ struct PolicyHarness {
       if (i == 0) reps.back()->set_observer(&recorder);
     }
     sim = std::make_unique<Simulation>(opt, std::make_unique<VectorSource>(std::move(reqs)), std::move(reps),
-                                       make_router(router), metrics);
+                                       make_router(router_named(router)), metrics);
   }
   void run() { sim->run(); }
   const RequestRecord& record(const std::string& id) const {
@@ -83,8 +83,8 @@ struct PolicyHarness {
 
 inline EngineSettings engine(const std::string& scheduler, const std::string& allocator = "paged") {
   EngineSettings e;
-  e.scheduler = scheduler;
-  e.allocator = allocator;
+  e.scheduler = scheduler_named(scheduler);
+  e.allocator = allocator_named(allocator);
   e.enable_prefix_caching = false;
   return e;
 }

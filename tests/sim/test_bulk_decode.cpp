@@ -72,7 +72,7 @@ BulkOutcome run_bulk_case(const BulkCase& c, bool skipping, bool bulk, const Cos
   opt.bulk_decode = bulk;
   opt.check_invariants = true;
   opt.max_model_len = c.sc.max_model_len;
-  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router(c.router), metrics);
+  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router(router_named(c.router)), metrics);
   sim.run();
   RunHeader hdr;
   std::ostringstream os;
@@ -177,7 +177,7 @@ TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size
   opt.sample_interval_s = 0;
   opt.max_model_len = c.sc.max_model_len;
   opt.check_invariants = true;
-  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router("round_robin"), metrics);
+  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router(RouterKind::round_robin), metrics);
   sim.run();
   CHECK(sim.bulk_steps() == 7);
   REQUIRE(metrics.records().size() == 2);

@@ -66,7 +66,7 @@ struct Run {
     reps.push_back(std::make_unique<Replica>(0, sc, make_allocator(e, 11, sc.max_model_len), make_scheduler(e, sc), cost, metrics));
     auto src = std::make_unique<UsersSource>(std::move(prompts));
     source = src.get();
-    sim = std::make_unique<Simulation>(opt, std::move(src), std::move(reps), make_router("round_robin"), metrics);
+    sim = std::make_unique<Simulation>(opt, std::move(src), std::move(reps), make_router(RouterKind::round_robin), metrics);
     sim->run();
     for (const auto& r : metrics.records()) by_id[r.id] = r;
   }

@@ -39,16 +39,21 @@ Case random_case(uint64_t seed) {
   c.sc.policy = uni(0, 1) ? SchedulingPolicy::priority : SchedulingPolicy::fcfs;
   c.sc.preempt_lower_classes = c.sc.policy == SchedulingPolicy::priority && uni(0, 1);
   c.e = engine(scheds[seed % 5], allocs[(seed / 5) % 2]);
-  c.e.enable_prefix_caching = c.e.allocator == "paged" && uni(0, 1);
-  c.e.policy.contiguous_fit = uni(0, 1) ? ContiguousFit::first_fit : ContiguousFit::best_fit;
-  c.e.policy.contiguous_reserve = uni(0, 1) ? ContiguousReserve::max_model_len : ContiguousReserve::prompt_plus_output;
-  c.e.policy.static_batch_size = uni(1, 6);
-  if (c.e.scheduler == "vllm-v0") {
-    c.e.policy.preemption_mode = c.e.allocator == "paged" && uni(0, 1) ? PreemptionMode::swap : PreemptionMode::recompute;
-    c.e.policy.watermark = static_cast<double>(uni(0, 5)) * 0.02;
-    c.cpu_blocks = c.e.policy.preemption_mode == PreemptionMode::swap ? uni(0, 20) : 0;
+  const bool paged = is_paged(c.e.allocator);
+  c.e.enable_prefix_caching = paged && uni(0, 1);
+  // Every draw is made whatever the scheduler and allocator, so each seed keeps its case.
+  const ContiguousFit fit = uni(0, 1) ? ContiguousFit::first_fit : ContiguousFit::best_fit;
+  const ContiguousReserve reserve = uni(0, 1) ? ContiguousReserve::max_model_len : ContiguousReserve::prompt_plus_output;
+  if (auto* contiguous = std::get_if<ContiguousAllocation>(&c.e.allocator)) *contiguous = {reserve, fit};
+  const int64_t static_batch = uni(1, 6);
+  if (auto* st = std::get_if<StaticScheduling>(&c.e.scheduler)) st->batch_size = static_batch;
+  if (auto* v0 = std::get_if<VllmV0Scheduling>(&c.e.scheduler)) {
+    v0->options.swap = paged && uni(0, 1);
+    v0->options.watermark = static_cast<double>(uni(0, 5)) * 0.02;
+    c.cpu_blocks = v0->options.swap ? uni(0, 20) : 0;
   }
-  if (c.e.scheduler == "sglang") c.e.policy.sglang.init_new_token_ratio = static_cast<double>(uni(0, 10)) * 0.1;
+  if (auto* g = std::get_if<SglangScheduling>(&c.e.scheduler))
+    g->options.init_new_token_ratio = static_cast<double>(uni(0, 10)) * 0.1;
   if ((seed / 10) % 2) {
     c.e.policy.on_oom = OnOom::crash;
     c.e.policy.restart_s = static_cast<double>(uni(0, 20)) * 0.01;
@@ -60,7 +65,7 @@ Case random_case(uint64_t seed) {
     c.e.policy.admission.predictive = true;
     c.e.policy.admission.predictive_quantile = static_cast<double>(uni(1, 10)) * 0.1;
   }
-  if (c.e.allocator == "paged" && c.e.enable_prefix_caching && uni(0, 1)) {
+  if (paged && c.e.enable_prefix_caching && uni(0, 1)) {
     c.e.policy.session_kv = uni(0, 1) ? SessionKv::resident : SessionKv::swap;
     c.e.policy.session_idle_timeout_s = static_cast<double>(uni(c.e.policy.session_kv == SessionKv::swap ? 1 : 0, 4)) * 0.02;
     if (c.e.policy.session_kv == SessionKv::swap && c.cpu_blocks == 0) c.cpu_blocks = uni(0, 20);
@@ -81,7 +86,7 @@ Case random_case(uint64_t seed) {
   // Drawn last, so the other cases stay as they were: a third of the vLLM V1 paged cases get
   // sliding-window groups, half of those with full-attention pages of two blocks (Gemma 4's
   // layout), and a pool that still holds one request of max_len at vLLM's startup worst case.
-  if (c.e.scheduler == "vllm-v1" && c.e.allocator == "paged" && uni(0, 2) == 0) {
+  if (std::holds_alternative<VllmV1Scheduling>(c.e.scheduler) && paged && uni(0, 2) == 0) {
     c.kv.swa_groups = uni(1, 2);
     c.kv.sliding_window = uni(8, 64);
     c.kv.full_block_ratio = uni(1, 2);
@@ -108,7 +113,7 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
   // minus the watermark).
   for (const auto& r : h.metrics.records())
     if (r.outcome == RequestOutcome::lost && c.e.policy.on_oom == OnOom::preempt)
-      CHECK((c.e.scheduler == "vllm-v0" && (r.reason == "swap_space_exhausted" || r.reason == "exceeds_kv_capacity")));
+      CHECK((std::holds_alternative<VllmV0Scheduling>(c.e.scheduler) && (r.reason == "swap_space_exhausted" || r.reason == "exceeds_kv_capacity")));
   if (lost) *lost = h.count(RequestOutcome::lost);
   if (swaps) *swaps = h.metrics.swap_ins();
   RunHeader hdr;
@@ -128,8 +133,9 @@ TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x 
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     CAPTURE(seed);
     const Case c = random_case(seed);
-    CAPTURE(c.e.scheduler);
-    CAPTURE(c.e.allocator);
+    const std::string scheduler = scheduler_name(c.e.scheduler), allocator = allocator_name(c.e.allocator);
+    CAPTURE(scheduler);
+    CAPTURE(allocator);
     CAPTURE(c.kv.swa_groups);
     CAPTURE(c.kv.full_block_ratio);
     two_block_sizes += c.kv.full_block_ratio > 1 ? 1 : 0;

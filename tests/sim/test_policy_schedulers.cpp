@@ -13,7 +13,7 @@ TEST_CASE("static batching: the next batch starts only when the whole batch has 
   // steps 1,2: r0 decodes alone (r2 waits although a place is free); r0 done at .03.
   // step 3 [.03,.04]: r2 prefilled -> first token at .04: TTFT .04, queue .03.
   EngineSettings e = engine("static");
-  e.policy.static_batch_size = 2;
+  e.scheduler = StaticScheduling{2};
   PolicyHarness h({req("r0", 0, 16, 3), req("r1", 0, 16, 1), req("r2", 0, 16, 1)}, sched_cfg(256, 8, 128), {e}, 11);
   h.run();
   CHECK(h.record("r1").finish_s == doctest::Approx(0.01));

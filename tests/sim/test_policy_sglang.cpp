@@ -15,7 +15,7 @@ namespace {
 EngineSettings sglang(double init_ratio = 0.7) {
   EngineSettings e = engine("sglang");
   e.block_size = 1;
-  e.policy.sglang.init_new_token_ratio = init_ratio;
+  std::get<SglangScheduling>(e.scheduler).options.init_new_token_ratio = init_ratio;
   return e;
 }
 
