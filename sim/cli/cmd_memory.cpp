@@ -267,7 +267,8 @@ int run_memory(const MemoryOptions& o) {
       gib_text(b.activation_bytes_per_gpu) +
           (b.kv_cache_memory_from_flag ? "  (not used: --kv-cache-memory-bytes)"
            : b.sampler == "pytorch"    ? "  (sampler: PyTorch top-k/top-p sort over the profiled sequences; --sampler)"
-           : b.sampler == "flashinfer" ? "  (sampler: FlashInfer/Triton top-k/top-p; --sampler)"
+           : b.sampler == "flashinfer" ? "  (sampler: FlashInfer top-k/top-p; --sampler)"
+           : b.sampler == "triton"     ? "  (sampler: Triton top-k/top-p kernel and its cached buffer; --sampler)"
                                        : ""));
   row("non-torch overhead (estimate)", gib_text(b.non_torch_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (not used)" : ""));
   if (!b.cuda_graph_in_budget)
@@ -372,9 +373,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       "linear-attention models: prefix caching keeps 2 state pages per request (mamba_cache_mode align), "
       "1 without (default: vLLM's for --vllm-version, on from 0.27)");
   cmd->add_option("--sampler", o->engine.sampler,
-                  "top-k/top-p sampler the profiling run exercises: auto (vLLM's default for --vllm-version: the PyTorch sort "
-                  "on 0.11-0.15), flashinfer (docker images before 0.11, VLLM_USE_FLASHINFER_SAMPLER=1) or pytorch (also a "
-                  "pip install of vLLM 0.8-0.10 without FlashInfer: its sort holds more memory)")
+                  "top-k/top-p sampler the profiling run exercises: auto (vLLM's default for --vllm-version: FlashInfer in "
+                  "the images before 0.11, the PyTorch sort on 0.11-0.16, the Triton kernel on 0.17-0.20, FlashInfer from "
+                  "0.21), flashinfer (also 0.11.0's image, VLLM_USE_FLASHINFER_SAMPLER=1), pytorch (also a pip install of "
+                  "vLLM 0.8-0.10 without FlashInfer: its sort holds more memory) or triton (0.17 and later)")
       ->capture_default_str();
   cmd->add_flag("--vllm-use-v1", o->engine.vllm_use_v1,
                 "VLLM_USE_V1=1 on a 0.7 release: the V1 engine as it then was (profiles logits of every batched token)");

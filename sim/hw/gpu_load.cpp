@@ -76,7 +76,7 @@ GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
   JsonObjectReader r(obj, origin, "");
   r.reject_unknown({"base", "id", "name", "memory_bytes", "hbm_bandwidth_bytes_per_s", "bf16_flops", "fp8_flops",
                     "int8_ops", "host_link_bytes_per_s", "interconnect_bytes_per_s", "price_per_gpu_hour_usd",
-                    "interconnect_kind", "visible_memory_bytes", "compute_capability"});
+                    "interconnect_kind", "visible_memory_bytes", "compute_capability", "sm_count"});
   GpuSpec g;
   const bool has_base = r.has("base");
   if (has_base) {
@@ -110,6 +110,7 @@ GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin) {
     throw InputError(r.where("interconnect_kind"), "expected \"nvlink\", \"pcie\" or \"xgmi\", got \"" +
                                                        g.interconnect_kind + "\"");
   g.compute_capability = static_cast<int>(r.get_int("compute_capability", 0, 1000, g.compute_capability));
+  g.sm_count = r.get_int("sm_count", 0, 100000, g.sm_count);
   validate_gpu(g, origin);
   return g;
 }

@@ -30,6 +30,9 @@ struct GpuSpec {
   /// CUDA compute capability x 10 (90 = Hopper, 100 = datacenter Blackwell, 120 = GeForce
   /// Blackwell); 0 for non-NVIDIA parts. vLLM picks some kernel alignments by it.
   int compute_capability = 0;
+  /// Streaming multiprocessors (compute units on AMD parts); 0 = not recorded. vLLM sizes the
+  /// Triton top-k/top-p sampler's buffer by it (activation.hpp, ProfileSampler::triton).
+  int64_t sm_count = 0;
 };
 
 /// Look up a catalog id (case-insensitive) or read a GPU JSON file; InputError when unknown.
@@ -45,7 +48,7 @@ const std::vector<std::pair<std::string, std::string>>& gpu_catalog_aliases();
 /// to override. Keys: base, id, name, memory_bytes, hbm_bandwidth_bytes_per_s, bf16_flops,
 /// fp8_flops, int8_ops, host_link_bytes_per_s, interconnect_bytes_per_s, price_per_gpu_hour_usd,
 /// interconnect_kind, visible_memory_bytes (0 = same as memory_bytes; a new memory_bytes without
-/// it resets it to 0), compute_capability (e.g. 90; 0 = not NVIDIA).
+/// it resets it to 0), compute_capability (e.g. 90; 0 = not NVIDIA), sm_count (0 = not recorded).
 /// Unknown keys and non-positive sizes are InputErrors naming the field.
 GpuSpec gpu_from_json(const nlohmann::json& obj, const std::string& origin);
 

@@ -1,6 +1,7 @@
 #include "sim/memory/activation.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/model/tensor_parallel.hpp"
 
@@ -34,9 +35,19 @@ int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   return tokens * m.hidden_size * b + tokens * vocab * b + shard;
 }
 
+const char* profile_sampler_name(ProfileSampler s) {
+  switch (s) {
+    case ProfileSampler::flashinfer_before_0_11:
+    case ProfileSampler::flashinfer: return "flashinfer";
+    case ProfileSampler::sort: return "pytorch";
+    case ProfileSampler::triton: return "triton";
+  }
+  return "?";
+}
+
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          bool sort_sampler, bool samples, bool profile_vision,
-                                          int64_t dp_gather) {
+                                          ProfileSampler sampler, bool samples, bool profile_vision,
+                                          int64_t dp_gather, int64_t sm_count) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -85,7 +96,21 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   if (!samples) return std::max(forward, vision);
   const int64_t V = m.vocab_size;
   const int64_t rows = std::min(seqs, T);
-  const int64_t logits = sort_sampler ? rows * V * (b + 4 + kSortSamplerExtraBytesPerElement) : 2 * rows * V * 4;
+  int64_t logits = 0;
+  switch (sampler) {
+    case ProfileSampler::flashinfer_before_0_11: logits = 2 * rows * V * 4; break;
+    case ProfileSampler::flashinfer: logits = rows * V * (b + 12); break;
+    case ProfileSampler::sort: logits = rows * V * (b + 4 + kSortSamplerExtraBytesPerElement); break;
+    case ProfileSampler::triton: {
+      int64_t buffer_rows = 0;
+      if (sm_count > 0) {
+        buffer_rows = static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::min(sm_count, rows))));
+        buffer_rows = std::min(buffer_rows, sm_count);
+      }
+      logits = rows * V * (b + 12) + buffer_rows * V * 4;
+      break;
+    }
+  }
   return std::max({forward, vision, T * H * b + logits});
 }
 

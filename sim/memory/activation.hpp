@@ -6,6 +6,30 @@
 
 namespace kvcap {
 
+/// The top-k/top-p sampler vLLM V1's profiling run exercises (vllm/v1/sample/ops/
+/// topk_topp_sampler.py; its dummy sampler asks for both top-k and top-p), by what it keeps alive
+/// per sampled row and vocabulary entry on top of the hidden states (S rows, V entries, b bytes of
+/// the model dtype):
+enum class ProfileSampler {
+  /// FlashInfer as vLLM's images before 0.11 ran it: fp32 logits and probabilities, 2·S·V·4 (the
+  /// term kvcap's 0.8-0.10 non-torch figures were fitted with; that FlashInfer's buffers were
+  /// not re-derived).
+  flashinfer_before_0_11,
+  /// FlashInfer 0.3.1 and later (vLLM 0.11.0's image; the default again from vLLM 0.21, PR
+  /// #40376): the logits in the model dtype, their fp32 copy, top_k_mask_logits' output and the
+  /// softmax probabilities, alive together: S·V·(b + 12).
+  flashinfer,
+  /// PyTorch's sort (apply_top_k_top_p; the default from 0.11.1, PR #26859, through 0.16, and for
+  /// batches under 8 rows on 0.17-0.20): S·V·(b + 4 + kSortSamplerExtraBytesPerElement).
+  sort,
+  /// The Triton kernel (apply_top_k_top_p_triton, PR #33538; the default on 0.17-0.20 for 8 rows
+  /// or more): fp32 logits, probabilities and random_sample's q beside the model-dtype logits,
+  /// S·V·(b + 12), plus the buffer it keeps in _TRITON_BUFFER_CACHE, min(next_pow2(min(SMs, S)),
+  /// SMs)·V·4 (left out where the GPU's SM count is not recorded).
+  triton,
+};
+const char* profile_sampler_name(ProfileSampler s);
+
 /// Peak bytes of transient activations on one rank during a forward pass over
 /// `max_num_batched_tokens` tokens, followed by sampling `max_num_seqs` sequences.
 ///
@@ -20,10 +44,7 @@ namespace kvcap {
 ///          plus the shared experts' 3·I_s                  T·k·(3·I_e + H)·b + 3·T·I_s·b
 ///   sampler: the dummy sampler's S = min(max_num_seqs, T) rows (vLLM's dummy run splits the T
 ///   tokens over that many requests and samples each one's last position), on top of one
-///   hidden-state tensor T·H·b; by the sampler that runs (`sort_sampler`):
-///     FlashInfer (and the later Triton top-k/top-p kernel): fp32 logits and probabilities, 2·S·V·4
-///     PyTorch sort: the rows' logits in the model dtype and in fp32, S·V·(b + 4), with the sort's
-///       own buffers, S·V·kSortSamplerExtraBytesPerElement
+///   hidden-state tensor T·H·b; by the sampler that runs (ProfileSampler, below)
 /// peak = max(residual + largest layer transient, sampler).
 ///
 /// This is an estimate, not a measurement: it leaves out the torch caching allocator's rounding,
@@ -54,10 +75,12 @@ namespace kvcap {
 /// Gated DeltaNet layers add their projections and chunked-recurrence states to the per-layer
 /// transients. Checked against club-3090 #1087 (Qwen3.8-27B FP8, TP 2, vLLM 0.27.1): "1.59 GiB for
 /// peak activation" logged; see scenarios/memory/vllm-startup-logs.jsonl for what it gives.
+/// `sm_count`: the GPU's SMs (GpuSpec::sm_count; 0 = not recorded), for the Triton sampler's buffer.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                          bool sort_sampler = false, bool samples = true,
-                                          bool profile_vision = false, int64_t dp_gather = 1);
+                                          ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,
+                                          bool samples = true, bool profile_vision = false, int64_t dp_gather = 1,
+                                          int64_t sm_count = 0);
 
 /// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
 /// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the

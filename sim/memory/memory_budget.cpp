@@ -167,19 +167,21 @@ int64_t hybrid_block_size(const ModelSpec& m, const GpuSpec& gpu, int64_t reques
 }
 
 /// The top-k/top-p sampler vLLM's profiling run takes by default (vllm/v1/sample/ops/
-/// topk_topp_sampler.py). V1 used FlashInfer's kernel where FlashInfer was installed (vLLM's docker
-/// images) and fell back to the PyTorch sort without it (a plain pip install of 0.8-0.10: --sampler
-/// pytorch). PR #26859 (2025-10-15) made FlashInfer opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), which
-/// left the sort as the default until the Triton top-k/top-p kernel (PR #33538, opened 2026-02-02;
-/// it takes batches of 8 rows or more, and holds fp32 logits and a small buffer) replaced it. The
-/// logs agree where they can tell: the 0.11.0 starts hold the sort's memory (activation.hpp), and
-/// the 0.19 ones do not (gpt-oss-20b on an A100 would lose 6.8 GiB to it). 0.11.0 predates PR
-/// #26859 but its logs show the sort all the same. No log of 0.12-0.15 can tell (the one 0.15.1
-/// start, Llama-2-7B at 128 sequences, peaks in the forward either way), so they follow the code's
-/// history, and 0.16 is taken as the first release with the Triton kernel (an assumption: no
-/// 0.16-0.18 log).
-bool sort_sampler_by_default(const std::pair<int, int>& v) {
-  return v >= std::pair<int, int>{0, 11} && v < std::pair<int, int>{0, 16};
+/// topk_topp_sampler.py) for `rows` sampled rows. V1 used FlashInfer's kernel where FlashInfer was
+/// installed (vLLM's docker images; a plain pip install of 0.8-0.10 sorted: --sampler pytorch).
+/// PR #26859 (merged 2025-10-14, after 0.11.0) made FlashInfer opt-in, leaving PyTorch's sort as
+/// the default through 0.16 (the v0.16.0 release branch has #26859 and not #33538). The Triton
+/// top-k/top-p kernel (PR #33538, merged 2026-02-17, first in 0.17) took batches of 8 rows or
+/// more; FlashInfer became the default again with PR #40376 (merged 2026-04-29, first in 0.21).
+/// kvcap reads major.minor, so 0.11 is taken as 0.11.1 or later (the sort); 0.11.0's image ran
+/// FlashInfer (--sampler flashinfer). The logs agree where they can tell: llm-d's H100 starts of
+/// early 2026 (the sort, activation.hpp), tokenkaki's and myoceane's 0.19 starts on A100s
+/// (the Triton kernel; the sort would cost gpt-oss-20b 6.8 GiB more).
+ProfileSampler default_profile_sampler(const std::pair<int, int>& v, int64_t rows) {
+  if (v < std::pair<int, int>{0, 11}) return ProfileSampler::flashinfer_before_0_11;
+  if (v < std::pair<int, int>{0, 17}) return ProfileSampler::sort;
+  if (v < std::pair<int, int>{0, 21}) return rows >= 8 ? ProfileSampler::triton : ProfileSampler::sort;
+  return ProfileSampler::flashinfer;
 }
 
 /// vLLM 0.2: the profiled peak is total - free device memory (PR #2031) and tensor-parallel
@@ -271,15 +273,15 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                       "and absent before 0.7); vllm_version is " + cfg.vllm_version);
   // V1 on a 0.7 release: its serve batch defaults and non-torch figure are taken as 0.8's.
   const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
-  if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch")
-    throw FieldError("sampler", "expected auto, flashinfer or pytorch, got " + quote_input(cfg.sampler));
-  // The sort-based sampler is V1's (V0 samples differently), from 0.8 until the Triton top-k/top-p
-  // kernel took over batches of 8 rows or more (sort_sampler_by_default).
-  if (cfg.sampler == "pytorch" && (version < std::pair<int, int>{0, 8} || version >= std::pair<int, int>{0, 16}))
-    throw FieldError("sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler of 0.8 to 0.15; vllm_version " +
-                                      cfg.vllm_version + " samples otherwise (kvcap does not model its sort's memory there)");
-  const bool sort_sampler = cfg.sampler == "pytorch" || (cfg.sampler == "auto" && sort_sampler_by_default(version));
-  b.sampler = cfg.vllm_use_v1 ? "none" : version < std::pair<int, int>{0, 8} ? "v0" : sort_sampler ? "pytorch" : "flashinfer";
+  if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch" && cfg.sampler != "triton")
+    throw FieldError("sampler", "expected auto, flashinfer, pytorch or triton, got " + quote_input(cfg.sampler));
+  // The sort-based sampler is V1's (V0 samples differently), from 0.8; the Triton kernel from 0.17.
+  if (cfg.sampler == "pytorch" && version < std::pair<int, int>{0, 8})
+    throw FieldError("sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler (0.8 and later); vllm_version " +
+                                    cfg.vllm_version + " samples otherwise");
+  if (cfg.sampler == "triton" && version < std::pair<int, int>{0, 17})
+    throw FieldError("sampler", "triton models the Triton top-k/top-p kernel of vLLM 0.17 and later (PR #33538); "
+                                "vllm_version is " + cfg.vllm_version);
   if (cfg.mxfp4_backend != "auto" && cfg.mxfp4_backend != "marlin")
     throw FieldError("mxfp4_backend", "expected auto or marlin, got " + quote_input(cfg.mxfp4_backend));
   // get_mxfp4_backend: Hopper takes Triton (or FlashInfer's SM90 path) and data-centre Blackwell
@@ -298,6 +300,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const BatchDefaults defaults = vllm_serve_batch_defaults(engine_version, gpu, b.max_model_len);
   b.max_num_batched_tokens = cfg.max_num_batched_tokens > 0 ? cfg.max_num_batched_tokens : defaults.max_num_batched_tokens;
   b.max_num_seqs = cfg.max_num_seqs > 0 ? cfg.max_num_seqs : defaults.max_num_seqs;
+  const int64_t sampled_rows = std::min(b.max_num_seqs, b.max_num_batched_tokens);
+  const ProfileSampler sampler =
+      cfg.sampler == "pytorch"  ? ProfileSampler::sort
+      : cfg.sampler == "triton" ? ProfileSampler::triton
+      : cfg.sampler == "flashinfer"
+          ? (version < std::pair<int, int>{0, 11} ? ProfileSampler::flashinfer_before_0_11 : ProfileSampler::flashinfer)
+          : default_profile_sampler(version, sampled_rows);
+  b.sampler = cfg.vllm_use_v1 ? "none" : version < std::pair<int, int>{0, 8} ? "v0" : profile_sampler_name(sampler);
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
   if (cfg.data_parallel_size < 1)
     throw FieldError("data_parallel_size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));
@@ -400,8 +410,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
-        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sort_sampler, last && !cfg.vllm_use_v1,
-        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1);
+        stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
+        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));

@@ -52,7 +52,7 @@ struct EngineMemoryConfig {
   int64_t max_num_seqs = 0;
   std::optional<int64_t> kv_cache_memory_bytes;  ///< bypasses the estimate, as vLLM's flag
   /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
-  /// between versions (sort_sampler_by_default and non_torch_bytes in memory_budget.cpp).
+  /// between versions (default_profile_sampler and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
   static constexpr const char* kDefaultVllmVersion = "0.15";
   /// VLLM_USE_V1=1 on a 0.7 release, whose default engine was V0: the V1 engine as it then was.
@@ -75,12 +75,14 @@ struct EngineMemoryConfig {
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
   /// The top-k/top-p sampler the profiling run exercises (vllm/v1/sample/ops/topk_topp_sampler.py):
-  /// "auto" is vLLM's default for vllm_version (the PyTorch sort on 0.11-0.15, see
-  /// sort_sampler_by_default in memory_budget.cpp); "flashinfer" (FlashInfer's kernel: vLLM's docker
-  /// images before 0.11, or VLLM_USE_FLASHINFER_SAMPLER=1); "pytorch", the sort-based PyTorch-native
+  /// "auto" is vLLM's default for vllm_version (default_profile_sampler in memory_budget.cpp:
+  /// FlashInfer in the images before 0.11, the PyTorch sort on 0.11-0.16, the Triton kernel on
+  /// 0.17-0.20 for 8 rows or more, FlashInfer from 0.21); "flashinfer" (FlashInfer's kernel: vLLM
+  /// 0.11.0's image, or VLLM_USE_FLASHINFER_SAMPLER=1); "pytorch", the sort-based PyTorch-native
   /// path, also what a pip install of vLLM 0.8-0.10 takes without FlashInfer (its log says
   /// "FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p &
-  /// top-k sampling"). The sort keeps far more alive per sampled row (activation.hpp).
+  /// top-k sampling"); "triton" (0.17 and later). The sort keeps far more alive per sampled row
+  /// (activation.hpp, ProfileSampler).
   std::string sampler = "auto";
   /// The MXFP4 MoE kernel (vllm/model_executor/layers/quantization/mxfp4.py, get_mxfp4_backend),
   /// which sets how the experts are padded (weight_bytes.hpp): "auto" is what vLLM's docker images
@@ -124,8 +126,8 @@ struct MemoryBudget {
   int64_t linear_state_bytes_per_gpu = 0;
   int64_t requested_block_size = 16;
   std::string mamba_cache_mode;
-  /// The top-k/top-p sampler the activation estimate priced: "pytorch" (the sort) or "flashinfer"
-  /// (FlashInfer's kernel, or the later Triton one), as --sampler resolved for the version; "v0"
+  /// The top-k/top-p sampler the activation estimate priced: "pytorch" (the sort), "flashinfer" or
+  /// "triton", as --sampler resolved for the version; "v0"
   /// (the V0 engine's sampler), "none" (0.7's V1 profiled logits without sampling).
   std::string sampler;
   int64_t draft_layers = 0;                ///< MTP layers drafting (num_speculative_tokens > 0)

@@ -104,7 +104,7 @@ TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget 
   CHECK(b.activation_bytes_per_gpu == 279445504);
 }
 
-TEST_CASE("--vllm-version: 0.11 sorts in its profiling sampler, 0.16 does not; 0.10 has the older non-torch figure") {
+TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 run Triton, 0.21 FlashInfer; 0.10 has the older non-torch figure") {
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
   cfg.vllm_version = "0.11.0";
@@ -135,11 +135,37 @@ TEST_CASE("--vllm-version: 0.11 sorts in its profiling sampler, 0.16 does not; 0
   cfg.vllm_version = "v0.15.1rc2";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.activation_bytes_per_gpu == 5057806336);
-  // 0.16 samples with the Triton top-k/top-p kernel: fp32 logits and probabilities of the 1,024 rows,
-  // 2 x 1,024 x 128,256 x 4 + 67,108,864 = 1,117,782,016.
+  // 0.16 still sorts (the v0.16.0 branch has PR #26859, not the Triton kernel of PR #33538).
   cfg.vllm_version = "0.16";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 1117782016);
+  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  CHECK(b.sampler == "pytorch");
+  // 0.17-0.20: the Triton kernel for 8 rows or more. The bf16 logits, their fp32 copy, the
+  // probabilities and random_sample's q: 1,024 x 128,256 x (2 + 12) = 1,838,678,016; its cached
+  // buffer of min(bit_ceil(min(132 SMs, 1,024)), 132) = 132 rows x 128,256 x 4 = 67,719,168; the
+  // hidden states 67,108,864: 1,973,506,048.
+  for (const char* v : {"0.17", "0.20.1"}) {
+    cfg.vllm_version = v;
+    b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+    CHECK(b.activation_bytes_per_gpu == 1973506048);
+    CHECK(b.sampler == "triton");
+  }
+  // On a GPU without a recorded SM count the buffer is left out: 1,905,786,880.
+  GpuSpec no_sms = load_gpu("h100-sxm");
+  no_sms.sm_count = 0;
+  b = compute_memory_budget(load_model("llama-3.1-8b"), no_sms, cfg);
+  CHECK(b.activation_bytes_per_gpu == 1905786880);
+  // Under 8 sampled rows 0.17-0.20 sort (the forward, 838,860,800, is then the peak).
+  cfg.max_num_seqs = 4;
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.sampler == "pytorch");
+  CHECK(b.activation_bytes_per_gpu == 838860800);
+  cfg.max_num_seqs = 0;
+  // 0.21: FlashInfer again (PR #40376), no buffer: 1,838,678,016 + 67,108,864 = 1,905,786,880.
+  cfg.vllm_version = "0.21";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 1905786880);
+  CHECK(b.sampler == "flashinfer");
   for (const char* bad : {"", "latest", "0", "1.x", "0.", "nightly"}) {
     cfg.vllm_version = bad;
     CHECK_THROWS_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg), InputError);
@@ -220,17 +246,23 @@ TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p holds 32 more bytes pe
   b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
   CHECK(b.activation_bytes_per_gpu == 1494810624);
   CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 1166868480);
-  // The sort is V1's sampler from 0.8 until the Triton kernel (0.16); other versions are refused.
-  for (const char* version : {"0.6", "0.16", "0.21", "0.28.0"}) {
-    cfg.vllm_version = version;
-    CAPTURE(version);
-    CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
-                         doctest::Contains("sampler: "), InputError);
-  }
+  // The sort is V1's sampler from 0.8 (later the fallback of the Triton and FlashInfer paths);
+  // V0 samples otherwise. The Triton kernel exists from 0.17.
+  cfg.vllm_version = "0.6";
+  CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
+                       doctest::Contains("sampler: "), InputError);
+  cfg.vllm_version = "0.21";
+  CHECK(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg).sampler == "pytorch");
+  cfg.sampler = "triton";
+  cfg.vllm_version = "0.16";
+  CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
+                       doctest::Contains("sampler: triton models"), InputError);
+  cfg.vllm_version = "0.17";
+  CHECK(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg).sampler == "triton");
   cfg.vllm_version = "0.10";
   cfg.sampler = "torch";
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
-                       doctest::Contains("expected auto, flashinfer or pytorch"), InputError);
+                       doctest::Contains("expected auto, flashinfer, pytorch or triton"), InputError);
 }
 
 TEST_CASE("what vLLM sees: the catalog's visible memory, or the override taken as seen") {
