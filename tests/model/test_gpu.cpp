@@ -44,6 +44,11 @@ TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
   CHECK(ti.visible_memory_bytes == int64_t{15819} << 20);
   CHECK(load_gpu("rtx-5090").memory_bytes - load_gpu("rtx-5090").visible_memory_bytes == 507636614);  // 484.1 MiB
   CHECK(ti.compute_capability == 120);
+  // SM counts (the Triton sampler's buffer): the data sheets' figures, 0 where none is recorded.
+  CHECK(load_gpu("h100-sxm").sm_count == 132);
+  CHECK(load_gpu("a100-40gb").sm_count == 108);
+  CHECK(load_gpu("b200").sm_count == 148);
+  CHECK(load_gpu("a10g").sm_count == 0);
 }
 
 TEST_CASE("an unknown GPU is refused, listing the catalog") {
@@ -59,6 +64,7 @@ TEST_CASE("a GPU JSON file: a base with overrides, or every figure") {
   CHECK(g.memory_bytes == 85000000000);
   CHECK(g.price_per_gpu_hour_usd == 2.0);
   CHECK(g.bf16_flops == load_gpu("h100-sxm").bf16_flops);
+  CHECK(g.sm_count == 132);  // from the base
   std::filesystem::remove(path);
 
   path = test::write_temp("gpu_full.json", R"({"id": "x1", "memory_bytes": 1000000000, "hbm_bandwidth_bytes_per_s": 1e12,
@@ -83,6 +89,8 @@ TEST_CASE("bad GPU files: unknown keys, missing figures, non-positive sizes, unk
   CHECK(test::contains(err("g4.json", R"({"base": "h200", "bf16_flops": -1})"), "/bf16_flops"));
   CHECK(test::contains(err("g5.json", R"({"base": "h900"})"), "/base"));
   CHECK(test::contains(err("g6.json", R"({"base": "h200",)"), "g6.json:1:"));
+  CHECK(test::contains(err("g7.json", R"({"base": "h200", "sm_count": -4})"), "/sm_count"));
+  CHECK(test::contains(err("g8.json", R"({"base": "h200", "sm_count": 1e9})"), "/sm_count"));
   GpuSpec g = load_gpu("l4");
   g.memory_bytes = -1;
   CHECK(test::contains(test::input_error_of([&] { validate_gpu(g, "--gpu l4"); }), "memory_bytes"));
