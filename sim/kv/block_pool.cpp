@@ -21,18 +21,11 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
   if (num_gpu_blocks > (int64_t{1} << 31) - 1)
     throw InputError("num_gpu_blocks", "expected at most 2^31 - 1 blocks, got " + std::to_string(num_gpu_blocks));
   const size_t reserve = std::min<size_t>(static_cast<size_t>(num_gpu_blocks), kInitialBlocks);
-  for (auto* v : {&ref_, &prev_, &next_, &dup_next_}) v->reserve(reserve);
-  hash_.reserve(reserve);
-  in_queue_.reserve(reserve);
+  meta_.reserve(reserve);
   // Block 0 is the null block: permanently taken, never in the queue (vLLM reserves it). Every
   // other block starts virgin: the queue is the one virgin node, in block order.
   touched_ = 1;
-  ref_.push_back(1);
-  hash_.push_back(kNoHash);
-  prev_.push_back(kNone);
-  next_.push_back(kNone);
-  in_queue_.push_back(0);
-  dup_next_.push_back(kNone);
+  meta_.push_back(BlockMeta{1, kNone, kNone, kNone, kNoHash, 0});
   link_after(kSentinel, kVirgin);
   num_free_ = num_gpu_blocks - 1;
   size_t slots = 16;  // a power of two: probes wrap with the mask
@@ -45,13 +38,13 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
 int32_t& BlockPool::next_of(int32_t node) {
   if (node == kSentinel) return head_;
   if (node == kVirgin) return virgin_next_;
-  return next_[static_cast<size_t>(node)];
+  return meta_[static_cast<size_t>(node)].next;
 }
 
 int32_t& BlockPool::prev_of(int32_t node) {
   if (node == kSentinel) return tail_;
   if (node == kVirgin) return virgin_prev_;
-  return prev_[static_cast<size_t>(node)];
+  return meta_[static_cast<size_t>(node)].prev;
 }
 
 void BlockPool::link_after(int32_t at, int32_t node) {
@@ -70,12 +63,7 @@ void BlockPool::unlink(int32_t node) {
 
 int32_t BlockPool::materialize() {
   const int32_t b = touched_++;
-  ref_.push_back(0);
-  hash_.push_back(kNoHash);
-  prev_.push_back(kNone);
-  next_.push_back(kNone);
-  in_queue_.push_back(0);
-  dup_next_.push_back(kNone);
+  meta_.push_back(BlockMeta{0, kNone, kNone, kNone, kNoHash, 0});
   if (touched_ == num_blocks_) unlink(kVirgin);  // the last virgin block: the node goes
   return b;
 }
@@ -83,17 +71,17 @@ int32_t BlockPool::materialize() {
 void BlockPool::queue_remove(int32_t b) {
   unlink(b);
   const auto i = static_cast<size_t>(b);
-  in_queue_[i] = 0;
+  meta_[i].in_queue = 0;
   --num_free_;
-  if (hash_[i] != kNoHash) --num_cached_free_;
+  if (meta_[i].hash != kNoHash) --num_cached_free_;
 }
 
 void BlockPool::queue_push_back(int32_t b) {
   link_after(tail_, b);
   const auto i = static_cast<size_t>(b);
-  in_queue_[i] = 1;
+  meta_[i].in_queue = 1;
   ++num_free_;
-  if (hash_[i] != kNoHash) ++num_cached_free_;
+  if (meta_[i].hash != kNoHash) ++num_cached_free_;
 }
 
 void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
@@ -107,7 +95,7 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
     if (b == kVirgin) {
       b = materialize();  // unlinks the virgin node with the last virgin block
       --num_free_;
-      ref_[static_cast<size_t>(b)] = 1;
+      meta_[static_cast<size_t>(b)].ref = 1;
       *o++ = b;
       continue;
     }
@@ -117,18 +105,18 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
     int64_t cached = 0;
     do {
       const auto i = static_cast<size_t>(b);
-      in_queue_[i] = 0;
-      ref_[i] = 1;
-      if (hash_[i] != kNoHash) {  // lazy eviction: the cached content is lost only now
+      meta_[i].in_queue = 0;
+      meta_[i].ref = 1;
+      if (meta_[i].hash != kNoHash) {  // lazy eviction: the cached content is lost only now
         ++cached;
-        if (dup_next_[i] == kUnindexed)
-          dup_next_[i] = kNone;
+        if (meta_[i].dup_next == kUnindexed)
+          meta_[i].dup_next = kNone;
         else
-          map_erase(hash_[i], b);
-        hash_[i] = kNoHash;
+          map_erase(meta_[i].hash, b);
+        meta_[i].hash = kNoHash;
       }
       *o++ = b;
-      b = next_[i];
+      b = meta_[i].next;
     } while (o != end && b >= 0);  // b < 0: the sentinel or the virgin node
     head_ = b;
     prev_of(b) = kSentinel;
@@ -140,8 +128,8 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
 void BlockPool::touch(int32_t block) {
   KVCAP_CHECK(block > 0 && block < touched_, "touching a block no request has held");
   const auto i = static_cast<size_t>(block);
-  if (ref_[i] == 0) queue_remove(block);
-  ++ref_[i];
+  if (meta_[i].ref == 0) queue_remove(block);
+  ++meta_[i].ref;
 }
 
 template <class It>
@@ -154,17 +142,17 @@ int64_t BlockPool::free_range(It first, It last) {
     for (; first != last; ++first) {
       const int32_t b = *first;
       const auto i = static_cast<size_t>(b);
-      KVCAP_DCHECK(ref_[i] > 0, "freeing a free block");
-      if (--ref_[i] != 0) {
+      KVCAP_DCHECK(meta_[i].ref > 0, "freeing a free block");
+      if (--meta_[i].ref != 0) {
         ++still_held;
         continue;
       }
       next_of(tail) = b;
-      prev_[i] = tail;
+      meta_[i].prev = tail;
       tail = b;
-      in_queue_[i] = 1;
+      meta_[i].in_queue = 1;
       ++freed;
-      if (hash_[i] != kNoHash) ++cached;
+      if (meta_[i].hash != kNoHash) ++cached;
     }
     next_of(tail) = kSentinel;
     tail_ = tail;
@@ -178,17 +166,17 @@ int64_t BlockPool::free_range(It first, It last) {
   for (; first != last; ++first) {
     const int32_t b = *first;
     const auto i = static_cast<size_t>(b);
-    KVCAP_DCHECK(ref_[i] > 0, "freeing a free block");
-    if (--ref_[i] != 0) {
+    KVCAP_DCHECK(meta_[i].ref > 0, "freeing a free block");
+    if (--meta_[i].ref != 0) {
       ++still_held;
       continue;
     }
-    if (hash_[i] != kNoHash) {
+    if (meta_[i].hash != kNoHash) {
       queue_push_back(b);
       continue;
     }
     link_after(insert_after, b);
-    in_queue_[i] = 1;
+    meta_[i].in_queue = 1;
     ++num_free_;
     insert_after = b;
   }
@@ -201,26 +189,26 @@ int64_t BlockPool::free_blocks_reversed(std::span<const int32_t> blocks) { retur
 
 void BlockPool::cache(int32_t block, uint64_t hash) {
   const auto i = static_cast<size_t>(block);
-  if (hash_[i] != kNoHash) return;
+  if (meta_[i].hash != kNoHash) return;
   KVCAP_DCHECK(hash != kNoHash, "caching with the reserved hash value");
-  hash_[i] = hash;
-  if (in_queue_[i]) ++num_cached_free_;
+  meta_[i].hash = hash;
+  if (meta_[i].in_queue) ++num_cached_free_;
   map_insert(hash, block);
 }
 
 void BlockPool::cache_unindexed(int32_t block) {
   const auto i = static_cast<size_t>(block);
-  if (hash_[i] != kNoHash) return;
-  hash_[i] = kUnindexedHash;
-  dup_next_[i] = kUnindexed;
-  if (in_queue_[i]) ++num_cached_free_;
+  if (meta_[i].hash != kNoHash) return;
+  meta_[i].hash = kUnindexedHash;
+  meta_[i].dup_next = kUnindexed;
+  if (meta_[i].in_queue) ++num_cached_free_;
 }
 
 void BlockPool::index_cached(int32_t block, uint64_t hash) {
   const auto i = static_cast<size_t>(block);
-  if (dup_next_[i] != kUnindexed) return;
+  if (meta_[i].dup_next != kUnindexed) return;
   KVCAP_DCHECK(hash != kNoHash, "indexing with the reserved hash value");
-  hash_[i] = hash;
+  meta_[i].hash = hash;
   map_insert(hash, block);
 }
 
@@ -251,7 +239,7 @@ void BlockPool::map_grow() {
 
 void BlockPool::map_insert(uint64_t hash, int32_t block) {
   size_t s = map_find_slot(hash);
-  dup_next_[static_cast<size_t>(block)] = kNone;
+  meta_[static_cast<size_t>(block)].dup_next = kNone;
   if (map_keys_[s] == kNoHash) {
     if (2 * (map_used_ + 1) > map_keys_.size()) {
       map_grow();
@@ -264,8 +252,8 @@ void BlockPool::map_insert(uint64_t hash, int32_t block) {
   }
   // Duplicate content (vLLM does not de-duplicate): keep insertion order, lookups see the first.
   int32_t b = map_vals_[s];
-  while (dup_next_[static_cast<size_t>(b)] != kNone) b = dup_next_[static_cast<size_t>(b)];
-  dup_next_[static_cast<size_t>(b)] = block;
+  while (meta_[static_cast<size_t>(b)].dup_next != kNone) b = meta_[static_cast<size_t>(b)].dup_next;
+  meta_[static_cast<size_t>(b)].dup_next = block;
 }
 
 void BlockPool::map_erase(uint64_t hash, int32_t block) {
@@ -274,14 +262,14 @@ void BlockPool::map_erase(uint64_t hash, int32_t block) {
   const auto bi = static_cast<size_t>(block);
   if (map_vals_[s] != block) {  // unlink from the duplicate chain
     int32_t b = map_vals_[s];
-    while (dup_next_[static_cast<size_t>(b)] != block) b = dup_next_[static_cast<size_t>(b)];
-    dup_next_[static_cast<size_t>(b)] = dup_next_[bi];
-    dup_next_[bi] = kNone;
+    while (meta_[static_cast<size_t>(b)].dup_next != block) b = meta_[static_cast<size_t>(b)].dup_next;
+    meta_[static_cast<size_t>(b)].dup_next = meta_[bi].dup_next;
+    meta_[bi].dup_next = kNone;
     return;
   }
-  if (dup_next_[bi] != kNone) {
-    map_vals_[s] = dup_next_[bi];
-    dup_next_[bi] = kNone;
+  if (meta_[bi].dup_next != kNone) {
+    map_vals_[s] = meta_[bi].dup_next;
+    meta_[bi].dup_next = kNone;
     return;
   }
   // Remove the key with backward-shift deletion (linear probing keeps no tombstones).
@@ -331,8 +319,8 @@ void BlockPool::check_invariants() const {
     }
     KVCAP_CHECK(b > 0 && b < touched_, "free queue holds block " + std::to_string(b) + " beyond the materialized ones");
     const auto i = static_cast<size_t>(b);
-    KVCAP_CHECK(in_queue_[i] && ref_[i] == 0, "block " + std::to_string(b) + " queued with ref_cnt " + std::to_string(ref_[i]));
-    if (hash_[i] != kNoHash) ++cached_free;
+    KVCAP_CHECK(meta_[i].in_queue && meta_[i].ref == 0, "block " + std::to_string(b) + " queued with ref_cnt " + std::to_string(meta_[i].ref));
+    if (meta_[i].hash != kNoHash) ++cached_free;
     ++walked;
   }
   KVCAP_CHECK(virgin_seen == (touched_ < num_blocks_), "virgin blocks missing from the free queue");
@@ -340,17 +328,17 @@ void BlockPool::check_invariants() const {
   KVCAP_CHECK(cached_free == num_cached_free_, "cached-free count differs from the queue");
   int64_t used = 0, hashed = 0;
   for (size_t i = 1; i < static_cast<size_t>(touched_); ++i) {
-    KVCAP_CHECK(ref_[i] >= 0, "negative ref count");
-    KVCAP_CHECK((ref_[i] == 0) == (in_queue_[i] != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
-    if (ref_[i] > 0) ++used;
-    if (dup_next_[i] == kUnindexed) {
-      KVCAP_CHECK(hash_[i] == kUnindexedHash, "unindexed cached block " + std::to_string(i) + " without its mark");
+    KVCAP_CHECK(meta_[i].ref >= 0, "negative ref count");
+    KVCAP_CHECK((meta_[i].ref == 0) == (meta_[i].in_queue != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
+    if (meta_[i].ref > 0) ++used;
+    if (meta_[i].dup_next == kUnindexed) {
+      KVCAP_CHECK(meta_[i].hash == kUnindexedHash, "unindexed cached block " + std::to_string(i) + " without its mark");
       continue;
     }
-    if (hash_[i] != kNoHash) {
+    if (meta_[i].hash != kNoHash) {
       ++hashed;
       bool found = false;
-      for (int32_t b = lookup(hash_[i]); b != kNone; b = dup_next_[static_cast<size_t>(b)])
+      for (int32_t b = lookup(meta_[i].hash); b != kNone; b = meta_[static_cast<size_t>(b)].dup_next)
         found = found || b == static_cast<int32_t>(i);
       KVCAP_CHECK(found, "hashed block " + std::to_string(i) + " missing from the hash table");
     }
@@ -362,8 +350,8 @@ void BlockPool::check_invariants() const {
   for (size_t k = 0; k < map_keys_.size(); ++k) {
     if (map_keys_[k] == kNoHash) continue;
     ++keys;
-    for (int32_t b = map_vals_[k]; b != kNone; b = dup_next_[static_cast<size_t>(b)]) {
-      KVCAP_CHECK(hash_[static_cast<size_t>(b)] == map_keys_[k], "hash table entry points at a block with another hash");
+    for (int32_t b = map_vals_[k]; b != kNone; b = meta_[static_cast<size_t>(b)].dup_next) {
+      KVCAP_CHECK(meta_[static_cast<size_t>(b)].hash == map_keys_[k], "hash table entry points at a block with another hash");
       ++in_table;
     }
   }
