@@ -520,7 +520,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     now_s = end;
     ++k;
     if (k == limit) break;  // requests finish: the stretch's last step ends below
-    close_step(end, n, 0);
+    close_step(end, n, 0, /*usage_fresh=*/true);
   }
   if (k == 0) return 0;
   // Every request sampled k tokens, the last at now_s.
@@ -606,7 +606,7 @@ void Replica::finish_request(SeqState& s, double now_s) {
   finished_.push_back(s.slot);
 }
 
-void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens) {
+void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens, bool usage_fresh) {
   if (!finished_.empty()) {
     auto& run = state_.running;
     run.erase(std::remove_if(run.begin(), run.end(),
@@ -631,7 +631,8 @@ void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens) {
   interval_.busy_s += in_interval;
   interval_.compute_util += step_cost_.compute_utilization * in_interval;
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
-  usage_ = kv_->usage();
+  if (!usage_fresh) usage_ = kv_->usage();
+  KVCAP_DCHECK(!usage_fresh || kv_->usage().stored_tokens == usage_.stored_tokens, "bulk decode's usage went stale");
   integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
   for (int32_t slot : to_park_) {
     state_.seq(slot).status = SeqStatus::parked;

@@ -159,7 +159,9 @@ class Replica {
     return s.num_output_tokens >= s.req.output_tokens || s.num_tokens() >= cfg_.max_model_len;
   }
   void finish_request(SeqState& s, double now_s);
-  void close_step(double now_s, int64_t tokens, int64_t prefill_tokens);
+  /// `usage_fresh`: usage_ already holds the allocator's usage after this step (bulk decode reads
+  /// it before the step ends and frees nothing before closing it).
+  void close_step(double now_s, int64_t tokens, int64_t prefill_tokens, bool usage_fresh = false);
 
   int32_t index_;
   SchedulerConfig cfg_;

@@ -376,8 +376,9 @@ KvUsage PagedKvAllocator::usage() const {
   u.used_blocks = pool_.num_used();
   u.free_blocks = pool_.num_free();
   u.cached_free_blocks = pool_.num_cached_free();
-  u.capacity_tokens = u.usable_blocks * cfg_.block_size / g;
-  u.reserved_tokens = u.used_blocks * cfg_.block_size / g;
+  // (Most models have one group: no division then, on the path every step takes.)
+  u.capacity_tokens = g == 1 ? u.usable_blocks * cfg_.block_size : u.usable_blocks * cfg_.block_size / g;
+  u.reserved_tokens = g == 1 ? u.used_blocks * cfg_.block_size : u.used_blocks * cfg_.block_size / g;
   u.stored_tokens = spec_.hybrid() ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
   u.largest_free_blocks = u.free_blocks;
   return u;
