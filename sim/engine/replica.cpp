@@ -18,7 +18,8 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
       scheduler_(std::move(scheduler)),
       cost_(cost),
       metrics_(metrics),
-      state_(cfg.policy, *kv_) {
+      state_(cfg.policy, *kv_),
+      sessions_(state_, *kv_) {
   usage_ = kv_->usage();
   pp_ = std::max<int64_t>(1, cost_.pipeline_stages());
   if (pp_ > 1) {
@@ -32,7 +33,7 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
 
 int32_t Replica::enqueue(Request& req, uint64_t arrival_seq, double now_s) {
   (void)now_s;
-  if (sessions_swap_ && req.session_id >= 0) swap_in_session(req.session_id, now_s);
+  if (sessions_.swaps() && req.session_id >= 0 && sessions_.swap_in(req.session_id, now_s)) usage_ = kv_->usage();
   const int32_t slot = state_.acquire_slot();
   SeqState& s = state_.seq(slot);
   std::swap(s.req, req);
@@ -120,9 +121,10 @@ double Replica::price_plan(double now_s) {
   if (plan_.priority_preemptions > 0) metrics_.on_priority_preemptions(plan_.priority_preemptions);
   interval_.preemptions += static_cast<int64_t>(plan_.preempted.size());
   // Session KV copies since the last step (engine.session_kv swap) share the host link with it.
-  plan_.swap_out_blocks += std::exchange(pending_swap_out_blocks_, 0);
-  plan_.swap_in_blocks += std::exchange(pending_swap_in_blocks_, 0);
-  const int64_t session_outs = std::exchange(pending_swap_outs_, 0), session_ins = std::exchange(pending_swap_ins_, 0);
+  const SessionParking::PendingCopies session = sessions_.take_pending();
+  plan_.swap_out_blocks += session.out_blocks;
+  plan_.swap_in_blocks += session.in_blocks;
+  const int64_t session_outs = session.outs, session_ins = session.ins;
   const int64_t swap_bytes = (plan_.swap_out_blocks + plan_.swap_in_blocks) * state_.swap.block_bytes_per_gpu;
   if (state_.swap.cpu_blocks > 0) {
     int64_t outs = 0, ins = 0;
@@ -135,7 +137,7 @@ double Replica::price_plan(double now_s) {
   if (!state_.parked.empty())
     for (const ScheduledEntry& e : plan_.scheduled)
       if (e.kind == ScheduledKind::new_request && state_.seq(e.slot).req.session_id >= 0)
-        release_parked_session(state_.seq(e.slot).req.session_id);
+        sessions_.release_session(state_.seq(e.slot).req.session_id);
   for (const StepPlan::Aborted& a : plan_.aborted) {
     metrics_.on_lost(state_.seq(a.slot), now_s, index_, a.reason);
     state_.release_slot(a.slot);
@@ -254,14 +256,14 @@ double Replica::start_step(double now_s) {
   plan_.clear();
   release_inbox();
   if (admission_) admission_->expire_waiting(state_, now_s, metrics_);
-  reclaim_parked(now_s);
+  sessions_.reclaim(now_s);
   if (!has_work()) return now_s;
   scheduler_->schedule(state_, now_s, plan_);
   // A step that cannot start for want of memory takes parked session KV, oldest first (the
   // pressure estimate above does not know every scheduler's admission rule, e.g. SGLang's).
   while (plan_.empty() && plan_.preempted.empty() && plan_.aborted.empty() && !plan_.out_of_memory &&
          !state_.parked.empty()) {
-    release_parked(0);
+    sessions_.release(0);
     plan_.clear();
     scheduler_->schedule(state_, now_s, plan_);
   }
@@ -311,100 +313,11 @@ void Replica::restart(double now_s) {
   down_ = false;
 }
 
-void Replica::release_parked(size_t index) {
-  const int32_t slot = state_.parked[index];
-  SeqState& s = state_.seq(slot);
-  state_.swap.used_blocks -= s.swapped_blocks;  // on the CPU tier: that space is freed instead
-  s.swapped_blocks = 0;
-  kv_->free(s);
-  state_.parked.erase(state_.parked.begin() + static_cast<std::ptrdiff_t>(index));
-  state_.release_slot(slot);
-}
-
-void Replica::release_parked_session(int64_t session_id) {
-  for (size_t i = 0; i < state_.parked.size(); ++i)
-    if (state_.seq(state_.parked[i]).req.session_id == session_id) {
-      release_parked(i);
-      return;
-    }
-}
-
-void Replica::swap_in_session(int64_t session_id, double now_s) {
-  for (size_t i = 0; i < state_.parked.size(); ++i) {
-    SeqState& s = state_.seq(state_.parked[i]);
-    if (s.req.session_id != session_id || s.swapped_blocks == 0) continue;
-    // Blocks still in the GPU prefix cache need no copy: only the rest comes over the link.
-    const int64_t kept = s.num_computed_tokens;
-    s.num_computed_tokens = 0;
-    const int64_t hit = kv_->find_prefix_hit(s);
-    if (!kv_->allocate(s, hit, kept - hit)) {
-      s.num_computed_tokens = kept;
-      release_parked(i);  // no room on the GPU: the next turn recomputes
-      return;
-    }
-    s.num_computed_tokens = kept;
-    s.last_token_s = now_s;  // back for its session: the idle clock restarts
-    const int64_t copied = kv_->blocks_for_tokens(kept) - kv_->blocks_for_tokens(hit);
-    state_.swap.used_blocks -= s.swapped_blocks;
-    s.swapped_blocks = 0;
-    pending_swap_in_blocks_ += copied;
-    pending_swap_ins_ += 1;
-    usage_ = kv_->usage();
-    return;
-  }
-}
-
-void Replica::reclaim_parked(double now_s) {
-  if (state_.parked.empty()) return;
-  if (session_timeout_s_ > 0) {
-    size_t i = 0;
-    while (i < state_.parked.size()) {
-      SeqState& s = state_.seq(state_.parked[i]);
-      if (s.swapped_blocks > 0 || now_s - s.last_token_s < session_timeout_s_) {
-        ++i;
-        continue;
-      }
-      const int64_t blocks = kv_->blocks_for_tokens(s.num_computed_tokens);
-      if (sessions_swap_ && blocks > 0 && state_.swap.cpu_blocks - state_.swap.used_blocks >= blocks) {
-        kv_->free(s);  // copied to the CPU tier; the GPU blocks stay in the prefix cache's free queue
-        s.swapped_blocks = blocks;
-        state_.swap.used_blocks += blocks;
-        pending_swap_out_blocks_ += blocks;
-        pending_swap_outs_ += 1;
-        ++i;
-      } else {
-        release_parked(i);  // resident timeout, or no CPU room: dropped
-      }
-    }
-  }
-  // Memory pressure: what the running requests' next tokens and the waiting head would take
-  // (without prefix hits). Parked KV goes oldest first, except the head's own session's.
-  int64_t demand = 0;
-  for (int32_t slot : state_.running) {
-    const SeqState& s = state_.seq(slot);
-    demand += kv_->new_blocks_needed(s, std::max<int64_t>(1, s.num_tokens() - s.num_computed_tokens));
-  }
-  int64_t head_session = -1;
-  if (!state_.waiting.empty()) {
-    const SeqState& h = state_.seq(state_.waiting.front());
-    demand += kv_->new_blocks_needed(h, h.num_tokens());
-    head_session = h.req.session_id;
-  }
-  size_t i = 0;
-  while (i < state_.parked.size() && kv_->num_free_blocks() < demand) {
-    const SeqState& p = state_.seq(state_.parked[i]);
-    if (p.swapped_blocks > 0 || (head_session >= 0 && p.req.session_id == head_session)) {
-      ++i;
-      continue;
-    }
-    release_parked(i);
-  }
-}
 
 double Replica::start_plain_decode_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
-  reclaim_parked(now_s);  // as start_step does, so skipping changes nothing
+  sessions_.reclaim(now_s);  // as start_step does, so skipping changes nothing
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     const bool ok = kv_->allocate(s, 0, 1);
@@ -421,7 +334,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
   const int64_t bs = kv_bulk.block_size;
   if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
-      pending_swap_out_blocks_ != 0 || pending_swap_in_blocks_ != 0 || pending_swap_outs_ != 0 || pending_swap_ins_ != 0)
+      sessions_.has_pending())
     return 0;
   const std::vector<int32_t>& run = state_.running;
   const auto n = static_cast<int64_t>(run.size());
@@ -597,8 +510,8 @@ void Replica::finish_request(SeqState& s, double now_s) {
   s.status = SeqStatus::finished;
   if (forecast_) forecast_->observe(s.num_output_tokens);
   metrics_.on_finish(s, now_s, index_);
-  if (sessions_resident_ && s.req.session_id >= 0) {
-    release_parked_session(s.req.session_id);  // an older turn still parked (never resumed here)
+  if (sessions_.keeps_turns() && s.req.session_id >= 0) {
+    sessions_.release_session(s.req.session_id);  // an older turn still parked (never resumed here)
     to_park_.push_back(s.slot);
   } else {
     kv_->free(s);

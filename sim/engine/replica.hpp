@@ -21,6 +21,7 @@
 #include "sim/cost/cost_model.hpp"
 #include "sim/cost/step_pricing.hpp"
 #include "sim/engine/replica_stats.hpp"
+#include "sim/engine/session_parking.hpp"
 #include "sim/engine/step_observer.hpp"
 #include "sim/kv/kv_allocator.hpp"
 #include "sim/metrics/metrics_collector.hpp"
@@ -114,9 +115,7 @@ class Replica {
   /// `swap`: at the timeout the parked KV moves to the CPU swap tier (copy charged to the next
   /// step over the host link) and comes back when the session's next turn arrives here.
   void set_session_kv(bool resident, double idle_timeout_s, bool swap = false) {
-    sessions_resident_ = resident || swap;
-    sessions_swap_ = swap;
-    session_timeout_s_ = idle_timeout_s;
+    sessions_.configure(resident, idle_timeout_s, swap);
   }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
   void set_restart_s(double s) { restart_s_ = s; }
@@ -148,10 +147,6 @@ class Replica {
   double launch_batch(double now_s, const StepComposition& comp);
   /// The process dies: every request held (running or waiting) is lost, memory is gone.
   void crash(double now_s);
-  /// Releases parked session KV that timed out or that the next step may need.
-  void reclaim_parked(double now_s);
-  void release_parked(size_t index);
-  void release_parked_session(int64_t session_id);
   /// finish_step's parts, shared with bulk_decode: whether a request that just sampled is done;
   /// a request's end (metrics, forecast, KV freed or parked; into finished_); the step's end
   /// (finished requests leave running, integrals and interval counters, parks, observer, slots).
@@ -170,6 +165,7 @@ class Replica {
   const CostModel& cost_;
   MetricsCollector& metrics_;
   ReplicaState state_;
+  SessionParking sessions_;  ///< engine.session_kv: parked turns (after state_: it holds a reference)
   StepObserver* observer_ = nullptr;
   std::unique_ptr<AdmissionControl> admission_;
   std::unique_ptr<OutputForecast> forecast_;
@@ -177,12 +173,6 @@ class Replica {
   bool down_ = false;
   double restart_at_s_ = 0;
   std::vector<int32_t> scratch_slots_;
-  bool sessions_resident_ = false;
-  double session_timeout_s_ = 0;
-  bool sessions_swap_ = false;
-  int64_t pending_swap_out_blocks_ = 0, pending_swap_in_blocks_ = 0;  ///< session copies for the next step
-  int64_t pending_swap_outs_ = 0, pending_swap_ins_ = 0;
-  void swap_in_session(int64_t session_id, double now_s);
   std::vector<int32_t> to_park_;
   /// Async scheduling: arrivals the engine loop has not yet handed to the scheduler, with the
   /// index of the first step that may include them (see SchedulerConfig::async_scheduling).
