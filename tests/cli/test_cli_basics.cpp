@@ -1,15 +1,11 @@
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
+
+#include "tests/support/run_command.hpp"
 
 namespace {
-int run_kvcap(const std::string& args) {
-  std::string cmd = std::string(KVCAP_BIN) + " " + args + " >/dev/null 2>&1";
-  int status = std::system(cmd.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int run_kvcap(const std::string& args) { return cli_test::run_kvcap(args).code; }
 }  // namespace
 
 TEST_CASE("an unknown subcommand or flag is bad input: exit 2") {

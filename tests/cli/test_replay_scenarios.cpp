@@ -13,11 +13,13 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
+
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
+
+#include "tests/support/run_command.hpp"
 
 namespace {
 
@@ -46,11 +48,10 @@ std::vector<std::string> split(const std::string& line, char sep) {
 std::map<long, SimRow> run_replay(const std::string& name, const std::string& sets) {
   fs::path out = fs::temp_directory_path() / ("kvcap-replay-" + name);
   fs::remove_all(out);
-  std::string cmd = std::string(KVCAP_BIN) + " run " + KVCAP_SOURCE_DIR + "/scenarios/replay/" +
-                    name + ".json " + sets + " --out " + out.string() + " >/dev/null 2>&1";
-  int status = std::system(cmd.c_str());
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
+  const auto r = cli_test::run_kvcap("run " + std::string(KVCAP_SOURCE_DIR) + "/scenarios/replay/" + name + ".json " +
+                                     sets + " --out " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
   std::ifstream in(out / "requests.csv");
   std::string line;
   std::getline(in, line);
@@ -199,13 +200,11 @@ TEST_CASE("replay: on Mooncake with 4 replicas, prefix_affinity routes to cached
   auto hit_rate = [](const std::string& router) {
     fs::path out = fs::temp_directory_path() / ("kvcap-affinity-" + router);
     fs::remove_all(out);
-    std::string cmd = std::string(KVCAP_BIN) + " run " + KVCAP_SOURCE_DIR +
-                      "/scenarios/replay/mooncake-conversation.json --set deployment.router=" + router +
-                      " --set 'workload.window={\"start_s\":0,\"end_s\":150}' --out " + out.string() +
-                      " >/dev/null 2>&1";
-    int status = std::system(cmd.c_str());
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+    const auto r = cli_test::run_kvcap("run " + std::string(KVCAP_SOURCE_DIR) +
+                                       "/scenarios/replay/mooncake-conversation.json --set deployment.router=" + router +
+                                       " --set 'workload.window={\"start_s\":0,\"end_s\":150}' --out " + out.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
     std::ifstream rj(out / "results.json");
     return nlohmann::json::parse(rj).at("prefix_cache_hit_rate").get<double>();
   };

@@ -2,7 +2,6 @@
 // round trips between formats.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -53,13 +52,7 @@ TEST_CASE("trace stats --json on a shipped gzipped trace has the documented fiel
 TEST_CASE("trace stats: bad input exits 2 and names file:line") {
   auto p = wltest::write_file("cli_bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,1,x\n");
   CHECK(run_cli("trace stats " + p).code == 2);
-  std::string cmd = binary() + " trace stats " + p + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  std::array<char, 1024> buf{};
-  std::string err;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
-  pclose(f);
+  const std::string err = cli_test::run_command(binary() + " trace stats " + p + " 2>&1").output;
   CHECK(err.find("cli_bad.csv:2: column 'GeneratedTokens'") != std::string::npos);
   CHECK(run_cli("trace stats --format nope " + p).code == 2);
   CHECK(run_cli("trace stats /no/such/file.csv").code == 2);
