@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
