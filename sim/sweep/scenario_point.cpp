@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/metrics/metric_path.hpp"
 #include "sim/results/results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/search/seed_confidence.hpp"
@@ -50,12 +49,11 @@ struct AtCapacity {
 AtCapacity at_capacity(const LoadSearchResult& r) {
   AtCapacity a;
   if (!r.found || r.best_probe < 0) return a;
-  const nlohmann::ordered_json& res = r.probes[static_cast<size_t>(r.best_probe)].results;
-  const MetricLookup out = lookup_metric(res, "throughput.output_tokens_per_s");
-  const MetricLookup tpot = lookup_metric(res, "latency_s.tpot.mean");
-  if (out.found && out.value && tpot.found && tpot.value) {
-    a.output_tokens_per_s = *out.value;
-    a.tpot_mean_s = *tpot.value;
+  const RunResults& res = r.probes[static_cast<size_t>(r.best_probe)].results;
+  const double out = res.throughput.output_tokens_per_s;  // NaN: null in results.json
+  if (!std::isnan(out) && res.latency_s.tpot.mean) {
+    a.output_tokens_per_s = out;
+    a.tpot_mean_s = *res.latency_s.tpot.mean;
   }
   return a;
 }
