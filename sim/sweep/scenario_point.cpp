@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/results/results.hpp"
+#include "sim/results/run_results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/search/seed_confidence.hpp"
 #include "sim/util/error.hpp"
@@ -30,12 +30,12 @@ ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string
   return s;
 }
 
-nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress) {
+RunResults run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress) {
   const ScenarioSettings settings = parse_scenario(doc, file);
   auto run = build_run(settings);
   run->sim->set_progress(progress);
   run->sim->run();
-  return results_json(run->header, *run->sim, run->metrics, settings.slo);
+  return build_run_results(run->header, *run->sim, run->metrics, settings.slo);
 }
 
 namespace {
