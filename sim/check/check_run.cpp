@@ -76,7 +76,7 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
   // Checks are independent: their runs go concurrently on the pool; each is judged in baseline
   // order, so the table and the first error reported are those of a loop over them.
   struct Ran {
-    nlohmann::ordered_json results;
+    RunResults results;
     std::optional<CapacityFigures> capacity;
   };
   const Execution each = exec.share(chosen.size());
@@ -111,7 +111,8 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
         CheckOutcome co;
         co.check = &c;
         co.capacity = std::move(ran.capacity);
-        const nlohmann::ordered_json& results = ran.results;
+        // Baseline figures are paths a user wrote: read from the run's results.json view.
+        const nlohmann::ordered_json results = results_json(ran.results);
         for (const Expectation& e : c.expect) {
           std::optional<double> now;
           std::optional<std::pair<double, double>> interval;

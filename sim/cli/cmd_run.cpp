@@ -110,14 +110,15 @@ int run_run(const RunOptions& o) {
   if (trace) trace->finish();
   if (events) events->commit();
   RequestFigures figures;
-  const auto results = results_json(run->header, *run->sim, run->metrics, settings.slo, ro, &figures);
+  const RunResults results = build_run_results(run->header, *run->sim, run->metrics, settings.slo, ro, &figures);
+  const auto document = results_json(results);
   const auto bench = vllm_bench_json(run->header, *run->sim, results, figures, settings.slo, ro.percentiles);
   if (out) {
-    write_run_outputs(*out, results, bench, *run->sim, run->metrics);
+    write_run_outputs(*out, document, bench, *run->sim, run->metrics);
     out->commit();
   }
   if (format == "json")
-    std::cout << results.dump(2) << "\n";
+    std::cout << document.dump(2) << "\n";
   else if (format == "vllm-bench")
     std::cout << bench.dump(2) << "\n";
   else

@@ -79,11 +79,4 @@ MetricLookup lookup_metric(const nlohmann::ordered_json& results, const std::str
   return out;
 }
 
-std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results) {
-  const MetricLookup peak = lookup_metric(results, "kv.peak_used_tokens");
-  const MetricLookup cap = lookup_metric(results, "kv.capacity_tokens");
-  if (!peak.value || !cap.value || *cap.value <= 0) return std::nullopt;
-  return *peak.value / *cap.value;
-}
-
 }  // namespace kvcap

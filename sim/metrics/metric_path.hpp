@@ -1,7 +1,9 @@
 #pragma once
 // Figures named by a dot-separated path into results.json ("latency_s.ttft.p99",
-// "by_class.interactive.slo_attainment", "replicas.0.running_max"): how sweep columns and check
-// expectations address the outputs of a run.
+// "by_class.interactive.slo_attainment", "replicas.0.running_max"): how a user names a figure of
+// a run, in a baseline's expectations (kvcap check) or as a sweep's --headline. kvcap's own code
+// reads the run's RunResults (sim/results/run_results.hpp) instead; the path resolves in its
+// results.json view.
 #include <optional>
 #include <string>
 
@@ -23,8 +25,5 @@ struct MetricLookup {
 
 /// Follows `path` through objects (by key) and arrays (by index). Booleans read as 0/1.
 MetricLookup lookup_metric(const nlohmann::ordered_json& results, const std::string& path);
-
-/// peak KV tokens in use / KV capacity tokens (both summed over replicas); empty without capacity.
-std::optional<double> kv_peak_fraction(const nlohmann::ordered_json& results);
 
 }  // namespace kvcap

@@ -20,13 +20,13 @@ using report::at_path;
 struct Figures {
   const SizingRow* row = nullptr;
   const CandidateHeadroom* headroom = nullptr;
-  const ojson* res = nullptr;
+  ojson res;  ///< results.json's view of the best probe's figures
   double num(const std::string& path) const {
-    const ojson& v = at_path(*res, path);
+    const ojson& v = at_path(res, path);
     return v.is_number() ? v.get<double>() : NAN;
   }
   std::string text(const std::string& path) const {
-    const ojson& v = at_path(*res, path);
+    const ojson& v = at_path(res, path);
     return v.is_string() ? v.get<std::string>() : v.is_null() ? "-" : v.dump();
   }
   double tokens_per_hour(const char* which) const { return num(std::string("throughput.") + which) * 3600; }
@@ -50,7 +50,7 @@ std::vector<Figures> found_figures(const std::vector<SizingRow>& rows, const Pro
     const SizingRow& r = rows[i];
     if (!r.found || r.best_probe < 0) continue;
     out.push_back({&r, i < a.headroom.size() ? &a.headroom[i] : nullptr,
-                   &r.probes[static_cast<size_t>(r.best_probe)].results});
+                   results_json(r.probes[static_cast<size_t>(r.best_probe)].results)});
   }
   return out;
 }
@@ -97,7 +97,7 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
                              report::percent(o.goal.min_attainment) + "), and " + headroom_text(b.headroom, a) +
                              " more load before the SLO breaks" +
                              (b.headroom && !b.headroom->wall.empty() ? " (then: " + b.headroom->wall + ")" : "") + ".");
-    if (at_path(*b.res, "scenario.cost_model_measured") != true)
+    if (at_path(b.res, "scenario.cost_model_measured") != true)
       rec.paragraphs.push_back("Timings are not measured: the step times come from " + b.text("scenario.cost_model") +
                                ". Treat latencies and capacities as estimates; KV memory figures do not depend on it.");
   }
@@ -168,7 +168,7 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
     as.paragraphs.push_back("Model " + b.text("scenario.model") + "; scheduler " + b.text("scenario.scheduler") +
                             ", allocator " + b.text("scenario.allocator") + "; router " + b.text("scenario.router") + ".");
     as.paragraphs.push_back("Cost model: " + b.text("scenario.cost_model") + ".");
-    if (const ojson& e = at_path(*b.res, "engine.profile"); !e.is_null())
+    if (const ojson& e = at_path(b.res, "engine.profile"); !e.is_null())
       as.paragraphs.push_back("Engine profile: " + (e.is_string() ? e.get<std::string>() : e.dump()) + ".");
   }
   as.paragraphs.push_back("Scenario " + in.scenario_name + " (" + in.file + ")" +

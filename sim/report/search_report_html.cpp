@@ -22,18 +22,14 @@ using report::fixed;
 using report::percent;
 using report::sig;
 
-/// Title and the not-measured banner, from the first probe's results.json.
+/// Title and the not-measured banner, from the first probe's results.json (and every probe's).
 void write_search_header(std::ostream& os, const std::string& what, const std::vector<const Probe*>& probes) {
-  static const ojson kNull;
-  const ojson& res = probes.empty() ? kNull : probes.front()->results;
+  const ojson res = probes.empty() ? ojson() : results_json(probes.front()->results);  // results.json's view
   const ojson& name = at_path(res, "scenario.name");
   report::write_page_start(os, what + ": " + (name.is_string() ? name.get<std::string>() : std::string("?")));
   os << "<h1>" << escape_html(what) << ": " << cell(name) << "</h1>\n";
   bool measured = !probes.empty();
-  for (const Probe* p : probes) {
-    const ojson& m = at_path(p->results, "scenario.cost_model_measured");
-    measured = measured && m.is_boolean() && m.get<bool>();
-  }
+  for (const Probe* p : probes) measured = measured && p->results.scenario.cost_model_measured;
   if (!measured)
     os << "<div class=\"banner\" id=\"not-measured\"><strong>Timings are not measured.</strong> The probes' step "
           "times come from a cost model that was not calibrated on a GPU (cost model: "
@@ -50,18 +46,19 @@ namespace {
 
 /// One probe table row; `seed` leads the row over several seeds (0: no seed column).
 void write_probe_row(std::ostream& os, const Probe& p, size_t i, bool capacity_probe, const std::string& seed) {
-  const ojson& cap = at_path(p.results, "kv.capacity_tokens");
-  const ojson& peak = at_path(p.results, "kv.peak_used_tokens");
+  const ojson results = results_json(p.results);  // the report reads results.json's view
+  const ojson& cap = at_path(results, "kv.capacity_tokens");
+  const ojson& peak = at_path(results, "kv.peak_used_tokens");
   const std::string kv_peak = cap.is_number() && peak.is_number() && cap.get<double>() > 0
                                   ? percent(peak.get<double>() / cap.get<double>())
                                   : std::string("-");
-  const ojson& compute = at_path(p.results, "utilization.compute_mean");
+  const ojson& compute = at_path(results, "utilization.compute_mean");
   os << "<tr" << (capacity_probe ? " id=\"capacity-probe\"" : "") << ">";
   if (!seed.empty()) os << "<td>" << seed << "</td>";
   os << "<td>" << i << "</td><td>" << sig(p.load_scale, 6) << "</td><td>" << p.replicas << "</td><td>"
      << sig(p.offered_requests_per_s, 6) << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>"
      << percent(p.attainment) << "</td><td>" << (p.pass ? "yes" : "no") << "</td><td>" << kv_peak << "</td><td>"
-     << cell(at_path(p.results, "preemptions")) << "</td><td>"
+     << cell(at_path(results, "preemptions")) << "</td><td>"
      << (compute.is_number() ? percent(compute.get<double>()) : std::string("-")) << "</td></tr>\n";
 }
 

@@ -132,11 +132,10 @@ void write_pareto(std::ostream& os, const SweepResult& s) {
 }  // namespace
 
 void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
-  static const ojson kNull;
   const SweepPoint* first_ok = nullptr;
   for (const SweepPoint& p : s.points)
     if (p.ok && !first_ok) first_ok = &p;
-  const ojson& res = first_ok ? first_ok->results : kNull;
+  const ojson res = first_ok ? results_json(first_ok->results) : ojson();  // the report reads results.json's view
   const ojson& name = at_path(res, "scenario.name");
   report::write_page_start(os, "kvcap sweep: " + (name.is_string() ? name.get<std::string>() : s.options.scenario_file));
   os << "<h1>kvcap sweep: " << (name.is_string() ? cell(name) : escape_html(s.options.scenario_file)) << "</h1>\n";
@@ -176,11 +175,12 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
          << "<td>-</td><td class=\"k\">" << escape_html(p.error) << "</td></tr>\n";
       continue;
     }
-    os << "<td>" << cell(at_path(p.results, "requests.finished")) << "/" << cell(at_path(p.results, "requests.arrived"))
-       << "</td><td>" << cell(at_path(p.results, "latency_s.ttft.p99")) << "</td><td>"
-       << cell(at_path(p.results, "latency_s.tpot.p99")) << "</td><td>"
-       << cell(at_path(p.results, "throughput.output_tokens_per_s")) << "</td><td>"
-       << cell(at_path(p.results, "slo_attainment")) << "</td>";
+    const ojson results = results_json(p.results);
+    os << "<td>" << cell(at_path(results, "requests.finished")) << "/" << cell(at_path(results, "requests.arrived"))
+       << "</td><td>" << cell(at_path(results, "latency_s.ttft.p99")) << "</td><td>"
+       << cell(at_path(results, "latency_s.tpot.p99")) << "</td><td>"
+       << cell(at_path(results, "throughput.output_tokens_per_s")) << "</td><td>"
+       << cell(at_path(results, "slo_attainment")) << "</td>";
     if (s.options.capacity) {
       os << "<td>";
       if (!p.capacity)

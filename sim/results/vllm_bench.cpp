@@ -29,11 +29,11 @@ void add_metric(ojson& out, const char* name, const Summary& s, const std::vecto
 
 }  // namespace
 
-ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const ojson& results, const RequestFigures& f,
+ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const RunResults& results, const RequestFigures& f,
                       const SloConfig& slo, const std::vector<double>& percentiles) {
   const double duration = sim.end_time_s() - sim.first_arrival_s();
   const auto rate = [duration](double x) { return duration > 0 ? x / duration : 0.0; };
-  const ojson& offered = results["workload"]["offered_requests_per_s"];
+  const double offered = results.workload.offered_requests_per_s;  // NaN (null in results.json) when not finite
   ojson out;
   out["backend"] = "kvcap";
   out["model_id"] = h.model;
@@ -41,7 +41,7 @@ ojson vllm_bench_json(const RunHeader& h, const Simulation& sim, const ojson& re
   out["num_prompts"] = f.arrived();
   // The client's rate: arrivals over their span, results.json's offered rate (vLLM: the
   // --request-rate it was given; "inf" when every request arrived at once).
-  out["request_rate"] = offered.is_number() && offered.get<double>() > 0 ? offered : ojson("inf");
+  out["request_rate"] = offered > 0 ? ojson(offered) : ojson("inf");
   out["duration"] = number(duration);
   out["completed"] = f.finished;
   out["failed"] = f.rejected + f.lost + f.in_flight;

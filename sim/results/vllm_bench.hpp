@@ -16,14 +16,15 @@
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/results/request_figures.hpp"
+#include "sim/results/run_results.hpp"
 #include "sim/scenario/build_run.hpp"
 
 namespace kvcap {
 
-/// From the run's results.json (its offered rate) and the request figures it was written from
-/// (results_json's `all_requests`), so nothing is summarized twice.
-nlohmann::ordered_json vllm_bench_json(const RunHeader& header, const Simulation& sim,
-                                       const nlohmann::ordered_json& results, const RequestFigures& figures,
+/// From the run's figures (its offered rate) and the request figures they were computed from
+/// (build_run_results' `all_requests`), so nothing is summarized twice.
+nlohmann::ordered_json vllm_bench_json(const RunHeader& header, const Simulation& sim, const RunResults& results,
+                                       const RequestFigures& figures,
                                        const SloConfig& slo, const std::vector<double>& percentiles);
 
 }  // namespace kvcap

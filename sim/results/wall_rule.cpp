@@ -26,6 +26,7 @@
 #include "sim/results/wall_rule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -38,11 +39,9 @@ constexpr double kBusySaturated = 0.8;
 constexpr double kShareOfCeilingWorking = 0.25;
 constexpr double kDominant = 1.5;
 
-double figure(const nlohmann::ordered_json& j, const char* a, const char* b = nullptr) {
-  if (!j.is_object() || !j.contains(a)) return 0;
-  const auto& x = b ? (j[a].is_object() && j[a].contains(b) ? j[a][b] : nlohmann::ordered_json()) : j[a];
-  return x.is_number() ? x.get<double>() : 0;
-}
+/// A figure as the rule reads it: null (NaN, or an optional without a value) counts as 0.
+double wall_figure(double v) { return std::isnan(v) ? 0 : v; }
+double wall_figure(int64_t v) { return static_cast<double>(v); }
 
 std::string fixed(double v, int digits) {
   char buf[48];
@@ -62,30 +61,31 @@ const char* const kWallRuleText =
     "engine_overhead; batch_limit (running max = max_num_seqs); else step_time. A run in which every request met the SLO "
     "and no KV pressure happened is none (its explanation names the nearest wall)";
 
-WallVerdict judge_wall(const nlohmann::ordered_json& res, bool slo_missed) {
+WallVerdict judge_wall(const RunResults& res, bool slo_missed) {
   WallVerdict d;
-  const double capacity = figure(res, "kv", "capacity_tokens");
-  const double peak = figure(res, "kv", "peak_used_tokens");
+  const double capacity = wall_figure(res.kv.capacity_tokens);
+  const double peak = wall_figure(res.kv.peak_used_tokens);
   d.kv_peak_fraction = capacity > 0 ? peak / capacity : 0;
-  d.preemptions = static_cast<int64_t>(figure(res, "preemptions"));
-  d.swap_outs = static_cast<int64_t>(figure(res, "swap", "swap_outs"));
-  d.rejected = static_cast<int64_t>(figure(res, "requests", "rejected"));
-  d.compute_mean = figure(res, "utilization", "compute_mean");
-  d.memory_bandwidth_mean = figure(res, "utilization", "memory_bandwidth_mean");
-  d.busy_fraction = figure(res, "utilization", "busy_fraction");
-  d.compute_util_busy = figure(res, "utilization", "compute_while_busy");
-  d.bandwidth_util_busy = figure(res, "utilization", "memory_bandwidth_while_busy");
-  d.compute_ceiling = figure(res, "utilization", "compute_ceiling");
-  d.bandwidth_ceiling = figure(res, "utilization", "memory_bandwidth_ceiling");
+  d.preemptions = res.preemptions;
+  d.swap_outs = res.swap.swap_outs;
+  d.rejected = res.requests.rejected;
+  const UtilizationResults& u = res.utilization;
+  d.compute_mean = wall_figure(u.compute_mean);
+  d.memory_bandwidth_mean = wall_figure(u.memory_bandwidth_mean);
+  d.busy_fraction = wall_figure(u.busy_fraction);
+  d.compute_util_busy = wall_figure(u.compute_while_busy);
+  d.bandwidth_util_busy = wall_figure(u.memory_bandwidth_while_busy);
+  d.compute_ceiling = wall_figure(u.compute_ceiling);
+  d.bandwidth_ceiling = wall_figure(u.memory_bandwidth_ceiling);
   d.compute_of_ceiling = d.compute_ceiling > 0 ? std::min(1.0, d.compute_util_busy / d.compute_ceiling) : 0;
   d.bandwidth_of_ceiling = d.bandwidth_ceiling > 0 ? std::min(1.0, d.bandwidth_util_busy / d.bandwidth_ceiling) : 0;
-  d.running_max = static_cast<int64_t>(figure(res, "running", "max"));
-  d.max_num_seqs = static_cast<int64_t>(figure(res, "scenario", "max_num_seqs"));
-  const double replicas = std::max(1.0, figure(res, "scenario", "replicas"));
-  const double finished_per_s = figure(res, "throughput", "requests_per_s");
+  d.running_max = res.running.max;
+  d.max_num_seqs = res.scenario.max_num_seqs;
+  const double replicas = std::max(1.0, wall_figure(res.scenario.replicas));
+  const double finished_per_s = wall_figure(res.throughput.requests_per_s);
   d.mean_request_tokens =
       finished_per_s > 0
-          ? (figure(res, "throughput", "input_tokens_per_s") + figure(res, "throughput", "output_tokens_per_s")) / finished_per_s
+          ? (wall_figure(res.throughput.input_tokens_per_s) + wall_figure(res.throughput.output_tokens_per_s)) / finished_per_s
           : 0;
   d.kv_free_at_peak_tokens = (capacity - peak) / replicas;
   const bool kv_full = d.kv_peak_fraction >= kKvNearFull || (capacity > 0 && d.kv_free_at_peak_tokens < d.mean_request_tokens);
@@ -113,9 +113,8 @@ WallVerdict judge_wall(const nlohmann::ordered_json& res, bool slo_missed) {
       // Which engine term took the most of the busy time, when an engine profile priced it.
       std::string top;
       double top_share = 0;
-      if (res.contains("engine") && res["engine"].is_object() && res["engine"].contains("share_of_busy_time"))
-        for (const auto& [k, v] : res["engine"]["share_of_busy_time"].items())
-          if (v.is_number() && v.get<double>() > top_share) top_share = v.get<double>(), top = k;
+      for (const auto& [k, field] : EngineTermFigures::terms())
+        if (const double v = res.engine.share_of_busy_time.*field; v > top_share) top_share = v, top = k;
       set("engine_overhead", "engine overhead (the GPU steps, but its kernels use little of what they can reach" +
                                  (top.empty() ? std::string(")") : "; largest term " + top + " at " + pct(top_share) +
                                                                        " of busy time)"));

@@ -1,11 +1,11 @@
 #pragma once
-// Which wall a run hit: one rule, read from the run's results.json figures, shared by results.json
+// Which wall a run hit: one rule, read from the run's figures (RunResults), shared by results.json
 // ("wall"), the text summary, report.html and capacity search's diagnosis of its first failing
 // probe, so every output names the same wall for the same run. The rule is in wall_rule.cpp.
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "sim/results/run_results.hpp"
 
 namespace kvcap {
 
@@ -33,10 +33,10 @@ struct WallVerdict {
   int64_t max_num_seqs = 0;
 };
 
-/// The verdict for a finished run's results.json document. `slo_missed`: some request missed
+/// The verdict for a finished run's figures (a null figure counts as 0). `slo_missed`: some request missed
 /// the SLO (a failing capacity probe), so a run with no other wall is "step_time"; otherwise it
 /// is "none" (the offered load set the pace).
-WallVerdict judge_wall(const nlohmann::ordered_json& results, bool slo_missed);
+WallVerdict judge_wall(const RunResults& results, bool slo_missed);
 
 /// The rule in one line, for the JSON outputs that report a verdict.
 extern const char* const kWallRuleText;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/results/run_results.hpp"
 #include "sim/results/wall_rule.hpp"
 
 #include "sim/util/task_pool.hpp"
@@ -31,7 +32,7 @@ struct SloGoal {
 struct Probe {
   double load_scale = 0;
   int64_t replicas = 0;
-  double offered_requests_per_s = 0;  ///< results workload.offered_requests_per_s
+  double offered_requests_per_s = 0;  ///< results.workload.offered_requests_per_s
   int64_t arrived = 0;
   int64_t met_slo = 0;
   double attainment = 0;              ///< met_slo / arrived (0 when nothing arrived)
@@ -41,7 +42,7 @@ struct Probe {
   double busy_fraction = 0;
   double compute_util_busy = 0;       ///< compute utilization averaged over stepping time only
   double bandwidth_util_busy = 0;     ///< memory-bandwidth utilization over stepping time only
-  nlohmann::ordered_json results;     ///< the run's whole results.json document
+  RunResults results;                 ///< the run's figures (results.json: results_json(results))
   /// Sizing over several workload seeds (SizingOptions::seeds > 1): the probe passes only when
   /// every seed's run met the goal, and the figures above are those of the worst seed's run
   /// (the first that failed, else the lowest attainment), whose seed this is.
@@ -51,7 +52,7 @@ struct Probe {
 };
 
 /// Which wall a failing probe hit first: the shared rule (sim/results/wall_rule.hpp) on its own
-/// results.json, with the numbers the rule used.
+/// figures, with the numbers the rule used.
 struct LimitDiagnosis : WallVerdict {
   int probe = -1;  ///< index into probes of the diagnosed (first failing) run; -1 none
 };

@@ -1,6 +1,6 @@
 #pragma once
 // Which wall a failing capacity probe hit first (KV memory, compute, memory bandwidth, the
-// batch limit, or none: latency), read from the run's own results.json figures.
+// batch limit, or none: latency), read from the run's own figures (RunResults).
 #include "sim/search/capacity_search.hpp"
 
 namespace kvcap {

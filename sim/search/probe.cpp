@@ -4,7 +4,7 @@
 #include <string>
 
 #include "sim/engine/replica.hpp"
-#include "sim/results/results.hpp"
+#include "sim/results/run_results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/search/capacity_search.hpp"
@@ -35,15 +35,13 @@ Probe run_probe(const nlohmann::json& scenario, const std::string& file, double 
   p.load_scale = load_scale;
   p.replicas = replicas;
   p.max_num_seqs = run->settings.engine.max_num_seqs;  // as resolved (vLLM's default when unset)
-  p.results = results_json(run->header, *run->sim, run->metrics, settings.slo);
-  const auto& util = p.results.at("utilization");
-  p.busy_fraction = util.at("busy_fraction").get<double>();
-  p.compute_util_busy = util.at("compute_while_busy").get<double>();
-  p.bandwidth_util_busy = util.at("memory_bandwidth_while_busy").get<double>();
-  const auto& req = p.results.at("requests");
-  p.arrived = req.at("arrived").get<int64_t>();
-  p.met_slo = req.at("met_slo").get<int64_t>();
-  p.offered_requests_per_s = p.results.at("workload").at("offered_requests_per_s").get<double>();
+  p.results = build_run_results(run->header, *run->sim, run->metrics, settings.slo);
+  p.busy_fraction = p.results.utilization.busy_fraction;
+  p.compute_util_busy = p.results.utilization.compute_while_busy;
+  p.bandwidth_util_busy = p.results.utilization.memory_bandwidth_while_busy;
+  p.arrived = p.results.requests.arrived;
+  p.met_slo = p.results.requests.met_slo;
+  p.offered_requests_per_s = p.results.workload.offered_requests_per_s;
   p.attainment = p.arrived > 0 ? static_cast<double>(p.met_slo) / static_cast<double>(p.arrived) : 0.0;
   // Compared in counts so that 0.99 of 100 requests is exactly 99 (no rounding in the ratio).
   const double needed = goal.min_attainment * static_cast<double>(p.arrived);

@@ -8,7 +8,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "sim/metrics/metric_path.hpp"
 #include "sim/results/results.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -29,15 +28,8 @@ ojson json_number(double v) {
   return std::strtod(format_number(v).c_str(), nullptr);
 }
 
-/// A number inside a results.json (a, b, c path); NaN when absent or null.
-double probe_figure(const ojson& j, std::initializer_list<const char*> path) {
-  const ojson* node = &j;
-  for (const char* key : path) {
-    if (!node->is_object() || !node->contains(key)) return NAN;
-    node = &(*node)[key];
-  }
-  return node->is_number() ? node->get<double>() : NAN;
-}
+/// A figure that may be null (nullopt): NaN then, as json_number and the tables treat it.
+double or_nan(const std::optional<double>& v) { return v.value_or(NAN); }
 
 /// A CSV cell: 9 significant digits, empty for NaN/inf (as probe_csv_row writes a null).
 std::string csv_number(double v) { return std::isfinite(v) ? format_number(v) : std::string(); }
@@ -49,10 +41,10 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-double kv_peak_share(const ojson& res) { return kv_peak_fraction(res).value_or(NAN); }
+double kv_peak_share(const RunResults& res) { return kv_peak_fraction(res).value_or(NAN); }
 
 ojson probe_json(const Probe& p, int index) {
-  const ojson& res = p.results;
+  const RunResults& res = p.results;
   ojson j{{"index", index},
                {"load_scale", json_number(p.load_scale)},
                {"replicas", p.replicas},
@@ -61,17 +53,17 @@ ojson probe_json(const Probe& p, int index) {
                {"met_slo", p.met_slo},
                {"attainment", json_number(p.attainment)},
                {"pass", p.pass},
-               {"goodput_requests_per_s", json_number(probe_figure(res, {"goodput_requests_per_s"}))},
-               {"input_tokens_per_s", json_number(probe_figure(res, {"throughput", "input_tokens_per_s"}))},
-               {"output_tokens_per_s", json_number(probe_figure(res, {"throughput", "output_tokens_per_s"}))},
-               {"ttft_p99_s", json_number(probe_figure(res, {"latency_s", "ttft", "p99"}))},
-               {"tpot_p99_s", json_number(probe_figure(res, {"latency_s", "tpot", "p99"}))},
-               {"e2e_p99_s", json_number(probe_figure(res, {"latency_s", "e2e", "p99"}))},
-               {"rejected", res.at("requests").value("rejected", int64_t{0})},
-               {"preemptions", res.value("preemptions", int64_t{0})},
+               {"goodput_requests_per_s", json_number(res.goodput_requests_per_s)},
+               {"input_tokens_per_s", json_number(res.throughput.input_tokens_per_s)},
+               {"output_tokens_per_s", json_number(res.throughput.output_tokens_per_s)},
+               {"ttft_p99_s", json_number(or_nan(res.latency_s.ttft.at(99)))},
+               {"tpot_p99_s", json_number(or_nan(res.latency_s.tpot.at(99)))},
+               {"e2e_p99_s", json_number(or_nan(res.latency_s.e2e.at(99)))},
+               {"rejected", res.requests.rejected},
+               {"preemptions", res.preemptions},
                {"kv_peak_fraction", json_number(kv_peak_share(res))},
-               {"compute_mean", json_number(probe_figure(res, {"utilization", "compute_mean"}))},
-               {"memory_bandwidth_mean", json_number(probe_figure(res, {"utilization", "memory_bandwidth_mean"}))},
+               {"compute_mean", json_number(res.utilization.compute_mean)},
+               {"memory_bandwidth_mean", json_number(res.utilization.memory_bandwidth_mean)},
                {"busy_fraction", json_number(p.busy_fraction)},
                {"compute_util_busy", json_number(p.compute_util_busy)},
                {"bandwidth_util_busy", json_number(p.bandwidth_util_busy)}};
@@ -140,15 +132,14 @@ void print_probe_header(std::ostream& os) {
 }
 
 void print_probe_row(std::ostream& os, const Probe& p, int index) {
-  const ojson& res = p.results;
+  const RunResults& res = p.results;
   char buf[240];
   std::snprintf(buf, sizeof buf, "%5d %11s %8lld %13s %8lld %8lld %10s %5s %11s %11s %8s %11lld\n", index,
                 format_number(p.load_scale).c_str(), static_cast<long long>(p.replicas),
                 fmt("%.3f", p.offered_requests_per_s).c_str(), static_cast<long long>(p.arrived),
                 static_cast<long long>(p.met_slo), fmt("%.4f", p.attainment).c_str(), p.pass ? "yes" : "no",
-                fmt("%.3f", probe_figure(res, {"latency_s", "ttft", "p99"})).c_str(),
-                fmt("%.4f", probe_figure(res, {"latency_s", "tpot", "p99"})).c_str(),
-                fmt("%.3f", kv_peak_share(res)).c_str(), static_cast<long long>(res.value("preemptions", int64_t{0})));
+                fmt("%.3f", or_nan(res.latency_s.ttft.at(99))).c_str(), fmt("%.4f", or_nan(res.latency_s.tpot.at(99))).c_str(),
+                fmt("%.3f", kv_peak_share(res)).c_str(), static_cast<long long>(res.preemptions));
   os << buf;
 }
 
@@ -196,9 +187,9 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
     cap["probe"] = r.best_probe;
     cap["load_scale"] = json_number(r.capacity_load_scale);
     cap["offered_requests_per_s"] = json_number(r.capacity_requests_per_s);
-    cap["goodput_requests_per_s"] = json_number(probe_figure(best.results, {"goodput_requests_per_s"}));
-    cap["input_tokens_per_s"] = json_number(probe_figure(best.results, {"throughput", "input_tokens_per_s"}));
-    cap["output_tokens_per_s"] = json_number(probe_figure(best.results, {"throughput", "output_tokens_per_s"}));
+    cap["goodput_requests_per_s"] = json_number(best.results.goodput_requests_per_s);
+    cap["input_tokens_per_s"] = json_number(best.results.throughput.input_tokens_per_s);
+    cap["output_tokens_per_s"] = json_number(best.results.throughput.output_tokens_per_s);
     cap["attainment"] = json_number(best.attainment);
   }
   cap["first_failing_scale"] = json_number(r.first_failing_scale);
@@ -231,7 +222,7 @@ ojson load_search_json(const LoadSearchResult& r, const LoadSearchOptions& o, co
     out["limit"] = nullptr;
   }
   out["notes"] = search_notes(r, o);
-  out["capacity_results"] = r.found ? r.probes[static_cast<size_t>(r.best_probe)].results : ojson(nullptr);
+  out["capacity_results"] = r.found ? results_json(r.probes[static_cast<size_t>(r.best_probe)].results) : ojson(nullptr);
   return out;
 }
 
@@ -270,11 +261,7 @@ void write_load_search_csv(std::ostream& os, const LoadSearchResult& r, const Lo
 void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in) {
   os << "kvcap search: " << in.scenario_name << " (" << in.file << "): highest load with " << slo_text(in, o.goal.min_attainment)
      << "\n";
-  if (!r.probes.empty()) {
-    const ojson& res = r.probes.front().results;
-    if (res.contains("scenario") && res["scenario"].contains("cost_model"))
-      os << "cost model: " << res["scenario"]["cost_model"].get<std::string>() << "\n";
-  }
+  if (!r.probes.empty()) os << "cost model: " << r.probes.front().results.scenario.cost_model << "\n";
   print_probe_header(os);
   for (size_t i = 0; i < r.probes.size(); ++i) print_probe_row(os, r.probes[i], static_cast<int>(i));
   if (!r.found) {
@@ -286,9 +273,9 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
   const Probe& best = r.probes[static_cast<size_t>(r.best_probe)];
   os << "capacity: " << fmt("%.4g", r.capacity_requests_per_s) << " requests/s offered (load_scale "
      << format_number(r.capacity_load_scale) << ", attainment " << fmt("%.4f", best.attainment) << "), goodput "
-     << fmt("%.4g", probe_figure(best.results, {"goodput_requests_per_s"})) << " requests/s, "
-     << fmt("%.0f", probe_figure(best.results, {"throughput", "input_tokens_per_s"})) << " input + "
-     << fmt("%.0f", probe_figure(best.results, {"throughput", "output_tokens_per_s"}))
+     << fmt("%.4g", best.results.goodput_requests_per_s) << " requests/s, "
+     << fmt("%.0f", best.results.throughput.input_tokens_per_s) << " input + "
+     << fmt("%.0f", best.results.throughput.output_tokens_per_s)
      << " output tokens/s (goodput and tokens/s over the whole run, the drain after the last arrival included)\n";
   if (r.capped) {
     os << "  at least: the highest scale tried (--max-scale " << format_number(o.max_scale) << ") still met the SLO\n";
@@ -354,7 +341,7 @@ ojson sizing_json(const std::vector<SizingRow>& rows, const SizingOptions& o, co
   // The answer's run in full: the first row (cheapest) when it met the goal.
   const bool answered = !rows.empty() && rows.front().found;
   out["answer_results"] =
-      answered ? rows.front().probes[static_cast<size_t>(rows.front().best_probe)].results : ojson(nullptr);
+      answered ? results_json(rows.front().probes[static_cast<size_t>(rows.front().best_probe)].results) : ojson(nullptr);
   return out;
 }
 
@@ -392,11 +379,12 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
     if (!row.fits) note = "does not fit: " + row.why_not;
     else if (!row.found) note = "not met with <= " + std::to_string(o.max_replicas) + " replicas";
     // Each shape names the engine profile it was priced with (fitted on that GPU or carried over).
-    if (!row.probes.empty() && row.probes.front().results.contains("engine")) {
-      const ojson& engine = row.probes.front().results["engine"];
-      if (engine["profile"].is_string())
-        note += std::string(note.empty() ? "" : "; ") + "engine profile " + engine["profile"].get<std::string>() +
-                (engine["extrapolated"] == true ? " (extrapolated)" : "");
+    if (!row.probes.empty()) {
+      const ojson& engine = row.probes.front().results.engine.settings;  // the profile's own block (RunHeader::engine)
+      const auto profile = engine.find("profile"), extrapolated = engine.find("extrapolated");
+      if (profile != engine.end() && profile->is_string())
+        note += std::string(note.empty() ? "" : "; ") + "engine profile " + profile->get<std::string>() +
+                (extrapolated != engine.end() && *extrapolated == true ? " (extrapolated)" : "");
     }
     if (row.price_overridden) note += std::string(note.empty() ? "" : "; ") + "price from --price-per-gpu-hour";
     else if (row.price_per_gpu_hour_usd <= 0) note += std::string(note.empty() ? "" : "; ") + "price unknown";

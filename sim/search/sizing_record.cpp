@@ -89,7 +89,7 @@ ojson probe_record(const Probe& p) {
                {"seeds", p.seeds},
                {"seeds_passed", p.seeds_passed},
                {"seed", p.seed},
-               {"results", p.results}};
+               {"results", results_json(p.results)}};
 }
 
 Probe read_probe_record(const ojson& j, const std::string& where) {
@@ -109,9 +109,11 @@ Probe read_probe_record(const ojson& j, const std::string& where) {
   p.seeds = small_int(f, "seeds");
   p.seeds_passed = small_int(f, "seeds_passed");
   p.seed = f.unsigned_integer("seed");
-  p.results = f.at("results");
-  if (!p.results.is_object() || !p.results.contains("requests") || !p.results["requests"].is_object())
-    f.bad("results", "the probe's results.json, an object with \"requests\"");
+  try {
+    p.results = read_run_results(f.at("results"), "");
+  } catch (const InputError& e) {
+    f.bad("results", (std::string("the probe's results.json (") + e.what() + ")").c_str());
+  }
   return p;
 }
 

@@ -2,7 +2,8 @@
 // A sizing row (and its probes), a headroom search's figures as JSON records and back: what a
 // distributed `kvcap search --min-replicas` journals, sends from an MPI worker and writes to a
 // shard file (sim/search/sizing_run.hpp). Read back they give the same outputs byte for byte:
-// every field is recorded, doubles exactly (non-finite ones as the strings "inf", "-inf", "nan").
+// every field is recorded, doubles exactly (non-finite ones as the strings "inf", "-inf", "nan"),
+// a probe's figures as its results.json (sim/results/run_results.hpp: read_run_results).
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -3,8 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/metrics/metric_path.hpp"
-#include "sim/results/results.hpp"
+#include "sim/results/run_results.hpp"
 #include "sim/scenario/build_run.hpp"
 #include "sim/search/seed_confidence.hpp"
 #include "sim/util/error.hpp"
@@ -31,12 +30,12 @@ ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string
   return s;
 }
 
-nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress) {
+RunResults run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress) {
   const ScenarioSettings settings = parse_scenario(doc, file);
   auto run = build_run(settings);
   run->sim->set_progress(progress);
   run->sim->run();
-  return results_json(run->header, *run->sim, run->metrics, settings.slo);
+  return build_run_results(run->header, *run->sim, run->metrics, settings.slo);
 }
 
 namespace {
@@ -50,12 +49,11 @@ struct AtCapacity {
 AtCapacity at_capacity(const LoadSearchResult& r) {
   AtCapacity a;
   if (!r.found || r.best_probe < 0) return a;
-  const nlohmann::ordered_json& res = r.probes[static_cast<size_t>(r.best_probe)].results;
-  const MetricLookup out = lookup_metric(res, "throughput.output_tokens_per_s");
-  const MetricLookup tpot = lookup_metric(res, "latency_s.tpot.mean");
-  if (out.found && out.value && tpot.found && tpot.value) {
-    a.output_tokens_per_s = *out.value;
-    a.tpot_mean_s = *tpot.value;
+  const RunResults& res = r.probes[static_cast<size_t>(r.best_probe)].results;
+  const double out = res.throughput.output_tokens_per_s;  // NaN: null in results.json
+  if (!std::isnan(out) && res.latency_s.tpot.mean) {
+    a.output_tokens_per_s = out;
+    a.tpot_mean_s = *res.latency_s.tpot.mean;
   }
   return a;
 }

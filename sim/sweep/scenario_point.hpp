@@ -1,6 +1,6 @@
 #pragma once
 // One what-if point: a scenario document with overrides applied, checked against the scenario
-// format, then simulated (results.json) and, when asked, searched for its capacity. Shared by
+// format, then simulated (its RunResults, results.json) and, when asked, searched for its capacity. Shared by
 // `kvcap sweep` and `kvcap check`, so both read a point exactly as `kvcap run --set` does.
 #include <cstdint>
 #include <optional>
@@ -23,10 +23,10 @@ nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>
 /// that depend on fitting the model on the GPU happen in run_point.
 ScenarioSettings check_point_format(const nlohmann::json& doc, const std::string& file);
 
-/// Simulates the document as `kvcap run` would; returns its results.json. InputError when the
-/// point cannot be built (e.g. the model does not fit the GPU).
-nlohmann::ordered_json run_point(const nlohmann::json& doc, const std::string& file,
-                                 ProgressCounters* progress = nullptr);
+/// Simulates the document as `kvcap run` would; returns its figures (results.json:
+/// results_json of them). InputError when the point cannot be built (e.g. the model does not fit
+/// the GPU).
+RunResults run_point(const nlohmann::json& doc, const std::string& file, ProgressCounters* progress = nullptr);
 
 /// Capacity options as the sweep and check options name them.
 struct CapacityRequest {

@@ -1,5 +1,6 @@
 #include "sim/sweep/sweep.hpp"
 
+#include <cmath>
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
@@ -24,10 +25,46 @@ std::string resolve_headline(const SweepOptions& o) {
 
 }  // namespace
 
+namespace {
+
+std::optional<double> sweep_fig(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+std::optional<double> sweep_fig(int64_t v) { return static_cast<double>(v); }
+
+/// Path -> field: sweep_figure's table.
+const std::vector<std::pair<const char*, SweepFigure>>& sweep_figure_table() {
+  static const std::vector<std::pair<const char*, SweepFigure>> table = {
+      {"requests.arrived", [](const RunResults& r) { return sweep_fig(r.requests.arrived); }},
+      {"requests.finished", [](const RunResults& r) { return sweep_fig(r.requests.finished); }},
+      {"requests.rejected", [](const RunResults& r) { return sweep_fig(r.requests.rejected); }},
+      {"latency_s.ttft.p99", [](const RunResults& r) { return r.latency_s.ttft.at(99); }},
+      {"latency_s.tpot.p99", [](const RunResults& r) { return r.latency_s.tpot.at(99); }},
+      {"throughput.output_tokens_per_s", [](const RunResults& r) { return sweep_fig(r.throughput.output_tokens_per_s); }},
+      {"goodput_requests_per_s", [](const RunResults& r) { return sweep_fig(r.goodput_requests_per_s); }},
+      {"slo_attainment", [](const RunResults& r) { return r.slo_attainment; }},
+      {"kv.peak_used_tokens", [](const RunResults& r) { return sweep_fig(r.kv.peak_used_tokens); }},
+      {"kv.capacity_tokens", [](const RunResults& r) { return sweep_fig(r.kv.capacity_tokens); }},
+      {"running.max", [](const RunResults& r) { return sweep_fig(r.running.max); }},
+      {"utilization.compute_mean", [](const RunResults& r) { return sweep_fig(r.utilization.compute_mean); }},
+      {"preemptions", [](const RunResults& r) { return sweep_fig(r.preemptions); }},
+      {"scenario.cost_model_measured",
+       [](const RunResults& r) { return std::optional<double>(r.scenario.cost_model_measured ? 1.0 : 0.0); }}};
+  return table;
+}
+
+}  // namespace
+
+SweepFigure sweep_figure(const std::string& path) {
+  for (const auto& [name, read] : sweep_figure_table())
+    if (path == name) return read;
+  return nullptr;
+}
+
 std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path) {
   if (path == kCapacityRequestsPerS) return p.capacity->requests_per_s;
   if (path == kCapacityLoadScale) return p.capacity->load_scale;
-  const MetricLookup m = lookup_metric(p.results, path);
+  if (const SweepFigure read = sweep_figure(path)) return read(p.results);
+  // A path the user named: read from the results.json view.
+  const MetricLookup m = lookup_metric(results_json(p.results), path);
   if (!m.found) throw InputError("--headline " + path, m.problem);
   return m.value;
 }
@@ -174,7 +211,7 @@ SweepResult run_sweep(const SweepOptions& options) {
             r.capacity = search_capacity(docs[r.index], options.scenario_file, options.capacity_request, each);
           r.ok = true;
         } catch (const InputError& e) {
-          r.results = nlohmann::ordered_json();
+          r.results = RunResults();
           r.capacity.reset();
           r.error = e.what();
         }

@@ -51,7 +51,7 @@ struct SweepPoint {
   std::string folder;                    ///< subfolder name under --out
   bool ok = false;
   std::string error;                     ///< why the point could not run (e.g. does not fit)
-  nlohmann::ordered_json results;        ///< results.json when ok
+  RunResults results;                    ///< the run's figures when ok (results.json: results_json)
   std::optional<CapacityFigures> capacity;
   std::optional<double> headline;
 };
@@ -75,6 +75,14 @@ nlohmann::ordered_json sweep_identity(const SweepOptions& options, const nlohman
 /// The point's headline figure (`path` as resolved); InputError naming --headline when the
 /// point's results.json has no such number.
 std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path);
+
+/// A figure of a run read from its RunResults, as the path into results.json reads it
+/// (sim/metrics/metric_path.hpp: lookup_metric): empty for null, a boolean as 0 or 1.
+using SweepFigure = std::optional<double> (*)(const RunResults&);
+/// The results.json figures a sweep reads by name (its table columns, sweep.json's and sweep.csv's
+/// "figures", the default headline), each read from the RunResults field of that name; nullptr
+/// for any other path (a figure a user names: read from the results.json view).
+SweepFigure sweep_figure(const std::string& path);
 
 /// Checks every point's document against the scenario format first (InputError naming the grid
 /// flag: nothing runs when one point is malformed), then runs them in grid order. A point whose

@@ -10,7 +10,7 @@ using ojson = nlohmann::ordered_json;
 ojson point_record(const SweepPoint& p) {
   ojson r{{"index", p.index}, {"ok", p.ok}};
   if (p.ok)
-    r["results"] = p.results;
+    r["results"] = results_json(p.results);
   else
     r["error"] = p.error;
   if (p.capacity) {
@@ -34,7 +34,11 @@ SweepPoint read_point_record(const ojson& record, const std::string& where) {
   if (p.ok) {
     const auto results = record.find("results");
     if (results == record.end() || !results->is_object()) bad("expected \"results\", the point's results.json");
-    p.results = *results;
+    try {
+      p.results = read_run_results(*results, "");
+    } catch (const InputError& e) {
+      bad(std::string("expected \"results\", the point's results.json (") + e.what() + ")");
+    }
   } else {
     const auto error = record.find("error");
     if (error == record.end() || !error->is_string()) bad("expected \"error\", why the point could not run");

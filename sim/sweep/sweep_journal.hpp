@@ -19,8 +19,9 @@
 namespace kvcap {
 
 /// One finished point as a JSON object: {"index", "ok", "error" (when not ok), "results" (when
-/// ok), "capacity" (when searched: capacity_json), "at_capacity" (the run at the capacity load,
-/// for the Pareto view: at_capacity_json)}. Read back it gives the same outputs byte for byte.
+/// ok: its results.json, read back by read_run_results), "capacity" (when searched:
+/// capacity_json), "at_capacity" (the run at the capacity load, for the Pareto view:
+/// at_capacity_json)}. Read back it gives the same outputs byte for byte.
 nlohmann::ordered_json point_record(const SweepPoint& p);
 /// The point `record` describes: its index, outcome, results and capacity (the grid values,
 /// assignments, folder and headline are the caller's to fill). InputError naming `where`.

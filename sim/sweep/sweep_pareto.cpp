@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "sim/hw/gpu_spec.hpp"
-#include "sim/metrics/metric_path.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -13,19 +12,11 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::optional<double> number_at(const ojson& results, const std::string& path) {
-  const MetricLookup m = lookup_metric(results, path);
-  return m.found ? m.value : std::nullopt;
-}
-
-/// The catalog price of the results' GPU; absent when the GPU is not in the catalog (a GPU file)
+/// The catalog price of the run's GPU; absent when the GPU is not in the catalog (a GPU file)
 /// or its price is unknown (0).
-std::optional<double> catalog_price(const ojson& results) {
-  const auto gpu = results.find("scenario");
-  if (gpu == results.end() || !gpu->is_object() || !gpu->contains("gpu") || !(*gpu)["gpu"].is_string())
-    return std::nullopt;
+std::optional<double> catalog_price(const RunResults& results) {
   try {
-    const double p = load_gpu((*gpu)["gpu"].get<std::string>()).price_per_gpu_hour_usd;
+    const double p = load_gpu(results.scenario.gpu).price_per_gpu_hour_usd;
     if (p > 0 && std::isfinite(p)) return p;
   } catch (const InputError&) {
   }
@@ -75,14 +66,11 @@ SweepPareto sweep_pareto(const SweepResult& s) {
     if (!p.ok || !p.capacity || !p.capacity->found || !p.capacity->output_tokens_per_s || !p.capacity->tpot_mean_s)
       continue;
     const double tpot = *p.capacity->tpot_mean_s;
-    const auto tp = number_at(p.results, "scenario.tensor_parallel_size");
-    const auto pp = number_at(p.results, "scenario.pipeline_parallel_size");
-    const auto replicas = number_at(p.results, "scenario.replicas");
-    if (!(tpot > 0) || !tp || !replicas) continue;
+    if (!(tpot > 0)) continue;
     ParetoPoint q;
     q.index = p.index;
     q.label = point_label(s, p);
-    q.gpus = static_cast<int64_t>(std::llround(*tp * pp.value_or(1) * *replicas));
+    q.gpus = p.results.scenario.gpus_per_replica() * p.results.scenario.replicas;
     if (q.gpus < 1) continue;
     q.capacity_requests_per_s = p.capacity->requests_per_s;
     q.output_tokens_per_s = *p.capacity->output_tokens_per_s;

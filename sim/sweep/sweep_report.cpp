@@ -35,12 +35,14 @@ const std::vector<Column>& table_columns() {
   return cols;
 }
 
+/// A figure of the point by the name its column has, from its RunResults (sweep_figure's table).
 std::optional<double> figure(const SweepPoint& p, const std::string& path) {
   if (path == "kv_peak_fraction") return kv_peak_fraction(p.results);
   if (path == kCapacityRequestsPerS) return p.capacity ? std::optional<double>(p.capacity->requests_per_s) : std::nullopt;
   if (path == kCapacityLoadScale) return p.capacity ? std::optional<double>(p.capacity->load_scale) : std::nullopt;
-  const MetricLookup m = lookup_metric(p.results, path);
-  return m.found ? m.value : std::nullopt;
+  const SweepFigure read = sweep_figure(path);
+  KVCAP_CHECK(read != nullptr, "every column of the sweep table and files is a figure sweep_figure reads");
+  return read(p.results);
 }
 
 std::string short_number(std::optional<double> v) {
@@ -204,11 +206,8 @@ void print_sweep_table(std::ostream& os, const SweepResult& s) {
       print_row(rows[i]);
     }
   }
-  if (!s.points.empty() && s.points.front().ok && !s.points.front().results.empty()) {
-    const MetricLookup measured = lookup_metric(s.points.front().results, "scenario.cost_model_measured");
-    if (measured.value && *measured.value == 0)
-      os << "cost model: " << s.points.front().results["scenario"]["cost_model"].get<std::string>() << "\n";
-  }
+  if (!s.points.empty() && s.points.front().ok && !s.points.front().results.scenario.cost_model_measured)
+    os << "cost model: " << s.points.front().results.scenario.cost_model << "\n";
 }
 
 ojson sweep_json(const SweepResult& s) {
@@ -230,8 +229,8 @@ ojson sweep_json(const SweepResult& s) {
     } else {
       ojson figures = ojson::object();
       for (const auto& path : sweep_figure_paths()) {
-        const MetricLookup m = lookup_metric(p.results, path);
-        figures[path] = m.value ? ojson(*m.value) : ojson(nullptr);
+        const std::optional<double> v = figure(p, path);
+        figures[path] = v ? ojson(*v) : ojson(nullptr);
       }
       const auto frac = kv_peak_fraction(p.results);
       figures["kv_peak_fraction"] = frac ? ojson(*frac) : ojson(nullptr);
@@ -335,7 +334,7 @@ void write_sweep_outputs(OutputFolder& out, const SweepResult& s) {
   out.write("sweep.csv", [&](std::ostream& os) { write_sweep_csv(os, s); });
   out.write("sweep.json", [&](std::ostream& os) { os << sweep_json(s).dump(2) << "\n"; });
   for (const auto& p : s.points)
-    if (p.ok) out.write(p.folder + "/results.json", [&](std::ostream& os) { os << p.results.dump(2) << "\n"; });
+    if (p.ok) out.write(p.folder + "/results.json", [&](std::ostream& os) { os << results_json(p.results).dump(2) << "\n"; });
 }
 
 void print_sweep(std::ostream& os, const SweepResult& sweep, bool json) {

@@ -4,6 +4,7 @@
 
 #include "sim/metrics/metric_path.hpp"
 #include "sim/sweep/sweep_journal.hpp"
+#include "sim/util/build_info.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -45,7 +46,15 @@ SweepShard read_sweep_shard(const std::string& input) {
                                        std::to_string(s.file.records.size()) + " record(s); expected one line per point");
   for (size_t i = 0; i < s.file.records.size(); ++i) {
     const auto& r = s.file.records[i];
-    SweepPoint p = read_point_record(r.json, r.where);
+    SweepPoint p;
+    try {
+      p = read_point_record(r.json, r.where);
+    } catch (const InputError&) {
+      // A record this kvcap cannot read (its results.json are another build's, say): when the
+      // shard is another build's, that is what to say (check_shard_set says it otherwise).
+      require_this_build(s.file.identity, s.file.shown, "merge with the kvcap that ran the shards");
+      throw;
+    }
     if (listed[i] != p.index)
       throw InputError(r.where, "holds point " + std::to_string(p.index) + " where the first line lists " + listed[i].dump());
     s.points.push_back(std::move(p));

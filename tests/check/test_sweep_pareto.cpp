@@ -29,7 +29,9 @@ SweepPoint pareto_point(size_t index, int64_t replicas, double tpot, double out_
   p.index = index;
   p.point = {index};
   p.ok = true;
-  p.results = {{"scenario", {{"gpu", "h200"}, {"replicas", replicas}, {"tensor_parallel_size", 1}}}};
+  p.results.scenario.gpu = "h200";
+  p.results.scenario.replicas = replicas;
+  p.results.scenario.tensor_parallel_size = 1;
   CapacityFigures c;
   c.found = true;
   c.requests_per_s = capacity;

@@ -161,6 +161,26 @@ TEST_CASE("kvcap merge refuses shards that do not make one sweep: exit 2 naming 
   });
   expect_refused({old_version, shards[1], shards[2]}, (old_version / "shard.jsonl").string(), "was written by kvcap 0.0.1 (git ");
   expect_refused({shards[1], old_version, shards[2]}, (old_version / "shard.jsonl").string(), "the kvcap version");
+  // A point whose results.json this kvcap would not write back (RunResults has no such figure):
+  // in another version's shard, named as another kvcap's; in this build's, refused naming the key.
+  auto add_figure = [](std::vector<std::string>& lines) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::parse(lines[1]);  // point 0, which ran
+    REQUIRE(r["ok"] == true);
+    r["results"]["from_another_kvcap"] = 1;
+    lines[1] = r.dump();
+  };
+  const fs::path old_results = edited(0, "old-results", [&](std::vector<std::string>& lines) {
+    json h = json::parse(lines[0]);
+    h["identity"]["kvcap_version"] = "0.0.1";
+    lines[0] = h.dump();
+    add_figure(lines);
+  });
+  expect_refused({shards[1], old_results, shards[2]}, (old_results / "shard.jsonl").string(),
+                 "was written by kvcap 0.0.1 (git ");
+  const fs::path new_figure = edited(0, "new-figure", add_figure);
+  expect_refused({shards[1], new_figure, shards[2]}, (new_figure / "shard.jsonl").string() + ":2",
+                 "expected \"results\", the point's results.json (not a results.json as this kvcap writes it: "
+                 "'from_another_kvcap' is no figure of results.json)");
   // A point twice in one shard, a point of another shard, a point missing.
   const fs::path twice = edited(0, "twice", [](std::vector<std::string>& lines) {
     json h = json::parse(lines[0]);

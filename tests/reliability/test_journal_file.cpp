@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/sweep/sweep_journal.hpp"
+#include "sim/util/json_parse.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/journal_file.hpp"
 #include "tests/reliability/reliability_util.hpp"
@@ -91,7 +92,14 @@ TEST_CASE("point records: a point's record reads back as the same point, byte fo
   kvcap::SweepPoint p;
   p.index = 7;
   p.ok = true;
-  p.results = nlohmann::ordered_json::parse(R"({"z": 1, "a": {"x": 0.1, "y": 1e-7, "n": null, "big": 123456789012}, "m": -0.0})");
+  // A point's figures: a shipped scenario's run, with numbers whose text a journal must keep.
+  p.results = kvcap::run_point(kvcap::read_json_file(std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json"),
+                               std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json");
+  p.results.throughput.requests_per_s = 0.1;
+  p.results.duration_s = 1e-7;
+  p.results.kv.efficiency.reset();  // null
+  p.results.kv.capacity_tokens = 123456789012;
+  p.results.running.mean = -0.0;
   kvcap::CapacityFigures c;
   c.found = true;
   c.requests_per_s = 1.0 / 3.0;
@@ -102,7 +110,7 @@ TEST_CASE("point records: a point's record reads back as the same point, byte fo
   const kvcap::SweepPoint back = kvcap::read_point_record(nlohmann::ordered_json::parse(line), "j:2");
   CHECK(back.index == 7);
   CHECK(back.ok);
-  CHECK(back.results.dump(2) == p.results.dump(2));  // key order and every number's text kept
+  CHECK(results_json(back.results).dump(2) == results_json(p.results).dump(2));  // key order and every number's text kept
   REQUIRE(back.capacity.has_value());
   CHECK(back.capacity->requests_per_s == c.requests_per_s);
   CHECK(back.capacity->load_scale == c.load_scale);
@@ -121,4 +129,26 @@ TEST_CASE("point records: a point's record reads back as the same point, byte fo
             .find("j:4: expected \"index\"") == 0);
   CHECK(journal_error([] { (void)kvcap::read_point_record(nlohmann::ordered_json::parse(R"({"index": 1, "ok": true})"), "j:5"); })
             .find("j:5: expected \"results\"") == 0);
+}
+
+TEST_CASE("point records: results that are not a results.json this kvcap writes are refused, naming the field") {
+  // Since the figures are typed (RunResults), a record's results must be a whole results.json
+  // of this kvcap: a key it does not know would be lost on the way back, so it is refused.
+  kvcap::SweepPoint p;
+  p.index = 2;
+  p.ok = true;
+  p.results = kvcap::run_point(kvcap::read_json_file(std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json"),
+                               std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json");
+  nlohmann::ordered_json record = kvcap::point_record(p);
+  record["results"]["note"] = "added by hand";
+  CHECK(journal_error([&] { (void)kvcap::read_point_record(record, "j:2"); }) ==
+        "j:2: expected \"results\", the point's results.json (not a results.json as this kvcap writes it: 'note' is no "
+        "figure of results.json)");
+  record = kvcap::point_record(p);
+  record["results"]["requests"].erase("met_slo");
+  CHECK(journal_error([&] { (void)kvcap::read_point_record(record, "j:2"); }) ==
+        "j:2: expected \"results\", the point's results.json (results.json has no 'requests.met_slo')");
+  CHECK(journal_error([] {
+          (void)kvcap::read_point_record(nlohmann::ordered_json::parse(R"({"index": 1, "ok": true, "results": {"z": 1}})"), "j:6");
+        }) == "j:6: expected \"results\", the point's results.json (results.json has no 'scenario')");
 }

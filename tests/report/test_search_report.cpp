@@ -23,9 +23,10 @@ Probe probe(double scale, double rate, int64_t arrived, int64_t met, bool measur
   p.met_slo = met;
   p.attainment = static_cast<double>(met) / static_cast<double>(arrived);
   p.pass = p.attainment >= 0.99;
-  p.results["scenario"] = nlohmann::ordered_json{{"name", "chat<1>"}, {"cost_model", "roofline"},
-                                                  {"cost_model_measured", measured}};
-  p.results["slo"] = nlohmann::ordered_json{{"ttft_p99_s", 2.0}};
+  p.results.scenario.name = "chat<1>";
+  p.results.scenario.cost_model = "roofline";
+  p.results.scenario.cost_model_measured = measured;
+  p.results.slo = SloResults{2.0, std::nullopt, std::nullopt};
   return p;
 }
 

@@ -18,21 +18,22 @@ Probe probe(double busy, double compute_busy, double bandwidth_busy, int64_t run
   Probe p;
   p.replicas = 1;
   p.max_num_seqs = 256;
-  p.results = {{"scenario", {{"replicas", 1}, {"max_num_seqs", 256}}},
-               {"kv", {{"capacity_tokens", 1000000}, {"peak_used_tokens", 100000}}},
-               {"preemptions", 0},
-               {"swap", {{"swap_outs", 0}}},
-               {"requests", {{"rejected", 0}}},
-               {"running", {{"max", running_max}}},
-               {"throughput", {{"requests_per_s", 10.0}, {"input_tokens_per_s", 9000.0}, {"output_tokens_per_s", 1000.0}}},
-               {"utilization",
-                {{"compute_mean", compute_busy * busy},
-                 {"memory_bandwidth_mean", bandwidth_busy * busy},
-                 {"busy_fraction", busy},
-                 {"compute_while_busy", compute_busy},
-                 {"memory_bandwidth_while_busy", bandwidth_busy},
-                 {"compute_ceiling", compute_ceiling},
-                 {"memory_bandwidth_ceiling", bandwidth_ceiling}}}};
+  RunResults& r = p.results;  // preemptions, swap-outs and rejections 0
+  r.scenario.replicas = 1;
+  r.scenario.max_num_seqs = 256;
+  r.kv.capacity_tokens = 1000000;
+  r.kv.peak_used_tokens = 100000;
+  r.running.max = running_max;
+  r.throughput.requests_per_s = 10.0;
+  r.throughput.input_tokens_per_s = 9000.0;
+  r.throughput.output_tokens_per_s = 1000.0;
+  r.utilization.compute_mean = compute_busy * busy;
+  r.utilization.memory_bandwidth_mean = bandwidth_busy * busy;
+  r.utilization.busy_fraction = busy;
+  r.utilization.compute_while_busy = compute_busy;
+  r.utilization.memory_bandwidth_while_busy = bandwidth_busy;
+  r.utilization.compute_ceiling = compute_ceiling;
+  r.utilization.memory_bandwidth_ceiling = bandwidth_ceiling;
   return p;
 }
 
@@ -58,17 +59,18 @@ TEST_CASE("wall rule: a saturated GPU names the resource at >= 1.5x the other's 
 
 TEST_CASE("wall rule: KV pressure comes first; a busy GPU with idle kernels is engine overhead; else batch limit or step time") {
   Probe kv = probe(1.0, 0.8, 0.3);
-  kv.results["preemptions"] = 5;
+  kv.results.preemptions = 5;
   CHECK(diagnose_limit(kv, 0).wall == "kv_memory");  // preemptions outrank a saturated GPU
   Probe full = probe(0.5, 0.3, 0.3);
-  full.results["kv"]["peak_used_tokens"] = 950000;    // 95% >= 90% and above both shares
+  full.results.kv.peak_used_tokens = 950000;    // 95% >= 90% and above both shares
   CHECK(diagnose_limit(full, 0).wall == "kv_memory");
   CHECK(diagnose_limit(probe(0.5, 0.8, 0.3), 0).wall == "step_time");          // busy only half the time
   CHECK(diagnose_limit(probe(0.5, 0.8, 0.3, 256), 0).wall == "batch_limit");   // running max = max_num_seqs
   // Stepping 95% of the time with kernels at 12.5% / 11.8% of their ceilings: the time went to
   // the engine around them; the largest engine term is named.
   Probe eng = probe(0.95, 0.1, 0.1);
-  eng.results["engine"] = {{"share_of_busy_time", {{"cpu", 0.62}, {"launches", 0.05}}}};
+  eng.results.engine.share_of_busy_time.cpu = 0.62;
+  eng.results.engine.share_of_busy_time.launches = 0.05;
   const LimitDiagnosis e = diagnose_limit(eng, 0);
   CHECK(e.wall == "engine_overhead");
   CHECK(e.explanation.find("largest term cpu at 62.0% of busy time") != std::string::npos);
@@ -81,7 +83,7 @@ TEST_CASE("wall rule on a run that met its SLO: none, naming the nearest wall; K
   CHECK(ok.wall == "none");
   CHECK(ok.explanation.starts_with("none hit (every request met the SLO); nearest as load grows: GPU time"));
   Probe kv = probe(1.0, 0.8, 0.3);
-  kv.results["preemptions"] = 5;
+  kv.results.preemptions = 5;
   CHECK(judge_wall(kv.results, false).wall == "kv_memory");
   CHECK(judge_wall(probe(0.3, 0.1, 0.1).results, false).explanation.starts_with("none (no resource saturated"));
 }

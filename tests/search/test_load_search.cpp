@@ -136,8 +136,8 @@ TEST_CASE("max load: fp8 KV serves at least the load bf16 does on a KV-bound set
   MESSAGE("bf16 capacity " << bf16.capacity_requests_per_s << " req/s, fp8 " << fp8.capacity_requests_per_s);
   CHECK(fp8.capacity_load_scale >= bf16.capacity_load_scale);
   CHECK(fp8.capacity_load_scale > 1.5 * bf16.capacity_load_scale);
-  CHECK(bf16.probes[bf16.best_probe].results["scenario"]["num_gpu_blocks"] == 16);
-  CHECK(fp8.probes[fp8.best_probe].results["scenario"]["num_gpu_blocks"] == 32);
+  CHECK(bf16.probes[bf16.best_probe].results.scenario.num_gpu_blocks == 16);
+  CHECK(fp8.probes[fp8.best_probe].results.scenario.num_gpu_blocks == 32);
   // What stopped bf16: the KV pool, not compute: at its peak 3 requests held 3 × 64 tokens of
   // the 16 × 16 = 256, and the 64 left cannot take a 4th (it needs 4 free blocks of the 3).
   CHECK(bf16.limit.wall == "kv_memory");
@@ -185,7 +185,7 @@ TEST_CASE("probe: a request still in flight at the horizon counts as a miss") {
   const Probe strict = run_probe(doc, "horizon.json", 1.0, 1, SloGoal{0.995});
   CHECK(strict.arrived == 101);
   CHECK(strict.met_slo == 100);
-  CHECK(strict.results["requests"]["in_flight"] == 1);
+  CHECK(strict.results.requests.in_flight == 1);
   CHECK(strict.attainment == doctest::Approx(100.0 / 101));
   CHECK_FALSE(strict.pass);
   CHECK(run_probe(doc, "horizon.json", 1.0, 1, SloGoal{0.99}).pass);
