@@ -39,7 +39,7 @@ std::vector<ServingRun> read_calibration_inputs(const CalibrationInputs& in) {
     }
     all = std::move(kept);
   }
-  if (all.empty()) throw InputError("calibration inputs", "no measured run to work on (give a run table or --bench-serve)");
+  if (all.empty()) throw InputError("calibration inputs", "no measured run to work on (give a run table or a vllm bench serve result)");
   return all;
 }
 

@@ -145,7 +145,13 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
   const std::string& origin = cs.origin;
   const std::vector<std::string>& sets = cs.sets;
   const ScenarioSettings settings = parse_scenario(doc, origin);
-  require_slo(doc, origin);
+  try {
+    require_slo(doc, origin);
+  } catch (const InputError& e) {
+    // The library names scenario fields; the command line has flags for them too.
+    throw InputError("", std::string(e.what()) + " (or --set slo.ttft_p99_s=2; kvcap search and run also take --ttft-p99 2 "
+                     "--tpot-p99 0.1)");
+  }
   SearchInputs in{origin, settings.name, settings.slo, sets};
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.

@@ -17,7 +17,7 @@ void require_slo(const nlohmann::json& scenario, const std::string& file) {
   if (!s.slo.any())
     throw InputError(file + ": /slo",
                      "capacity search needs an SLO: set at least one of slo.ttft_p99_s, slo.tpot_p99_s, "
-                     "slo.e2e_p99_s (e.g. --set slo.ttft_p99_s=2; kvcap search and run also take --ttft-p99 2 --tpot-p99 0.1)");
+                     "slo.e2e_p99_s (for example slo.ttft_p99_s 2 and slo.tpot_p99_s 0.1)");
 }
 
 Probe run_probe(const nlohmann::json& scenario, const std::string& file, double load_scale, int64_t replicas,

@@ -17,7 +17,7 @@ namespace {
 std::string resolve_headline(const SweepOptions& o) {
   if (!o.headline.empty()) {
     if (is_capacity_metric(o.headline) && !o.capacity)
-      throw InputError("--headline " + o.headline, "a capacity figure needs --capacity");
+      throw FieldError("headline", quote_input(o.headline) + " is a capacity figure: only a capacity sweep has it");
     return o.headline;
   }
   return o.capacity ? kCapacityRequestsPerS : "throughput.output_tokens_per_s";

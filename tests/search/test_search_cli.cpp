@@ -169,6 +169,9 @@ TEST_CASE("kvcap search: bad flags and scenarios are exit 2 naming the problem")
   json noslo = service_bound();
   noslo.erase("slo");
   fails_naming(run_cli("search " + write_scenario("noslo.json", noslo)), "/slo");
+  // The library's message names the scenario's SLO fields; the command line adds its flags.
+  fails_naming(run_cli("search " + write_scenario("noslo.json", noslo)), "slo.ttft_p99_s 2");
+  fails_naming(run_cli("search " + write_scenario("noslo.json", noslo)), "--ttft-p99 2 --tpot-p99 0.1");
   fails_naming(run_cli("search " + write_scenario("noslo.json", noslo) + " --min-replicas"), "/slo");
 }
 
