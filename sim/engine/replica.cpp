@@ -90,7 +90,7 @@ void Replica::advance(double now_s) {
     integrals_.reserved_tokens += static_cast<double>(usage_.reserved_tokens) * dt;
     integrals_.used_blocks += static_cast<double>(usage_.used_blocks) * dt;
     integrals_.cached_free_blocks += static_cast<double>(usage_.cached_free_blocks) * dt;
-    if (down_) integrals_.down_s += dt;
+    if (crash_.is_down()) integrals_.down_s += dt;
     if (usage_.free_blocks > 0) {
       const double frag = 1.0 - static_cast<double>(usage_.largest_free_blocks) / static_cast<double>(usage_.free_blocks);
       integrals_.free_nonempty_s += dt;
@@ -275,42 +275,20 @@ double Replica::start_step(double now_s) {
 }
 
 const char* Replica::check_arrival(const Request& req) const {
-  if (down_) return "replica_down";
+  if (crash_.is_down()) return "replica_down";
   return admission_ ? admission_->check_arrival(req, state_) : nullptr;
 }
 
 void Replica::crash(double now_s) {
-  // Everything the process held is gone: running requests, the ones preempted on the way to the
-  // failure, and the queue (clients see their connections drop).
-  state_.waiting.ordered(scratch_slots_);
-  for (int32_t slot : state_.running) scratch_slots_.push_back(slot);
-  for (int32_t slot : state_.swapped) scratch_slots_.push_back(slot);
-  for (const Held& h : inbox_) scratch_slots_.push_back(h.slot);
+  held_slots_.clear();
+  for (const Held& h : inbox_) held_slots_.push_back(h.slot);
   inbox_.clear();
+  lose_everything(state_, held_slots_, *kv_, metrics_, index_, now_s, scratch_slots_);
   // Batches in the pipe produce nothing (their end events still come, and are ignored).
   for (size_t i = 0; i < pipe_count_; ++i) pipe_[(pipe_head_ + i) % pipe_.size()].dead = true;
-  for (int32_t slot : scratch_slots_) {
-    SeqState& s = state_.seq(slot);
-    if (s.status == SeqStatus::finished) continue;
-    metrics_.on_lost(s, now_s, index_, "oom_crash");
-  }
-  for (int32_t slot : scratch_slots_) state_.release_slot(slot);
-  for (int32_t slot : state_.parked) state_.release_slot(slot);  // finished turns: memory gone
-  state_.parked.clear();
-  while (!state_.waiting.empty()) state_.waiting.pop_front();
-  state_.running.clear();
-  state_.swapped.clear();
-  state_.swap.used_blocks = 0;
-  kv_->reset();
   usage_ = kv_->usage();
   integrals_.crashes += 1;
-  down_ = true;
-  restart_at_s_ = now_s + restart_s_;
-}
-
-void Replica::restart(double now_s) {
-  KVCAP_CHECK(down_ && now_s >= restart_at_s_, "restart of a replica that is not down");
-  down_ = false;
+  crash_.go_down(now_s);
 }
 
 

@@ -20,6 +20,7 @@
 
 #include "sim/cost/cost_model.hpp"
 #include "sim/cost/step_pricing.hpp"
+#include "sim/engine/oom_crash.hpp"
 #include "sim/engine/replica_stats.hpp"
 #include "sim/engine/session_parking.hpp"
 #include "sim/engine/step_observer.hpp"
@@ -118,12 +119,12 @@ class Replica {
     sessions_.configure(resident, idle_timeout_s, swap);
   }
   /// engine.on_oom = crash: seconds from a crash until the replica serves again.
-  void set_restart_s(double s) { restart_s_ = s; }
+  void set_restart_s(double s) { crash_.set_restart_s(s); }
   /// Dead after an out-of-memory crash, until restart_at_s().
-  bool is_down() const { return down_; }
-  double restart_at_s() const { return restart_at_s_; }
+  bool is_down() const { return crash_.is_down(); }
+  double restart_at_s() const { return crash_.restart_at_s(); }
   /// The restarted process: empty memory, empty queues.
-  void restart(double now_s);
+  void restart(double now_s) { crash_.restart(now_s); }
   const ReplicaState& state() const { return state_; }
   ReplicaState& state() { return state_; }
   const KvAllocator& kv() const { return *kv_; }
@@ -145,7 +146,7 @@ class Replica {
   double price_plan(double now_s);
   /// Pipeline parallelism: prices the scheduled plan per stage and puts it into the pipe.
   double launch_batch(double now_s, const StepComposition& comp);
-  /// The process dies: every request held (running or waiting) is lost, memory is gone.
+  /// The process dies (OomCrash): every request held is lost, memory is gone.
   void crash(double now_s);
   /// finish_step's parts, shared with bulk_decode: whether a request that just sampled is done;
   /// a request's end (metrics, forecast, KV freed or parked; into finished_); the step's end
@@ -169,10 +170,8 @@ class Replica {
   StepObserver* observer_ = nullptr;
   std::unique_ptr<AdmissionControl> admission_;
   std::unique_ptr<OutputForecast> forecast_;
-  double restart_s_ = 0;
-  bool down_ = false;
-  double restart_at_s_ = 0;
-  std::vector<int32_t> scratch_slots_;
+  OomCrash crash_;
+  std::vector<int32_t> scratch_slots_, held_slots_;
   std::vector<int32_t> to_park_;
   /// Async scheduling: arrivals the engine loop has not yet handed to the scheduler, with the
   /// index of the first step that may include them (see SchedulerConfig::async_scheduling).
