@@ -114,7 +114,7 @@ int run_run(const RunOptions& o) {
   const auto document = results_json(results);
   const auto bench = vllm_bench_json(run->header, *run->sim, results, figures, settings.slo, ro.percentiles);
   if (out) {
-    write_run_outputs(*out, document, bench, *run->sim, run->metrics);
+    write_run_outputs(*out, results, document, bench, *run->sim, run->metrics);
     out->commit();
   }
   if (format == "json")

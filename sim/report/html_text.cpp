@@ -42,6 +42,16 @@ std::string cell(const nlohmann::ordered_json& v) {
   return escape_html(v.dump());
 }
 
+std::string cell(int64_t v) { return std::to_string(v); }
+std::string cell(uint64_t v) { return std::to_string(v); }
+std::string cell(double v) {
+  if (std::isnan(v)) return "-";
+  return std::fabs(v) >= 10000 ? fixed(v, 0) : sig(v);
+}
+std::string cell(const std::optional<double>& v) { return v ? cell(*v) : std::string("-"); }
+std::string cell(bool v) { return v ? "yes" : "no"; }
+std::string cell(const std::string& v) { return escape_html(v); }
+
 const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path) {
   static const nlohmann::ordered_json kNull;
   const nlohmann::ordered_json* cur = &doc;

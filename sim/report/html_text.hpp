@@ -1,6 +1,8 @@
 #pragma once
 // Text for the HTML reports: escaping of user input (scenario names, class names, reasons) and
 // fixed-format numbers, so that the same run always gives the same bytes.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +26,15 @@ std::string sig(double v, int significant = 4);
 /// A results.json value for a table cell: "-" for null or absent, integers in full, other
 /// numbers with 4 significant digits (whole numbers from 10000 up), strings escaped, booleans as yes/no.
 std::string cell(const nlohmann::ordered_json& v);
+
+/// The same cells from RunResults' typed figures (sim/results/run_results.hpp), which results.json
+/// prints: NaN and nullopt (null there) as "-".
+std::string cell(int64_t v);
+std::string cell(uint64_t v);
+std::string cell(double v);
+std::string cell(const std::optional<double>& v);
+std::string cell(bool v);
+std::string cell(const std::string& v);
 
 /// Looks up `a.b.c` in a results document without throwing; null when any step is missing.
 const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path);

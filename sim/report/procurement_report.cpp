@@ -20,16 +20,9 @@ using report::at_path;
 struct Figures {
   const SizingRow* row = nullptr;
   const CandidateHeadroom* headroom = nullptr;
-  ojson res;  ///< results.json's view of the best probe's figures
-  double num(const std::string& path) const {
-    const ojson& v = at_path(res, path);
-    return v.is_number() ? v.get<double>() : NAN;
-  }
-  std::string text(const std::string& path) const {
-    const ojson& v = at_path(res, path);
-    return v.is_string() ? v.get<std::string>() : v.is_null() ? "-" : v.dump();
-  }
-  double tokens_per_hour(const char* which) const { return num(std::string("throughput.") + which) * 3600; }
+  const RunResults* res = nullptr;  ///< the best probe's figures
+  /// A latency percentile; NaN where results.json gives null.
+  static double at(const LatencySummary& l, double percent) { return l.at(percent).value_or(NAN); }
   /// USD per million tokens: the deployment's cost per hour over the tokens it serves per hour.
   double usd_per_million(double tokens_per_hour) const {
     return tokens_per_hour > 0 && row->cost_per_hour_usd > 0 ? row->cost_per_hour_usd / tokens_per_hour * 1e6 : NAN;
@@ -50,7 +43,7 @@ std::vector<Figures> found_figures(const std::vector<SizingRow>& rows, const Pro
     const SizingRow& r = rows[i];
     if (!r.found || r.best_probe < 0) continue;
     out.push_back({&r, i < a.headroom.size() ? &a.headroom[i] : nullptr,
-                   results_json(r.probes[static_cast<size_t>(r.best_probe)].results)});
+                   &r.probes[static_cast<size_t>(r.best_probe)].results});
   }
   return out;
 }
@@ -87,18 +80,18 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
   } else {
     const Figures& b = found.front();
     rec.paragraphs.push_back(
-        "**" + shape(*b.row) + "**, KV cache " + b.text("scenario.kv_cache_dtype") + ", max_model_len " +
-        b.text("scenario.max_model_len") + ", max_num_seqs " + b.text("scenario.max_num_seqs") +
-        ", max_num_batched_tokens " + b.text("scenario.max_num_batched_tokens") + ": " + usd(b.row->cost_per_hour_usd) +
+        "**" + shape(*b.row) + "**, KV cache " + b.res->scenario.kv_cache_dtype + ", max_model_len " +
+        std::to_string(b.res->scenario.max_model_len) + ", max_num_seqs " + std::to_string(b.res->scenario.max_num_seqs) +
+        ", max_num_batched_tokens " + std::to_string(b.res->scenario.max_num_batched_tokens) + ": " + usd(b.row->cost_per_hour_usd) +
         " per hour, " + usd(b.row->cost_per_hour_usd * kHoursPerMonth) + " per month.");
-    rec.paragraphs.push_back("It serves the target load (" + format_plain(b.num("workload.offered_requests_per_s")) +
+    rec.paragraphs.push_back("It serves the target load (" + format_plain(b.res->workload.offered_requests_per_s) +
                              " requests/s offered) with " + pct(b.row->probes[static_cast<size_t>(b.row->best_probe)].attainment) +
                              " of arrived requests within " + slo_text(in) + " (goal " +
                              report::percent(o.goal.min_attainment) + "), and " + headroom_text(b.headroom, a) +
                              " more load before the SLO breaks" +
                              (b.headroom && !b.headroom->wall.empty() ? " (then: " + b.headroom->wall + ")" : "") + ".");
-    if (at_path(b.res, "scenario.cost_model_measured") != true)
-      rec.paragraphs.push_back("Timings are not measured: the step times come from " + b.text("scenario.cost_model") +
+    if (!b.res->scenario.cost_model_measured)
+      rec.paragraphs.push_back("Timings are not measured: the step times come from " + b.res->scenario.cost_model +
                                ". Treat latencies and capacities as estimates; KV memory figures do not depend on it.");
   }
   out.push_back(std::move(rec));
@@ -125,14 +118,16 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
       "step runs prompt and output tokens together, and the simulation does not separate the GPU time each takes, "
       "so any split would be the report's assumption, not a figure of the run.");
   for (const Figures& f : found) {
-    const double in_h = f.tokens_per_hour("input_tokens_per_s"), out_h = f.tokens_per_hour("output_tokens_per_s");
-    const double cap = f.num("kv.capacity_tokens"), peak = f.num("kv.peak_used_tokens");
+    const RunResults& r = *f.res;
+    const double in_h = r.throughput.input_tokens_per_s * 3600, out_h = r.throughput.output_tokens_per_s * 3600;
+    const auto cap = static_cast<double>(r.kv.capacity_tokens), peak = static_cast<double>(r.kv.peak_used_tokens);
+    const LatencyResults& l = r.latency_s;
     const std::string gpu = f.row->candidate.gpu, tp = std::to_string(f.row->candidate.tensor_parallel_size);
     cand.table.push_back({gpu, tp, std::to_string(f.row->replicas), std::to_string(f.row->gpus),
-                          ms(f.num("latency_s.ttft.p50")) + " / " + ms(f.num("latency_s.ttft.p99")),
-                          ms(f.num("latency_s.tpot.p50")) + " / " + ms(f.num("latency_s.tpot.p99")),
-                          ms(f.num("latency_s.e2e.p50")) + " / " + ms(f.num("latency_s.e2e.p99")),
-                          pct(f.num("utilization.busy_fraction")), pct(f.num("wall.compute_of_ceiling")),
+                          ms(Figures::at(l.ttft, 50)) + " / " + ms(Figures::at(l.ttft, 99)),
+                          ms(Figures::at(l.tpot, 50)) + " / " + ms(Figures::at(l.tpot, 99)),
+                          ms(Figures::at(l.e2e, 50)) + " / " + ms(Figures::at(l.e2e, 99)),
+                          pct(r.utilization.busy_fraction), pct(r.wall.compute_of_ceiling),
                           pct(cap > 0 ? peak / cap : NAN), headroom_text(f.headroom, a), f.headroom ? f.headroom->wall : "-"});
     cost.table.push_back({gpu, tp, std::to_string(f.row->gpus), usd(f.row->cost_per_hour_usd),
                           usd(f.row->cost_per_hour_usd * kHoursPerMonth), usd(f.usd_per_million(in_h + out_h)),
@@ -165,10 +160,12 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
   Section as{"Assumptions", {}, {}, {}};
   if (!found.empty()) {
     const Figures& b = found.front();
-    as.paragraphs.push_back("Model " + b.text("scenario.model") + "; scheduler " + b.text("scenario.scheduler") +
-                            ", allocator " + b.text("scenario.allocator") + "; router " + b.text("scenario.router") + ".");
-    as.paragraphs.push_back("Cost model: " + b.text("scenario.cost_model") + ".");
-    if (const ojson& e = at_path(b.res, "engine.profile"); !e.is_null())
+    const RunScenario& sc = b.res->scenario;
+    as.paragraphs.push_back("Model " + sc.model + "; scheduler " + sc.scheduler + ", allocator " + sc.allocator +
+                            "; router " + sc.router + ".");
+    as.paragraphs.push_back("Cost model: " + sc.cost_model + ".");
+    // The engine profile's own settings are a JSON block (RunHeader::engine).
+    if (const ojson& e = at_path(b.res->engine.settings, "profile"); !e.is_null())
       as.paragraphs.push_back("Engine profile: " + (e.is_string() ? e.get<std::string>() : e.dump()) + ".");
   }
   as.paragraphs.push_back("Scenario " + in.scenario_name + " (" + in.file + ")" +

@@ -15,9 +15,9 @@ const std::vector<std::string>& run_output_names() {
   return names;
 }
 
-void write_run_outputs(OutputFolder& out, const ojson& results, const ojson& vllm_bench, const Simulation& sim,
-                       const MetricsCollector& m) {
-  out.write("results.json", [&](std::ostream& os) { os << results.dump(2) << "\n"; });
+void write_run_outputs(OutputFolder& out, const RunResults& results, const ojson& document, const ojson& vllm_bench,
+                       const Simulation& sim, const MetricsCollector& m) {
+  out.write("results.json", [&](std::ostream& os) { os << document.dump(2) << "\n"; });
   out.write("vllm-bench.json", [&](std::ostream& os) { os << vllm_bench.dump(2) << "\n"; });
   out.write("requests.csv", [&](std::ostream& os) { write_requests_csv(os, m); });
   out.write("timeseries.csv", [&](std::ostream& os) { write_timeseries_csv(os, sim); });

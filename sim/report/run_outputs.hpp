@@ -9,6 +9,7 @@
 
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/results/run_results.hpp"
 #include "sim/util/output_folder.hpp"
 
 namespace kvcap {
@@ -19,7 +20,8 @@ const std::vector<std::string>& run_output_names();
 
 /// Writes the run's --out files (run_output_names(); report.html from sim/report/run_report.hpp)
 /// into the set `out`; the caller commits it.
-void write_run_outputs(OutputFolder& out, const nlohmann::ordered_json& results,
+/// `document` is results_json(results).
+void write_run_outputs(OutputFolder& out, const RunResults& results, const nlohmann::ordered_json& document,
                        const nlohmann::ordered_json& vllm_bench, const Simulation& sim, const MetricsCollector& m);
 
 }  // namespace kvcap

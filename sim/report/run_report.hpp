@@ -14,10 +14,10 @@
 #include <span>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/metrics_collector.hpp"
+#include "sim/results/run_results.hpp"
 
 namespace kvcap {
 
@@ -42,12 +42,12 @@ struct RunReportInputs {
 /// The inputs of a finished simulation.
 RunReportInputs run_report_inputs(const Simulation& sim, const MetricsCollector& m);
 
-/// Writes report.html. `results` is the run's results.json document (results_json); fields it
-/// lacks are shown as "-".
-void write_run_report_html(std::ostream& os, const nlohmann::ordered_json& results, const RunReportInputs& in);
+/// Writes report.html from the run's figures (the ones its results.json prints); a figure
+/// results.json gives as null is shown as "-".
+void write_run_report_html(std::ostream& os, const RunResults& results, const RunReportInputs& in);
 
 /// Same, from the simulation and its metrics.
-void write_run_report_html(std::ostream& os, const nlohmann::ordered_json& results, const Simulation& sim,
+void write_run_report_html(std::ostream& os, const RunResults& results, const Simulation& sim,
                            const MetricsCollector& m);
 
 }  // namespace kvcap

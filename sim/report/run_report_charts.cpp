@@ -1,6 +1,8 @@
 #include "sim/report/run_report_charts.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <cstddef>
 #include <map>
 #include <ostream>
@@ -16,7 +18,6 @@ namespace kvcap::report {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
 
 double fraction(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
@@ -208,15 +209,12 @@ void write_caption(std::ostream& os, const std::string& text) {
 }
 
 void write_wall_charts(std::ostream& os, const std::vector<std::span<const TimeseriesRow>>& samples,
-                       const ojson& results, const RunReportInputs& in) {
+                       const RunResults& results, const RunReportInputs& in) {
   Ceilings ceil;
-  if (const ojson& u = at_path(results, "utilization"); u.is_object()) {
-    ceil.compute = u.value("compute_ceiling", 0.0);
-    ceil.bandwidth = u.value("memory_bandwidth_ceiling", 0.0);
-  }
-  if (const ojson& w = at_path(results, "wall"); w.is_object() && w.contains("explanation"))
-    write_caption(os, "Wall, by the rule kvcap search uses too (sim/results/wall_rule.cpp): " +
-                          w["explanation"].get<std::string>() + ".");
+  const auto finite_or_0 = [](double v) { return std::isnan(v) ? 0.0 : v; };
+  ceil.compute = finite_or_0(results.utilization.compute_ceiling);
+  ceil.bandwidth = finite_or_0(results.utilization.memory_bandwidth_ceiling);
+  write_caption(os, "Wall, by the rule kvcap search uses too (sim/results/wall_rule.cpp): " + results.wall.explanation + ".");
   const std::string of = ceil.of_reachable() ? " (share of reachable)" : "";
   for (const WallSeries& w : wall_series(samples, in.capacity_tokens, ceil)) {
     Chart c;
@@ -328,14 +326,13 @@ void write_cdf_chart(std::ostream& os, const std::string& title, const std::stri
 double ttft_of(const RequestRecord& r) { return r.first_token_s - r.arrival_s; }
 double e2e_of(const RequestRecord& r) { return r.finish_s - r.arrival_s; }
 
-double slo_value(const ojson& results, const char* key) {
-  const ojson& v = at_path(results, std::string("slo.") + key);
-  return v.is_number() ? v.get<double>() : 0.0;
+double slo_value(const std::optional<SloResults>& slo, std::optional<double> SloResults::*bound) {
+  return slo && ((*slo).*bound) ? *((*slo).*bound) : 0.0;
 }
 
 }  // namespace
 
-void write_run_charts(std::ostream& os, const ojson& results, const RunReportInputs& in) {
+void write_run_charts(std::ostream& os, const RunResults& results, const RunReportInputs& in) {
   const auto samples = by_sample(in.timeseries);
   os << "<h2>Which wall: KV memory, compute, bandwidth or GPU time</h2>\n";
   if (samples.empty()) {
@@ -350,8 +347,8 @@ void write_run_charts(std::ostream& os, const ojson& results, const RunReportInp
     write_caption(os, "No requests arrived.");
     return;
   }
-  write_cdf_chart(os, "Time to first token (CDF)", "TTFT", slo_value(results, "ttft_p99_s"), in.records, ttft_of);
-  write_cdf_chart(os, "End-to-end latency (CDF)", "E2E latency", slo_value(results, "e2e_p99_s"), in.records, e2e_of);
+  write_cdf_chart(os, "Time to first token (CDF)", "TTFT", slo_value(results.slo, &SloResults::ttft_p99_s), in.records, ttft_of);
+  write_cdf_chart(os, "End-to-end latency (CDF)", "E2E latency", slo_value(results.slo, &SloResults::e2e_p99_s), in.records, e2e_of);
   write_caption(os,
                 "Finished requests, as a share of every arrived request: a curve that tops out below 100% "
                 "leaves the rejected, lost and unfinished ones out. Dotted lines: the SLO threshold and 99%.");

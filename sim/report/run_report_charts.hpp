@@ -9,6 +9,6 @@
 namespace kvcap::report {
 
 /// Writes the four chart groups with their captions.
-void write_run_charts(std::ostream& os, const nlohmann::ordered_json& results, const RunReportInputs& in);
+void write_run_charts(std::ostream& os, const RunResults& results, const RunReportInputs& in);
 
 }  // namespace kvcap::report

@@ -14,8 +14,6 @@ namespace kvcap {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
-using report::at_path;
 using report::cell;
 using report::escape_html;
 using report::fixed;
@@ -24,20 +22,18 @@ using report::sig;
 
 /// Title and the not-measured banner, from the first probe's results.json (and every probe's).
 void write_search_header(std::ostream& os, const std::string& what, const std::vector<const Probe*>& probes) {
-  const ojson res = probes.empty() ? ojson() : results_json(probes.front()->results);  // results.json's view
-  const ojson& name = at_path(res, "scenario.name");
-  report::write_page_start(os, what + ": " + (name.is_string() ? name.get<std::string>() : std::string("?")));
-  os << "<h1>" << escape_html(what) << ": " << cell(name) << "</h1>\n";
+  const RunResults* first = probes.empty() ? nullptr : &probes.front()->results;
+  report::write_page_start(os, what + ": " + (first ? first->scenario.name : std::string("?")));
+  os << "<h1>" << escape_html(what) << ": " << (first ? cell(first->scenario.name) : std::string("-")) << "</h1>\n";
   bool measured = !probes.empty();
   for (const Probe* p : probes) measured = measured && p->results.scenario.cost_model_measured;
   if (!measured)
     os << "<div class=\"banner\" id=\"not-measured\"><strong>Timings are not measured.</strong> The probes' step "
           "times come from a cost model that was not calibrated on a GPU (cost model: "
-       << cell(at_path(res, "scenario.cost_model")) << "): capacities are estimates.</div>\n";
-  const ojson& slo = at_path(res, "slo");
-  os << "<p>SLO per request: TTFT ≤ " << cell(at_path(slo, "ttft_p99_s")) << " s, TPOT ≤ "
-     << cell(at_path(slo, "tpot_p99_s")) << " s, end-to-end ≤ " << cell(at_path(slo, "e2e_p99_s"))
-     << " s (\"-\": none).</p>\n";
+       << (first ? cell(first->scenario.cost_model) : std::string("-")) << "): capacities are estimates.</div>\n";
+  const SloResults slo = first && first->slo ? *first->slo : SloResults{};
+  os << "<p>SLO per request: TTFT ≤ " << cell(slo.ttft_p99_s) << " s, TPOT ≤ " << cell(slo.tpot_p99_s)
+     << " s, end-to-end ≤ " << cell(slo.e2e_p99_s) << " s (\"-\": none).</p>\n";
 }
 
 }  // namespace
@@ -46,20 +42,17 @@ namespace {
 
 /// One probe table row; `seed` leads the row over several seeds (0: no seed column).
 void write_probe_row(std::ostream& os, const Probe& p, size_t i, bool capacity_probe, const std::string& seed) {
-  const ojson results = results_json(p.results);  // the report reads results.json's view
-  const ojson& cap = at_path(results, "kv.capacity_tokens");
-  const ojson& peak = at_path(results, "kv.peak_used_tokens");
-  const std::string kv_peak = cap.is_number() && peak.is_number() && cap.get<double>() > 0
-                                  ? percent(peak.get<double>() / cap.get<double>())
-                                  : std::string("-");
-  const ojson& compute = at_path(results, "utilization.compute_mean");
+  const RunResults& results = p.results;
+  const std::optional<double> peak = kv_peak_fraction(results);
+  const std::string kv_peak = peak ? percent(*peak) : std::string("-");
+  const double compute = results.utilization.compute_mean;
   os << "<tr" << (capacity_probe ? " id=\"capacity-probe\"" : "") << ">";
   if (!seed.empty()) os << "<td>" << seed << "</td>";
   os << "<td>" << i << "</td><td>" << sig(p.load_scale, 6) << "</td><td>" << p.replicas << "</td><td>"
      << sig(p.offered_requests_per_s, 6) << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>"
      << percent(p.attainment) << "</td><td>" << (p.pass ? "yes" : "no") << "</td><td>" << kv_peak << "</td><td>"
-     << cell(at_path(results, "preemptions")) << "</td><td>"
-     << (compute.is_number() ? percent(compute.get<double>()) : std::string("-")) << "</td></tr>\n";
+     << cell(results.preemptions) << "</td><td>" << (std::isnan(compute) ? std::string("-") : percent(compute))
+     << "</td></tr>\n";
 }
 
 /// A bracket end for the seeds table: the load scale as the text summary prints it, "none" for

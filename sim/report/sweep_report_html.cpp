@@ -17,8 +17,6 @@ namespace kvcap {
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
-using report::at_path;
 using report::cell;
 using report::escape_html;
 using report::fixed;
@@ -135,15 +133,13 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
   const SweepPoint* first_ok = nullptr;
   for (const SweepPoint& p : s.points)
     if (p.ok && !first_ok) first_ok = &p;
-  const ojson res = first_ok ? results_json(first_ok->results) : ojson();  // the report reads results.json's view
-  const ojson& name = at_path(res, "scenario.name");
-  report::write_page_start(os, "kvcap sweep: " + (name.is_string() ? name.get<std::string>() : s.options.scenario_file));
-  os << "<h1>kvcap sweep: " << (name.is_string() ? cell(name) : escape_html(s.options.scenario_file)) << "</h1>\n";
-  const ojson& measured = at_path(res, "scenario.cost_model_measured");
-  if (!(measured.is_boolean() && measured.get<bool>()))
+  const RunResults* first = first_ok ? &first_ok->results : nullptr;
+  report::write_page_start(os, "kvcap sweep: " + (first ? first->scenario.name : s.options.scenario_file));
+  os << "<h1>kvcap sweep: " << (first ? cell(first->scenario.name) : escape_html(s.options.scenario_file)) << "</h1>\n";
+  if (!(first && first->scenario.cost_model_measured))
     os << "<div class=\"banner\" id=\"not-measured\"><strong>Timings are not measured.</strong> The runs' step "
           "times come from a cost model that was not calibrated on a GPU (cost model: "
-       << cell(at_path(res, "scenario.cost_model")) << "): figures are estimates.</div>\n";
+       << (first ? cell(first->scenario.cost_model) : std::string("-")) << "): figures are estimates.</div>\n";
   os << "<p>" << s.points.size() << " point(s) of " << escape_html(s.options.scenario_file);
   for (const auto& set : s.options.sets) os << " --set " << escape_html(set);
   os << "; \"vs first\" is " << escape_html(s.headline) << " / point 0's.";
@@ -175,12 +171,10 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
          << "<td>-</td><td class=\"k\">" << escape_html(p.error) << "</td></tr>\n";
       continue;
     }
-    const ojson results = results_json(p.results);
-    os << "<td>" << cell(at_path(results, "requests.finished")) << "/" << cell(at_path(results, "requests.arrived"))
-       << "</td><td>" << cell(at_path(results, "latency_s.ttft.p99")) << "</td><td>"
-       << cell(at_path(results, "latency_s.tpot.p99")) << "</td><td>"
-       << cell(at_path(results, "throughput.output_tokens_per_s")) << "</td><td>"
-       << cell(at_path(results, "slo_attainment")) << "</td>";
+    const RunResults& results = p.results;
+    os << "<td>" << cell(results.requests.finished) << "/" << cell(results.requests.arrived) << "</td><td>"
+       << cell(results.latency_s.ttft.at(99)) << "</td><td>" << cell(results.latency_s.tpot.at(99)) << "</td><td>"
+       << cell(results.throughput.output_tokens_per_s) << "</td><td>" << cell(results.slo_attainment) << "</td>";
     if (s.options.capacity) {
       os << "<td>";
       if (!p.capacity)

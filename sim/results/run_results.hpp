@@ -5,9 +5,9 @@
 // MetricsCollector; results_json(const RunResults&) is its JSON view, results.json byte for byte;
 // read_run_results reads a results.json back (the sweep journal and shard files, sizing records
 // and --mpi messages carry results.json), and writing what it read gives the same bytes.
-// Search, sweep, check, the wall rule and the text summary read the fields; the field paths of
-// sim/metrics/metric_path.hpp are left to figures a user names (baseline gates, sweep --headline
-// or a column of another name) and the reports, which read the JSON view.
+// Search, sweep, check, the wall rule, the text summary and the reports read the fields; the field
+// paths of sim/metrics/metric_path.hpp are left to figures a user names (baseline gates, sweep
+// --headline or a column of another name).
 //
 // Numbers are held as results.json prints them: a figure results.json rounds to 9 significant
 // digits is rounded when built, so a RunResults read back equals the one built. A figure that

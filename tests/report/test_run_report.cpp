@@ -2,6 +2,7 @@
 // hand, escaping, the not-measured banner, balanced tags, determinism, and the size bound.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,9 +16,15 @@
 
 namespace {
 
-using ojson = nlohmann::ordered_json;
 using namespace kvcap;
 using namespace kvcap::test;
+
+RunResults named(const std::string& name, bool measured) {
+  RunResults r;
+  r.scenario.name = name;
+  r.scenario.cost_model_measured = measured;
+  return r;
+}
 
 /// One request on a 20-block pool, sampled every 0.255 s (off the 10 ms step grid, so no sample
 /// coincides with a step end).
@@ -34,16 +41,16 @@ struct TinyRun {
     return o;
   }
   std::string report(bool measured = false, const std::string& name = "tiny") const {
-    ojson results;
-    results["scenario"] = ojson{{"name", name}, {"cost_model", "constant step time"}, {"cost_model_measured", measured}};
-    results["slo"] = ojson{{"ttft_p99_s", 0.5}};
+    RunResults results = named(name, measured);
+    results.scenario.cost_model = "constant step time";
+    results.slo = SloResults{0.5, std::nullopt, std::nullopt};
     std::ostringstream os;
     write_run_report_html(os, results, *h.sim, h.metrics);
     return os.str();
   }
 };
 
-std::string minimal_report(const ojson& results, const RunReportInputs& in) {
+std::string minimal_report(const RunResults& results, const RunReportInputs& in) {
   std::ostringstream os;
   write_run_report_html(os, results, in);
   return os.str();
@@ -114,10 +121,14 @@ TEST_CASE("user text is escaped everywhere: scenario name, class names and rejec
   recs[0].finish_s = 1.0;
   recs[1].request_class = "c2";
   recs[1].outcome = RequestOutcome::rejected;
-  ojson results;
-  results["scenario"] = ojson{{"name", evil}, {"cost_model", evil}, {"cost_model_measured", false}};
-  results["requests"] = ojson{{"arrived", 2}, {"rejected_by_reason", ojson{{"<too_long>", 1}}}};
-  results["by_class"] = ojson{{"<b>c1", ojson{{"requests", ojson{{"arrived", 1}}}}}};
+  RunResults results = named(evil, false);
+  results.scenario.cost_model = evil;
+  results.requests.arrived = 2;
+  results.requests.rejected_by_reason = std::vector<std::pair<std::string, int64_t>>{{"<too_long>", 1}};
+  ClassResults c1;
+  c1.name = "<b>c1";
+  c1.figures.requests.arrived = 1;
+  results.by_class.push_back(c1);
   RunReportInputs in;
   in.records = recs;
   const std::string html = minimal_report(results, in);
@@ -168,8 +179,7 @@ TEST_CASE("an hour on 8 replicas stays under 2 MB, lines stay bounded, and a one
   in.timeseries = rows;
   in.capacity_tokens.assign(8, 16000);
   in.records = recs;
-  ojson results;
-  results["scenario"] = ojson{{"name", "hour"}, {"cost_model_measured", true}};
+  const RunResults results = named("hour", true);
   const std::string html = minimal_report(results, in);
   CHECK(html.size() < 2'000'000);
   CHECK(count(html, "<svg") == 5);  // one cluster wall chart, queues, preemptions, two CDFs
@@ -214,8 +224,7 @@ TEST_CASE("with no wall reached, a lasting queue is blamed on an engine limit an
     rows[7].waiting += waiting_once;
     return rows;
   };
-  ojson results;
-  results["scenario"] = ojson{{"name", "q"}, {"cost_model_measured", true}};
+  const RunResults results = named("q", true);
   RunReportInputs in;
   in.capacity_tokens = {1600};
   const auto lasting = rows_with(5, 0);
@@ -229,4 +238,22 @@ TEST_CASE("with no wall reached, a lasting queue is blamed on an engine limit an
   const std::string html = minimal_report(results, in);
   CHECK(html.find("no queue persisted") != std::string::npos);
   CHECK(html.find("compute never reached 90.0% (peak 50.0%)") != std::string::npos);
+}
+
+TEST_CASE("report cells from typed figures: what results.json gives as null is '-', integers in full, rates past 10000 whole") {
+  RunResults r = named("cells", true);
+  r.requests.arrived = 123456789;                     // an integer in full, not 1.235e+08
+  r.throughput.output_tokens_per_s = 12345.678;       // from 10000 up: whole
+  r.throughput.input_tokens_per_s = 0.000123456;      // else 4 significant digits
+  r.utilization.compute_mean = std::nan("");          // null in results.json
+  r.kv.efficiency = std::nullopt;                     // likewise
+  const std::string html = minimal_report(r, RunReportInputs{});
+  CHECK(html.find("<td class=\"k\">arrived</td><td>123456789</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"k\">output tokens/s</td><td>12346</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"k\">input tokens/s</td><td>0.0001235</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"k\">compute utilization (mean)</td><td>-</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"k\">KV efficiency (stored / reserved)</td><td>-</td>") != std::string::npos);
+  // No samples: every latency statistic but the count is "-".
+  CHECK(html.find("<tr><td class=\"k\">ttft</td><td>-</td><td>-</td><td>-</td><td>-</td><td>0</td></tr>") !=
+        std::string::npos);
 }
