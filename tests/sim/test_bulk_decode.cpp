@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

@@ -6,7 +6,7 @@
 #include <map>
 #include <queue>
 
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

@@ -10,7 +10,7 @@
 
 #include "sim/cost/constant_cost_model.hpp"
 #include "sim/cost/pipeline_cost_model.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

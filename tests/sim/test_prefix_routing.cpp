@@ -4,7 +4,7 @@
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/kv/paged_allocator.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -88,7 +88,7 @@ TEST_CASE("prefix_affinity follows the cache: a later request goes where its lon
   cached.enable_prefix_caching = true;
   const uint64_t A = content_id_hash("A"), B = content_id_hash("B");
   const uint64_t X = content_id_hash("X"), Y = content_id_hash("Y");
-  PolicyHarness h({with(req("a", 0.0, 64, 2), {{A, 64}}), with(req("b", 0.0, 64, 2), {{B, 64}}),
+  Harness h({with(req("a", 0.0, 64, 2), {{A, 64}}), with(req("b", 0.0, 64, 2), {{B, 64}}),
                    with(req("c", 5.0, 96, 2), {{B, 64}, {X, 32}}), with(req("d", 5.0, 96, 2), {{A, 64}, {Y, 32}}),
                    with(req("e", 5.0, 96, 2), {{B, 64}, {Y, 32}})},
                   sched_cfg(256, 8, 128), {cached, cached}, 41, {}, "prefix_affinity");
