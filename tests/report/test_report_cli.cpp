@@ -1,7 +1,6 @@
 // `kvcap run --out DIR` writes report.html next to results.json.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "tests/report/report_test_util.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace fs = std::filesystem;
 
@@ -17,8 +17,7 @@ TEST_CASE("kvcap run --out writes a self-contained report.html beside results.js
   fs::remove_all(base);
   const std::string scenario = std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json";
   for (const char* d : {"a", "b"}) {
-    const std::string cmd = std::string(KVCAP_BIN) + " run " + scenario + " --out " + (base / d).string() + " >/dev/null 2>&1";
-    REQUIRE(std::system(cmd.c_str()) == 0);
+    REQUIRE(cli_test::run_kvcap("run " + scenario + " --out " + (base / d).string()).code == 0);
   }
   auto read = [](const fs::path& p) {
     std::ifstream f(p);

@@ -12,7 +12,7 @@
 #include "sim/results/results.hpp"
 #include "sim/report/run_report.hpp"
 #include "tests/report/report_test_util.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 namespace {
 

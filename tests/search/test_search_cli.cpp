@@ -1,12 +1,10 @@
 // `kvcap search` end to end: exit codes, outputs, determinism.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +14,7 @@
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/search_report.hpp"
 #include "tests/search/search_fixtures.hpp"
+#include "tests/support/run_command.hpp"
 
 using namespace kvcap;
 using namespace kvcap::searchtest;
@@ -23,10 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+/// kvcap's exit code, stdout and stderr.
+using CliRun = cli_test::SplitRun;
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);
@@ -49,12 +46,7 @@ fs::path temp_dir() {
   return scratch.dir;
 }
 
-CliRun run_cli(const std::string& args) {
-  const fs::path out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string(KVCAP_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
+CliRun run_cli(const std::string& args) { return cli_test::run_kvcap_split(args, "search-cli", false); }
 
 /// The hand-worked scenarios of test_load_search.cpp / test_sizing.cpp as files.
 std::string write_scenario(const std::string& name, const json& doc) {

@@ -3,7 +3,7 @@
 // still count from the client's send). Constant 10 ms steps, timings worked by hand.
 #include <doctest/doctest.h>
 
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

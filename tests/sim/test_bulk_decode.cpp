@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -55,31 +55,20 @@ struct BulkOutcome {
 };
 
 BulkOutcome run_bulk_case(const BulkCase& c, bool skipping, bool bulk, const CostModel* cost_override = nullptr) {
-  MetricsCollector metrics;
   BulkShapeCostModel shaped;
-  const CostModel& cost = cost_override ? *cost_override : shaped;
-  std::vector<std::unique_ptr<Replica>> reps;
-  for (int i = 0; i < c.replicas; ++i) {
-    reps.push_back(std::make_unique<Replica>(i, c.sc, make_allocator(c.e, c.blocks, c.sc.max_model_len),
-                                             make_scheduler(c.e, c.sc), cost, metrics));
-    reps.back()->set_admission(make_admission(c.e));
-    reps.back()->set_forecast(make_forecast(c.e, c.sc.max_model_len));
-    reps.back()->set_session_kv(c.e.policy.session_kv == SessionKv::resident, c.e.policy.session_idle_timeout_s,
-                                c.e.policy.session_kv == SessionKv::swap);
-  }
   SimulationOptions opt = c.opt;
   opt.event_skipping = skipping;
   opt.bulk_decode = bulk;
-  opt.check_invariants = true;
-  opt.max_model_len = c.sc.max_model_len;
-  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router(router_named(c.router)), metrics);
-  sim.run();
+  // No step recorder: an observer turns bulk decode off.
+  Harness h(c.reqs, c.sc, std::vector<EngineSettings>(static_cast<size_t>(c.replicas), c.e), c.blocks, opt, c.router,
+            0.01, KvCacheSpec{}, with_cost(cost_override ? *cost_override : shaped));
+  h.run();
   RunHeader hdr;
   std::ostringstream os;
-  os << results_json(hdr, sim, metrics, SloConfig{0.05, 0.02, 0}).dump(1);
-  write_requests_csv(os, metrics);
-  write_timeseries_csv(os, sim);
-  return {os.str(), sim.bulk_steps(), sim.steps_skipped()};
+  os << results_json(hdr, *h.sim, h.metrics, SloConfig{0.05, 0.02, 0}).dump(1);
+  write_requests_csv(os, h.metrics);
+  write_timeseries_csv(os, *h.sim);
+  return {os.str(), h.sim->bulk_steps(), h.sim->steps_skipped()};
 }
 
 BulkCase random_bulk_case(uint64_t seed) {
@@ -168,18 +157,13 @@ TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size
   CHECK(bulk.dump == run_bulk_case(c, false, false, &ten_ms).dump);
 
   // The records themselves, through the metrics of a fresh bulk run.
-  MetricsCollector metrics;
-  std::vector<std::unique_ptr<Replica>> reps;
-  reps.push_back(std::make_unique<Replica>(0, c.sc, make_allocator(c.e, c.blocks, c.sc.max_model_len),
-                                           make_scheduler(c.e, c.sc), ten_ms, metrics));
-  const Replica* r0 = reps[0].get();
   SimulationOptions opt;
   opt.sample_interval_s = 0;
-  opt.max_model_len = c.sc.max_model_len;
-  opt.check_invariants = true;
-  Simulation sim(opt, std::make_unique<VectorSource>(c.reqs), std::move(reps), make_router(RouterKind::round_robin), metrics);
-  sim.run();
-  CHECK(sim.bulk_steps() == 7);
+  Harness h(c.reqs, c.sc, {c.e}, c.blocks, opt, "round_robin", 0.01, KvCacheSpec{}, with_cost(ten_ms));
+  h.run();
+  const MetricsCollector& metrics = h.metrics;
+  const Replica* r0 = &h.replica();
+  CHECK(h.sim->bulk_steps() == 7);
   REQUIRE(metrics.records().size() == 2);
   for (const RequestRecord& r : metrics.records()) {
     CHECK(r.first_token_s == doctest::Approx(0.01));

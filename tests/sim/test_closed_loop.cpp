@@ -6,7 +6,7 @@
 #include <map>
 #include <queue>
 
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -48,27 +48,25 @@ class UsersSource final : public RequestSource {
   int in_flight_ = 0;
 };
 
+/// The users' requests on one vLLM V1 replica of 11 blocks, 10 ms steps, no step recorder.
 struct Run {
-  MetricsCollector metrics;
-  LinkCostModel cost{0.01};
-  std::unique_ptr<Simulation> sim;
   UsersSource* source = nullptr;
+  std::unique_ptr<Harness> h;
   std::map<std::string, RequestRecord> by_id;
 
   Run(std::vector<std::vector<int64_t>> prompts, bool skipping) {
-    const SchedulerConfig sc = sched_cfg(256, 8, 128);
     SimulationOptions opt;
     opt.event_skipping = skipping;
-    opt.check_invariants = true;
-    opt.max_model_len = sc.max_model_len;
-    std::vector<std::unique_ptr<Replica>> reps;
-    const EngineSettings e = engine("vllm-v1");
-    reps.push_back(std::make_unique<Replica>(0, sc, make_allocator(e, 11, sc.max_model_len), make_scheduler(e, sc), cost, metrics));
+    HarnessSetup setup;
     auto src = std::make_unique<UsersSource>(std::move(prompts));
     source = src.get();
-    sim = std::make_unique<Simulation>(opt, std::move(src), std::move(reps), make_router(RouterKind::round_robin), metrics);
-    sim->run();
-    for (const auto& r : metrics.records()) by_id[r.id] = r;
+    setup.source = std::move(src);
+    setup.record = false;
+    h = std::make_unique<Harness>(std::vector<Request>{}, sched_cfg(256, 8, 128),
+                                  std::vector<EngineSettings>{engine("vllm-v1")}, 11, opt, "round_robin", 0.01,
+                                  KvCacheSpec{}, std::move(setup));
+    h->run();
+    for (const auto& r : h->metrics.records()) by_id[r.id] = r;
   }
 };
 

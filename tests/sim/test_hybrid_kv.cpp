@@ -13,7 +13,7 @@
 #include "sim/scenario/build_run.hpp"
 #include "sim/scenario/policy_factory.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "tests/sim/kv_test_helpers.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 
@@ -21,7 +21,7 @@ namespace {
 
 /// Requests that never finish on their own: the tests decide how far they run.
 SeqState endless_seq(int32_t slot, int64_t prompt, std::vector<ContentSegment> content = {}, uint64_t arrival = 0) {
-  return kv_test::make_seq(slot, prompt, std::move(content), arrival, 100000);
+  return kvcap::test::make_seq(slot, prompt, std::move(content), arrival, 100000);
 }
 
 PagedAllocatorConfig hybrid_cfg(int64_t blocks, int64_t full, int64_t swa, int64_t window, bool caching = false) {

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -31,20 +31,13 @@ TEST_CASE("a 0.4 s step spanning 0.25 s samples is split across them: every busy
   // decode steps [0.4, 0.8], [0.8, 1.2]. The GPU is busy from 0 to 1.2 s, so the samples at
   // 0.25, 0.5, 0.75 and 1.0 read compute 1.0 (bandwidth 0.5) and the one at 1.25 reads
   // 0.2 / 0.25 = 0.8 (0.4). Charging each step to the interval it ends in would read 0, 1.6, 0, 1.6.
-  MetricsCollector metrics;
   FullyBusySteps cost;
   const SchedulerConfig sc = sched_cfg(64, 8, 128);  // 64-token budget: the prompt is one step
-  std::vector<std::unique_ptr<Replica>> reps;
-  reps.push_back(std::make_unique<Replica>(0, sc, std::make_unique<PagedKvAllocator>(pool_cfg(16, 16, 128)),
-                                           std::make_unique<VllmV1Scheduler>(sc), cost, metrics));
   SimulationOptions opt;
-  opt.check_invariants = true;
-  opt.max_model_len = sc.max_model_len;
   opt.sample_interval_s = 0.25;
-  Simulation sim(opt, std::make_unique<VectorSource>(std::vector<Request>{req("r0", 0, 16, 3)}), std::move(reps),
-                 std::make_unique<RoundRobinRouter>(), metrics);
-  sim.run();
-  const auto& rows = sim.timeseries();
+  Harness h({req("r0", 0, 16, 3)}, sc, pool_cfg(16, 16, 128), opt, 0.01, with_cost(cost));
+  h.run();
+  const auto& rows = h.sim->timeseries();
   REQUIRE(rows.size() >= 5);
   const double expected_compute[] = {1.0, 1.0, 1.0, 1.0, 0.8};
   double integral = 0;
@@ -61,7 +54,7 @@ TEST_CASE("a 0.4 s step spanning 0.25 s samples is split across them: every busy
 
   // results.json: busy the whole run (1.2 s of steps over a 1.2 s run), at 100% compute and 50%
   // bandwidth while busy.
-  const auto res = results_json(RunHeader{}, sim, metrics, SloConfig{});
+  const auto res = results_json(RunHeader{}, *h.sim, h.metrics, SloConfig{});
   CHECK(res["utilization"]["busy_fraction"].get<double>() == doctest::Approx(1.0));
   CHECK(res["utilization"]["compute_while_busy"].get<double>() == doctest::Approx(1.0));
   CHECK(res["utilization"]["memory_bandwidth_while_busy"].get<double>() == doctest::Approx(0.5));
@@ -70,19 +63,11 @@ TEST_CASE("a 0.4 s step spanning 0.25 s samples is split across them: every busy
 TEST_CASE("busy_fraction counts idle gaps: two 0.4 s steps 2 s apart keep the GPU busy 0.8 of 2.4 s") {
   // r0 at 0 (16 prompt, 1 output): one step [0, 0.4]. r1 at 2.0: one step [2.0, 2.4].
   // Run span 2.4 s, busy 0.8 s: busy_fraction 1/3, compute mean 1/3, while busy 1.0.
-  MetricsCollector metrics;
   FullyBusySteps cost;
-  const SchedulerConfig sc = sched_cfg(64, 8, 128);
-  std::vector<std::unique_ptr<Replica>> reps;
-  reps.push_back(std::make_unique<Replica>(0, sc, std::make_unique<PagedKvAllocator>(pool_cfg(16, 16, 128)),
-                                           std::make_unique<VllmV1Scheduler>(sc), cost, metrics));
-  SimulationOptions opt;
-  opt.check_invariants = true;
-  opt.max_model_len = sc.max_model_len;
-  Simulation sim(opt, std::make_unique<VectorSource>(std::vector<Request>{req("r0", 0, 16, 1), req("r1", 2.0, 16, 1)}),
-                 std::move(reps), std::make_unique<RoundRobinRouter>(), metrics);
-  sim.run();
-  const auto res = results_json(RunHeader{}, sim, metrics, SloConfig{});
+  Harness h({req("r0", 0, 16, 1), req("r1", 2.0, 16, 1)}, sched_cfg(64, 8, 128), pool_cfg(16, 16, 128), {}, 0.01,
+            with_cost(cost));
+  h.run();
+  const auto res = results_json(RunHeader{}, *h.sim, h.metrics, SloConfig{});
   CHECK(res["duration_s"].get<double>() == doctest::Approx(2.4));
   CHECK(res["utilization"]["busy_fraction"].get<double>() == doctest::Approx(1.0 / 3));
   CHECK(res["utilization"]["compute_mean"].get<double>() == doctest::Approx(1.0 / 3));

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

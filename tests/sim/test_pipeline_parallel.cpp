@@ -10,7 +10,7 @@
 
 #include "sim/cost/constant_cost_model.hpp"
 #include "sim/cost/pipeline_cost_model.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -62,33 +62,6 @@ class PipeChecker final : public StepObserver {
   std::map<uint64_t, int> awaiting_;  ///< uid -> its preemptions when the sampling batch was scheduled
 };
 
-struct PipeHarness {
-  MetricsCollector metrics;
-  std::unique_ptr<CostModel> cost;
-  std::unique_ptr<Simulation> sim;
-  Replica* replica = nullptr;
-
-  PipeHarness(std::vector<Request> reqs, const SchedulerConfig& sc, const PagedAllocatorConfig& pc,
-              std::unique_ptr<CostModel> c, StepObserver* observer = nullptr)
-      : cost(std::move(c)) {
-    SimulationOptions opt;
-    opt.check_invariants = true;
-    opt.max_model_len = sc.max_model_len;
-    std::vector<std::unique_ptr<Replica>> reps;
-    reps.push_back(std::make_unique<Replica>(0, sc, std::make_unique<PagedKvAllocator>(pc),
-                                             std::make_unique<VllmV1Scheduler>(sc), *cost, metrics));
-    replica = reps.back().get();
-    if (observer) replica->set_observer(observer);
-    sim = std::make_unique<Simulation>(opt, std::make_unique<VectorSource>(std::move(reqs)), std::move(reps),
-                                       std::make_unique<RoundRobinRouter>(), metrics);
-  }
-  const RequestRecord& record(const std::string& id) const {
-    for (const auto& r : metrics.records())
-      if (r.id == id) return r;
-    throw std::runtime_error("no record for " + id);
-  }
-};
-
 }  // namespace
 
 TEST_CASE("pipeline parallel: two batches overlap in the pipe; times worked by hand") {
@@ -106,12 +79,13 @@ TEST_CASE("pipeline parallel: two batches overlap in the pipe; times worked by h
   // takes 3 + 0.5 + 5 = 8.5 ms through the pipe.
   auto sc = sched_cfg(8, 8, 64);
   PipeChecker checker(2);
-  PipeHarness h({req("a", 0, 4, 3), req("b", 0, 4, 3), req("c", 0, 4, 3), req("d", 0, 4, 3)}, sc,
-                pool_cfg(32, 4, 64), pipeline({0.003, 0.005}, 0.00025), &checker);
+  const auto cost = pipeline({0.003, 0.005}, 0.00025);
+  Harness h({req("a", 0, 4, 3), req("b", 0, 4, 3), req("c", 0, 4, 3), req("d", 0, 4, 3)}, sc, pool_cfg(32, 4, 64), {},
+            0.01, with_cost(*cost, &checker));
   h.sim->run();
   CHECK(checker.violations == 0);
   CHECK(checker.max_in_flight == 2);
-  CHECK(h.replica->integrals().steps == 6);
+  CHECK(h.replica().integrals().steps == 6);
   for (const char* id : {"a", "b"}) {
     CAPTURE(id);
     CHECK(h.record(id).first_scheduled_s == doctest::Approx(0.0));
@@ -127,7 +101,7 @@ TEST_CASE("pipeline parallel: two batches overlap in the pipe; times worked by h
   CHECK(h.sim->end_time_s() == doctest::Approx(0.035));
   // Busy time is per GPU of the replica: each batch keeps each stage's GPUs 3 and 5 ms busy,
   // (3 + 5) / 2 = 4 ms on average, six batches.
-  CHECK(h.replica->integrals().busy_s == doctest::Approx(6 * 0.004));
+  CHECK(h.replica().integrals().busy_s == doctest::Approx(6 * 0.004));
 }
 
 TEST_CASE("pipeline parallel: a lone request gets no overlap; every token takes the whole pass") {
@@ -136,7 +110,8 @@ TEST_CASE("pipeline parallel: a lone request gets no overlap; every token takes 
   // (2 + 1 + 3 = 6 ms).
   auto sc = sched_cfg(64, 8, 64);
   PipeChecker checker(2);
-  PipeHarness h({req("a", 0, 4, 4)}, sc, pool_cfg(32, 4, 64), pipeline({0.002, 0.003}, 0.00025), &checker);
+  const auto cost = pipeline({0.002, 0.003}, 0.00025);
+  Harness h({req("a", 0, 4, 4)}, sc, pool_cfg(32, 4, 64), {}, 0.01, with_cost(*cost, &checker));
   h.sim->run();
   CHECK(checker.violations == 0);
   CHECK(checker.max_in_flight == 1);
@@ -152,9 +127,11 @@ TEST_CASE("pipeline parallel: at saturation the pipe overlaps batches; per-token
   for (int i = 0; i < 48; ++i) reqs.push_back(req("r" + std::to_string(i), 0, 96, 8));
   auto sc = sched_cfg(128, 64, 256);
   PipeChecker checker(2);
-  PipeHarness piped(reqs, sc, pool_cfg(2048, 16, 256), pipeline({0.005, 0.005}, 0.0), &checker);
+  const auto piped_cost = pipeline({0.005, 0.005}, 0.0);
+  Harness piped(reqs, sc, pool_cfg(2048, 16, 256), {}, 0.01, with_cost(*piped_cost, &checker));
   piped.sim->run();
-  PipeHarness single(reqs, sc, pool_cfg(2048, 16, 256), std::make_unique<ConstantCostModel>(0.010));
+  const ConstantCostModel single_cost(0.010);
+  Harness single(reqs, sc, pool_cfg(2048, 16, 256), {}, 0.01, with_cost(single_cost));
   single.sim->run();
   CHECK(checker.violations == 0);
   CHECK(checker.max_in_flight == 2);
@@ -194,7 +171,8 @@ TEST_CASE("pipeline parallel: a request waiting for its token is never in a seco
     }
     auto sc = sched_cfg(48, 12, 256);
     PipeChecker checker(3);
-    PipeHarness h(reqs, sc, pool_cfg(40, 8, 256), pipeline({0.002, 0.003, 0.0025}, 0.00001), &checker);
+    const auto cost = pipeline({0.002, 0.003, 0.0025}, 0.00001);
+    Harness h(reqs, sc, pool_cfg(40, 8, 256), {}, 0.01, with_cost(*cost, &checker));
     h.sim->run();
     CHECK(checker.violations == 0);
     CHECK(checker.max_in_flight == 3);

@@ -3,18 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "sim/kv/contiguous_allocator.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
+using kvcap::test::make_seq;
 
 namespace {
-
-SeqState seq(int32_t slot, int64_t prompt, int64_t output) {
-  SeqState s;
-  s.slot = slot;
-  s.req.prompt_tokens = prompt;
-  s.req.output_tokens = output;
-  return s;
-}
 
 ContiguousAllocatorConfig cfg(ContiguousReserve r, ContiguousFit f) {
   ContiguousAllocatorConfig c;
@@ -36,7 +30,7 @@ bool admit(ContiguousKvAllocator& a, SeqState& s) {
 
 TEST_CASE("contiguous: max_model_len reservations waste memory and holes fragment it") {
   ContiguousKvAllocator a(cfg(ContiguousReserve::max_model_len, ContiguousFit::first_fit));
-  SeqState x = seq(0, 20, 5), y = seq(1, 20, 5), z = seq(2, 20, 5);
+  SeqState x = make_seq(0, 20, {}, 0, 5), y = make_seq(1, 20, {}, 0, 5), z = make_seq(2, 20, {}, 0, 5);
   REQUIRE(admit(a, x));  // blocks [0,4)
   REQUIRE(admit(a, y));  // blocks [4,8)
   CHECK(a.region_of(0).start == 0);
@@ -74,7 +68,8 @@ TEST_CASE("contiguous: first fit takes the lowest hole, best fit the smallest th
     CAPTURE(contiguous_fit_name(fit));
     ContiguousKvAllocator a(cfg(ContiguousReserve::prompt_plus_output, fit));
     // prompt + output tokens -> blocks: 40+8 = 48 -> 3; 24+8 = 32 -> 2.
-    SeqState w = seq(0, 40, 8), x = seq(1, 24, 8), y = seq(2, 24, 8), z = seq(3, 40, 8);
+    SeqState w = make_seq(0, 40, {}, 0, 8), x = make_seq(1, 24, {}, 0, 8), y = make_seq(2, 24, {}, 0, 8),
+             z = make_seq(3, 40, {}, 0, 8);
     REQUIRE(admit(a, w));  // [0,3)
     REQUIRE(admit(a, x));  // [3,5)
     REQUIRE(admit(a, y));  // [5,7)
@@ -82,7 +77,7 @@ TEST_CASE("contiguous: first fit takes the lowest hole, best fit the smallest th
     a.free(w);             // hole of 3 at 0
     a.free(y);             // hole of 2 at 5
     CHECK(a.usage().largest_free_blocks == 3);
-    SeqState n = seq(4, 24, 8);  // needs 2 blocks
+    SeqState n = make_seq(4, 24, {}, 0, 8);  // needs 2 blocks
     REQUIRE(admit(a, n));
     CHECK(a.region_of(4).start == (fit == ContiguousFit::first_fit ? 0 : 5));
     CHECK(a.region_of(4).blocks == 2);
@@ -96,7 +91,7 @@ TEST_CASE("contiguous: first fit takes the lowest hole, best fit the smallest th
 
 TEST_CASE("contiguous: reset after a crash empties the address space") {
   ContiguousKvAllocator a(cfg(ContiguousReserve::max_model_len, ContiguousFit::first_fit));
-  SeqState x = seq(0, 20, 5);
+  SeqState x = make_seq(0, 20, {}, 0, 5);
   REQUIRE(admit(a, x));
   a.reset();
   CHECK(a.num_free_blocks() == 10);

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/sched/admission/output_forecast.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -50,7 +50,7 @@ Outcome run(bool predictive, double q, int64_t blocks = 41) {
   EngineSettings e = engine("vllm-v1");
   e.policy.admission.predictive = predictive;
   e.policy.admission.predictive_quantile = q;
-  PolicyHarness h(bimodal(), sched_cfg(512, 64, 256), {e}, blocks);
+  Harness h(bimodal(), sched_cfg(512, 64, 256), {e}, blocks);
   h.cost.set_per_prefill_token(0.0002);
   h.run();
   Outcome o;

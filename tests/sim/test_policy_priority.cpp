@@ -2,7 +2,7 @@
 // scheduler): a waiting high-priority request takes the KV of running lower-priority ones.
 #include <doctest/doctest.h>
 
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -20,12 +20,12 @@ TEST_CASE("preempt_lower_classes: a waiting priority-0 request preempts a runnin
   std::vector<Request> reqs = {req("lo0", 0, 64, 50, 1), req("lo1", 0, 64, 50, 1), req("hi", 0.05, 32, 2, 0)};
   SchedulerConfig sc = sched_cfg(256, 8, 128);
   sc.policy = SchedulingPolicy::priority;
-  PolicyHarness off(reqs, sc, {engine("vllm-v1")}, 11);
+  Harness off(reqs, sc, {engine("vllm-v1")}, 11);
   off.run();
   CHECK(off.record("hi").first_scheduled_s == doctest::Approx(0.17));
   CHECK(off.metrics.priority_preemptions() == 0);
   sc.preempt_lower_classes = true;
-  PolicyHarness on(reqs, sc, {engine("vllm-v1")}, 11);
+  Harness on(reqs, sc, {engine("vllm-v1")}, 11);
   on.run();
   CHECK(on.record("hi").first_scheduled_s == doctest::Approx(0.05));
   CHECK(on.record("hi").finish_s == doctest::Approx(0.07));

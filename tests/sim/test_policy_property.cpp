@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "sim/results/results.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -99,7 +99,7 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
   SimulationOptions opt;
   opt.event_skipping = skipping;
   opt.sample_interval_s = 0.05;
-  PolicyHarness h(c.reqs, c.sc, std::vector<EngineSettings>(static_cast<size_t>(c.replicas), c.e), c.blocks, opt,
+  Harness h(c.reqs, c.sc, std::vector<EngineSettings>(static_cast<size_t>(c.replicas), c.e), c.blocks, opt,
                   c.router, 0.01, c.kv);
   h.cost.set_link(1e6);  // 1000-byte blocks: 1 ms per block copied
   for (Replica* r : h.sim->replicas()) r->set_swap_tier(c.cpu_blocks, 1000);

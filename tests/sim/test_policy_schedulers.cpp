@@ -2,7 +2,7 @@
 // hand-worked step timelines (constant 10 ms steps).
 #include <doctest/doctest.h>
 
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -14,7 +14,7 @@ TEST_CASE("static batching: the next batch starts only when the whole batch has 
   // step 3 [.03,.04]: r2 prefilled -> first token at .04: TTFT .04, queue .03.
   EngineSettings e = engine("static");
   e.scheduler = StaticScheduling{2};
-  PolicyHarness h({req("r0", 0, 16, 3), req("r1", 0, 16, 1), req("r2", 0, 16, 1)}, sched_cfg(256, 8, 128), {e}, 11);
+  Harness h({req("r0", 0, 16, 3), req("r1", 0, 16, 1), req("r2", 0, 16, 1)}, sched_cfg(256, 8, 128), {e}, 11);
   h.run();
   CHECK(h.record("r1").finish_s == doctest::Approx(0.01));
   CHECK(h.record("r0").finish_s == doctest::Approx(0.03));
@@ -29,7 +29,7 @@ TEST_CASE("static batching: the next batch starts only when the whole batch has 
 TEST_CASE("continuous batching: whole prompts join at any step; a too-large prompt waits for the next step") {
   // budget 40: step 0 admits r0 (16) and r1 (16) = 32; r2 (16) would make 48 > 40 -> waits.
   // step 1: r0, r1 decode (2 tokens) + r2 prefill 16 = 18 tokens; r2's first token at .02.
-  PolicyHarness h({req("r0", 0, 16, 3), req("r1", 0, 16, 3), req("r2", 0, 16, 1)}, sched_cfg(40, 8, 128),
+  Harness h({req("r0", 0, 16, 3), req("r1", 0, 16, 3), req("r2", 0, 16, 1)}, sched_cfg(40, 8, 128),
                   {engine("continuous")}, 11);
   h.run();
   REQUIRE(h.recorder.steps.size() >= 2);
@@ -42,7 +42,7 @@ TEST_CASE("continuous batching: whole prompts join at any step; a too-large prom
 TEST_CASE("continuous + contiguous: admission stops when the max-length reservation does not fit") {
   // 10 usable blocks, max_model_len 64 -> 4-block reservations: only 2 requests fit at once,
   // though their 16-token prompts use 1 block each. r2 is admitted when r0 finishes (.03).
-  PolicyHarness h({req("r0", 0, 16, 3), req("r1", 0, 16, 5), req("r2", 0, 16, 1)}, sched_cfg(256, 8, 64),
+  Harness h({req("r0", 0, 16, 3), req("r1", 0, 16, 5), req("r2", 0, 16, 1)}, sched_cfg(256, 8, 64),
                   {engine("continuous", "contiguous")}, 11);
   h.run();
   CHECK(h.recorder.steps[0].scheduled == std::vector<std::string>{"r0:16:new:0", "r1:16:new:0"});
@@ -59,7 +59,7 @@ TEST_CASE("on_oom crash: the replica dies when KV cannot grow, loses everything,
   std::vector<Request> reqs = {req("r0", 0, 64, 40), req("r1", 0, 64, 40), req("r2", 0.5, 16, 2),
                                req("r3", 2.0, 16, 2)};
   SUBCASE("preempt") {
-    PolicyHarness h(reqs, sched_cfg(256, 8, 256), {engine("vllm-v1")}, 11);
+    Harness h(reqs, sched_cfg(256, 8, 256), {engine("vllm-v1")}, 11);
     h.run();
     CHECK(h.count(RequestOutcome::lost) == 0);
     CHECK(h.count(RequestOutcome::finished) == 4);
@@ -69,7 +69,7 @@ TEST_CASE("on_oom crash: the replica dies when KV cannot grow, loses everything,
     EngineSettings e = engine("vllm-v1");
     e.policy.on_oom = OnOom::crash;
     e.policy.restart_s = 1.0;
-    PolicyHarness h(reqs, sched_cfg(256, 8, 256), {e}, 11);
+    Harness h(reqs, sched_cfg(256, 8, 256), {e}, 11);
     h.run();
     CHECK(h.count(RequestOutcome::lost) == 2);
     CHECK(h.record("r0").reason == "oom_crash");
@@ -91,7 +91,7 @@ TEST_CASE("admission: queue length bound, KV-pressure shedding of the low class,
     // max_num_seqs 1: r0 runs from 0; r1 (.005) waits; r2 (.006) finds 1 of its class waiting.
     EngineSettings e = engine("vllm-v1");
     e.policy.admission.classes = {{1, 1, 0, 0}};
-    PolicyHarness h({req("r0", 0, 16, 3, 1), req("r1", 0.005, 16, 3, 1), req("r2", 0.006, 16, 3, 1)},
+    Harness h({req("r0", 0, 16, 3, 1), req("r1", 0.005, 16, 3, 1), req("r2", 0.006, 16, 3, 1)},
                     sched_cfg(256, 1, 128), {e}, 11);
     h.run();
     CHECK(h.rejected_for("queue_full") == 1);
@@ -103,7 +103,7 @@ TEST_CASE("admission: queue length bound, KV-pressure shedding of the low class,
     // the priority-1 arrival at .005 is shed while the priority-0 one (no bound) is admitted.
     EngineSettings e = engine("vllm-v1");
     e.policy.admission.classes = {{1, 0, 0, 0.5}};
-    PolicyHarness h({req("r0", 0, 81, 3, 0), req("lo", 0.005, 16, 2, 1), req("hi", 0.005, 16, 2, 0)},
+    Harness h({req("r0", 0, 81, 3, 0), req("lo", 0.005, 16, 2, 1), req("hi", 0.005, 16, 2, 0)},
                     sched_cfg(256, 8, 128), {e}, 11);
     h.run();
     CHECK(h.record("lo").outcome == RequestOutcome::rejected);
@@ -115,7 +115,7 @@ TEST_CASE("admission: queue length bound, KV-pressure shedding of the low class,
     // .019 > .015: dropped then. r2 (priority 0, unbounded) waits and is served at .05.
     EngineSettings e = engine("vllm-v1");
     e.policy.admission.classes = {{1, 0, 0.015, 0}};
-    PolicyHarness h({req("r0", 0, 16, 5, 1), req("r1", 0.001, 16, 2, 1), req("r2", 0.002, 16, 2, 0)},
+    Harness h({req("r0", 0, 16, 5, 1), req("r1", 0.001, 16, 2, 1), req("r2", 0.002, 16, 2, 0)},
                     sched_cfg(256, 1, 128), {e}, 11);
     h.run();
     CHECK(h.record("r1").outcome == RequestOutcome::rejected);
@@ -132,7 +132,7 @@ TEST_CASE("routers: least_outstanding balances, prefix_affinity keeps a prefix o
   };
   // Four long requests at t=0: least_outstanding sends them 0,1,0,1 (ties to the lowest index).
   {
-    PolicyHarness h({req("a", 0, 16, 50), req("b", 0, 16, 50), req("c", 0, 16, 50), req("d", 0, 16, 50)},
+    Harness h({req("a", 0, 16, 50), req("b", 0, 16, 50), req("c", 0, 16, 50), req("d", 0, 16, 50)},
                     sched_cfg(256, 8, 128), {engine("vllm-v1"), engine("vllm-v1")}, 41, {}, "least_outstanding");
     h.run();
     CHECK(h.record("a").replica == 0);
@@ -143,7 +143,7 @@ TEST_CASE("routers: least_outstanding balances, prefix_affinity keeps a prefix o
   // prefix_affinity: the three requests on segment 7 all go where the first one went (replica
   // 0); the segment-9 request goes to the least loaded (replica 1).
   {
-    PolicyHarness h({with_prefix(req("a", 0, 32, 50), 7), with_prefix(req("b", 0, 32, 50), 7),
+    Harness h({with_prefix(req("a", 0, 32, 50), 7), with_prefix(req("b", 0, 32, 50), 7),
                      with_prefix(req("c", 0, 32, 50), 9), with_prefix(req("d", 0, 32, 50), 7)},
                     sched_cfg(256, 8, 128), {engine("vllm-v1"), engine("vllm-v1")}, 41, {}, "prefix_affinity");
     h.run();

@@ -2,7 +2,7 @@
 // vs dropped to the prefix cache's free queue, where other traffic evicts it.
 #include <doctest/doctest.h>
 
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -39,7 +39,7 @@ EngineSettings with_sessions(SessionKv mode, double timeout_s = 0) {
   return e;
 }
 
-int64_t free_after_schedule_at(const PolicyHarness& h, double t) {
+int64_t free_after_schedule_at(const Harness& h, double t) {
   for (const auto& s : h.recorder.steps)
     if (s.time_s > t - 1e-9 && s.time_s < t + 1e-9) return s.free_blocks;
   return -1;
@@ -49,10 +49,10 @@ int64_t free_after_schedule_at(const PolicyHarness& h, double t) {
 
 TEST_CASE("session_kv: resident keeps the turn's KV for the next turn; drop lets traffic evict it") {
   const SchedulerConfig sc = sched_cfg(256, 8, 128);
-  PolicyHarness drop(session_workload(), sc, {with_sessions(SessionKv::drop)}, 11);
+  Harness drop(session_workload(), sc, {with_sessions(SessionKv::drop)}, 11);
   drop.run();
   CHECK(drop.record("s1t1").cached_tokens == 0);
-  PolicyHarness resident(session_workload(), sc, {with_sessions(SessionKv::resident)}, 11);
+  Harness resident(session_workload(), sc, {with_sessions(SessionKv::resident)}, 11);
   resident.run();
   CHECK(resident.record("s1t1").cached_tokens == 48);
   CHECK(free_after_schedule_at(resident, 0.5) == 0);  // 4 parked + 6 for f2
@@ -64,7 +64,7 @@ TEST_CASE("session_kv resident: the idle timeout releases the kept KV at the nex
   // Timeout .3: s1t0 ended at .08, so at f2's step (.5) its blocks are released (appended
   // behind f1's in the free queue): 10 - 6 = 4 free after f2's allocation, and f2 takes f1's
   // blocks first, so turn 1 still finds A in the prefix cache (48 tokens).
-  PolicyHarness h(session_workload(), sched_cfg(256, 8, 128), {with_sessions(SessionKv::resident, 0.3)}, 11);
+  Harness h(session_workload(), sched_cfg(256, 8, 128), {with_sessions(SessionKv::resident, 0.3)}, 11);
   h.run();
   CHECK(free_after_schedule_at(h, 0.5) == 4);
   CHECK(h.record("s1t1").cached_tokens == 48);
@@ -77,7 +77,7 @@ TEST_CASE("session_kv resident: memory pressure reclaims parked KV before anyone
   // Turn 1 then finds A's first 2 blocks only: 32 tokens.
   std::vector<Request> reqs = session_workload();
   reqs[2] = req("f2", 0.5, 112, 2);
-  PolicyHarness h(reqs, sched_cfg(256, 8, 128), {with_sessions(SessionKv::resident)}, 11);
+  Harness h(reqs, sched_cfg(256, 8, 128), {with_sessions(SessionKv::resident)}, 11);
   h.run();
   CHECK(h.record("f2").first_scheduled_s == doctest::Approx(0.5));
   CHECK(h.record("f2").preemptions == 0);
@@ -92,7 +92,7 @@ TEST_CASE("session_kv swap: at the idle timeout the KV goes to CPU over the link
   // its 97th token. At 1.0 turn 1 arrives: b1-b3 (segment A) are still in the prefix cache, so
   // only the 4th block is copied back (1 block, +1 ms: first token at 1.011), and turn 1 hits
   // 48 tokens.
-  PolicyHarness h(session_workload(), sched_cfg(256, 8, 128), {with_sessions(SessionKv::swap, 0.3)}, 11);
+  Harness h(session_workload(), sched_cfg(256, 8, 128), {with_sessions(SessionKv::swap, 0.3)}, 11);
   h.cost.set_link(1e6);
   h.sim->replicas()[0]->set_swap_tier(/*cpu_blocks=*/8, /*block_bytes_per_gpu=*/1000);
   h.run();

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/sched/sglang_scheduler.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -36,7 +36,7 @@ TEST_CASE("sglang: a newcomer waits until the ratio-scaled reservation of runnin
   //   f(14) = 1186 - 986 × 0.686957 = 499.66 < 500;  f(15) = 1185 - 985 × 0.685953 = 500.34 >= 500
   // -> r1 is admitted at step 15 (t = .15). With a constant ratio f falls (491 - 0.3 j) and r1
   // would wait for r0's end; vLLM V1 admits both at 0.
-  PolicyHarness h({req("r0", 0, 10, 1000), req("r1", 0, 100, 400)}, sched_cfg(2048, 8, 2048), {sglang()}, 1201);
+  Harness h({req("r0", 0, 10, 1000), req("r1", 0, 100, 400)}, sched_cfg(2048, 8, 2048), {sglang()}, 1201);
   h.run();
   CHECK(h.record("r0").first_scheduled_s == doctest::Approx(0.0));
   CHECK(h.record("r1").first_scheduled_s == doctest::Approx(0.15));
@@ -59,7 +59,7 @@ TEST_CASE("sglang: decode memory runs out -> the request with the fewest outputs
   // Step 41 (.41): idle -> ratio back to 0.1; r2 re-prefills 10 + 21 = 31 tokens, output 22 at .42,
   //   outputs 23..40 in steps 42..59 -> finish .60.
   EngineSettings e = sglang(0.1);
-  PolicyHarness h({req("r0", 0, 10, 40), req("r1", 0, 10, 40), req("r2", 0.05, 10, 40)}, sched_cfg(256, 8, 128), {e},
+  Harness h({req("r0", 0, 10, 40), req("r1", 0, 10, 40), req("r2", 0.05, 10, 40)}, sched_cfg(256, 8, 128), {e},
                   101);
   h.run();
   CHECK(h.record("r2").first_scheduled_s == doctest::Approx(0.05));
@@ -82,7 +82,7 @@ TEST_CASE("sglang: retraction ties on outputs go to the longest prompt") {
   // Step s >= 6 decodes 3 tokens: KV before it = 44 + 3 (s - 6), fits while s <= 20. Step 21:
   // 89 used, 1 free < 3. Outputs rb 20, r0 16, r1 16: the tie goes to the longer prompt, r1.
   EngineSettings e = sglang(0.1);
-  PolicyHarness h({req("rb", 0, 10, 40), req("r0", 0.05, 10, 20), req("r1", 0.05, 20, 20)}, sched_cfg(256, 8, 128),
+  Harness h({req("rb", 0, 10, 40), req("r0", 0.05, 10, 20), req("r1", 0.05, 20, 20)}, sched_cfg(256, 8, 128),
                   {e}, 91);
   h.run();
   CHECK(h.record("r0").first_scheduled_s == doctest::Approx(0.05));

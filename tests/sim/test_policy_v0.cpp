@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/scenario/policy_factory.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -40,7 +40,7 @@ TEST_CASE("vllm-v0 swap: KV goes to the CPU tier over the host link and comes ba
   // step 40 [.405, .420]: r1 swapped in (5 blocks, +5 ms) and computes its 81st token (output
   //   18), then r2 is admitted in the same step (free 10 - 6 = 4 >= 1): first token .42.
   // r1: outputs 19..40 in steps 41..62 -> finishes at .42 + .22 = .64.
-  PolicyHarness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::swap)}, 11);
+  Harness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::swap)}, 11);
   h.cost.set_link(1e6);
   h.sim->replicas()[0]->set_swap_tier(/*cpu_blocks=*/8, /*block_bytes_per_gpu=*/1000);
   h.run();
@@ -66,7 +66,7 @@ TEST_CASE("vllm-v0 recompute: the same pressure recomputes the victim and admits
   // 10 ms, so r0 finishes at .40. From step 18 the waiting queue is [r1 (front), r2 from .20]:
   // r1 must re-prefill 81 tokens = 6 blocks with 4 free -> the head blocks the line (FCFS), so
   // r2 waits too. Step 40 (.40): r1 (6 blocks) then r2 (1 block) are admitted together.
-  PolicyHarness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::recompute)}, 11);
+  Harness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::recompute)}, 11);
   h.run();
   CHECK(h.record("r1").preemptions == 1);
   CHECK(h.metrics.recomputed_tokens() == 80);
@@ -78,7 +78,7 @@ TEST_CASE("vllm-v0 recompute: the same pressure recomputes the victim and admits
 
 TEST_CASE("vllm-v0 swap: CPU space short -> the victim is aborted and counted lost") {
   // r1 needs 5 CPU blocks at step 17, the tier has 4: V0 aborts it ("lack of CPU swap space").
-  PolicyHarness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::swap)}, 11);
+  Harness h(swap_workload(), sched_cfg(256, 8, 128), {v0(Preempt::swap)}, 11);
   h.sim->replicas()[0]->set_swap_tier(/*cpu_blocks=*/4, /*block_bytes_per_gpu=*/1000);
   h.run();
   CHECK(h.record("r1").outcome == RequestOutcome::lost);
@@ -95,11 +95,11 @@ TEST_CASE("vllm-v0 watermark: admission keeps int(watermark x blocks) free; NEVE
   // waits until r0 (2 outputs) finishes at .02.
   // r2: 150-token prompt at 1.0 needs 10 blocks > 10 - 1 -> V0's NEVER: aborted.
   std::vector<Request> reqs = {req("r0", 0, 64, 2), req("r1", 0, 96, 2), req("r2", 1.0, 150, 2)};
-  PolicyHarness none(reqs, sched_cfg(256, 8, 160), {v0(Preempt::recompute, 0.0)}, 11);
+  Harness none(reqs, sched_cfg(256, 8, 160), {v0(Preempt::recompute, 0.0)}, 11);
   none.run();
   CHECK(none.record("r1").first_scheduled_s == doctest::Approx(0.0));
   CHECK(none.record("r2").outcome == RequestOutcome::finished);
-  PolicyHarness wm(reqs, sched_cfg(256, 8, 160), {v0(Preempt::recompute, 0.1)}, 11);
+  Harness wm(reqs, sched_cfg(256, 8, 160), {v0(Preempt::recompute, 0.1)}, 11);
   wm.run();
   CHECK(wm.record("r1").first_scheduled_s == doctest::Approx(0.02));
   CHECK(wm.record("r2").outcome == RequestOutcome::lost);

@@ -4,32 +4,10 @@
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/kv/paged_allocator.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
-
-namespace {
-
-PagedAllocatorConfig small_pool(bool caching) {
-  PagedAllocatorConfig c;
-  c.num_gpu_blocks = 33;
-  c.block_size = 16;
-  c.max_model_len = 1024;
-  c.enable_prefix_caching = caching;
-  return c;
-}
-
-SeqState seq_of(const Request& r, int32_t slot, uint64_t arrival) {
-  SeqState s;
-  s.req = r;
-  s.slot = slot;
-  s.arrival_seq = arrival;
-  s.uid = request_uid(arrival);
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("prefix probe: shared-prefix hashes equal the sequence's own block hashes where content covers them") {
   Request r;
@@ -40,7 +18,7 @@ TEST_CASE("prefix probe: shared-prefix hashes equal the sequence's own block has
   shared_prefix_block_hashes(r, 16, probe);
   // Content covers tokens [0, 70): full blocks 0..3 end at 16, 32, 48, 64; block 4 ends at 80 > 70.
   REQUIRE(probe.size() == 4);
-  SeqState s = seq_of(r, 0, 7);
+  SeqState s = make_seq(r, 0, 7);
   extend_block_hashes(s, 16);
   REQUIRE(s.block_hashes.size() == 6);  // 100 / 16
   for (size_t i = 0; i < probe.size(); ++i) CHECK(probe[i] == s.block_hashes[i]);
@@ -53,24 +31,24 @@ TEST_CASE("prefix probe: shared-prefix hashes equal the sequence's own block has
 }
 
 TEST_CASE("prefix probe: cached_prefix_blocks counts what find_prefix_hit would hit, and touches nothing") {
-  PagedKvAllocator a(small_pool(true));
+  PagedKvAllocator a(pool_cfg(33, 16, 1024, true));
   Request doc;
   doc.prompt_tokens = 80;
   doc.output_tokens = 4;
   doc.content = {{content_id_hash("doc"), 64}};
-  SeqState s0 = seq_of(doc, 0, 0);
+  SeqState s0 = make_seq(doc, 0, 0);
   REQUIRE(a.allocate(s0, 0, 80));  // caches the 5 full blocks; 4 of them are the shared doc
   std::vector<uint64_t> probe;
   shared_prefix_block_hashes(doc, 16, probe);
   REQUIRE(probe.size() == 4);  // min(64, 79) / 16
   const auto before = a.usage();
   CHECK(a.cached_prefix_blocks(probe) == 4);
-  SeqState s1 = seq_of(doc, 1, 1);
+  SeqState s1 = make_seq(doc, 1, 1);
   CHECK(a.find_prefix_hit(s1) == 4 * 16);
   CHECK(a.usage().free_blocks == before.free_blocks);
   // Without prefix caching nothing is ever reported cached.
-  PagedKvAllocator plain(small_pool(false));
-  SeqState p0 = seq_of(doc, 0, 0);
+  PagedKvAllocator plain(pool_cfg(33, 16, 1024, false));
+  SeqState p0 = make_seq(doc, 0, 0);
   REQUIRE(plain.allocate(p0, 0, 80));
   CHECK(plain.cached_prefix_blocks(probe) == 0);
 }
@@ -88,7 +66,7 @@ TEST_CASE("prefix_affinity follows the cache: a later request goes where its lon
   cached.enable_prefix_caching = true;
   const uint64_t A = content_id_hash("A"), B = content_id_hash("B");
   const uint64_t X = content_id_hash("X"), Y = content_id_hash("Y");
-  PolicyHarness h({with(req("a", 0.0, 64, 2), {{A, 64}}), with(req("b", 0.0, 64, 2), {{B, 64}}),
+  Harness h({with(req("a", 0.0, 64, 2), {{A, 64}}), with(req("b", 0.0, 64, 2), {{B, 64}}),
                    with(req("c", 5.0, 96, 2), {{B, 64}, {X, 32}}), with(req("d", 5.0, 96, 2), {{A, 64}, {Y, 32}}),
                    with(req("e", 5.0, 96, 2), {{B, 64}, {Y, 32}})},
                   sched_cfg(256, 8, 128), {cached, cached}, 41, {}, "prefix_affinity");

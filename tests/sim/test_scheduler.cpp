@@ -2,7 +2,7 @@
 // t = 0.01 k. Requests that finish their prompt in a step sample their first token at its end.
 #include <doctest/doctest.h>
 
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/kv/block_hash.hpp"
-#include "tests/sim/policy_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
 using namespace kvcap::test;
@@ -29,7 +29,7 @@ std::vector<Request> two_turns(bool name_the_answer) {
 int64_t second_turn_hit(bool name_the_answer) {
   EngineSettings e = engine("vllm-v1");
   e.enable_prefix_caching = true;
-  PolicyHarness h(two_turns(name_the_answer), sched_cfg(256, 8, 256), {e}, 41);
+  Harness h(two_turns(name_the_answer), sched_cfg(256, 8, 256), {e}, 41);
   h.run();
   REQUIRE(h.record("t0").outcome == RequestOutcome::finished);
   return h.record("t1").cached_tokens;

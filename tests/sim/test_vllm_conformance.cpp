@@ -15,11 +15,10 @@
 
 #include "sim/kv/block_hash.hpp"
 #include "sim/kv/paged_allocator.hpp"
-#include "tests/sim/kv_test_helpers.hpp"
-#include "tests/sim/sim_harness.hpp"
+#include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
-using kvcap::kv_test::make_seq;
+using kvcap::test::make_seq;
 
 namespace {
 
