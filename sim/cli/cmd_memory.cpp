@@ -184,6 +184,7 @@ int run_memory(const MemoryOptions& o) {
     j["cuda_graph_in_budget"] = b.cuda_graph_in_budget;
     j["cuda_graph_bytes_per_gpu"] =
         b.cuda_graph_reserve_unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.cuda_graph_bytes_per_gpu);
+    j["cuda_graph_estimated_by_kvcap"] = b.cuda_graph_reserve_estimated;
     j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
     j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
     j["block_size"] = b.block_size;
@@ -275,8 +276,15 @@ int run_memory(const MemoryOptions& o) {
     row("CUDA graphs", engine.enforce_eager ? std::string("none (--enforce-eager)")
                                             : "captured after the cache is sized: outside vLLM " + engine.vllm_version + "'s budget");
   else if (b.cuda_graph_reserve_unknown)
-    row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included: pass --cuda-graph-memory-bytes "
-                       "(its log's \"Estimated CUDA graph memory\"), or the cache below is that much too large");
+    row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included (kvcap's estimate does not hold for "
+                       "hybrid models or speculative decoding): pass --cuda-graph-memory-bytes (its log's \"Estimated "
+                       "CUDA graph memory\"), or the cache below is that much too large");
+  else if (b.cuda_graph_reserve_estimated)
+    row("CUDA graphs (reserved)",
+        gib_text(b.cuda_graph_bytes_per_gpu) + "  (kvcap's estimate of vLLM's estimate for " + num(b.cuda_graph_captures.piecewise) +
+            " PIECEWISE and " + num(b.cuda_graph_captures.full) + " FULL graphs up to " + num(b.cuda_graph_captures.largest) +
+            " tokens, about +-0.25 GiB; the log's \"Estimated CUDA graph memory\" as --cuda-graph-memory-bytes "
+            "replaces it)");
   else
     row("CUDA graphs (reserved)", gib_text(b.cuda_graph_bytes_per_gpu));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
@@ -311,6 +319,9 @@ int run_memory(const MemoryOptions& o) {
   // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
   std::cout << format_text("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
   std::cout << format_text("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
+  if (b.cuda_graph_in_budget && !b.cuda_graph_reserve_unknown)
+    std::cout << format_text("  Estimated CUDA graph memory: %.2f GiB total\n",
+                             static_cast<double>(b.cuda_graph_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
   std::cout << format_text("  Available KV cache memory: %s\n", gib_text(b.kv_cache_bytes_per_gpu).c_str());
   std::cout << format_text("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
   std::cout << format_text("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),

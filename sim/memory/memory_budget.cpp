@@ -333,7 +333,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.cuda_graph_in_budget = v21 && !cfg.enforce_eager;
   if (b.cuda_graph_in_budget) {
     b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
-    b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value();
+    // The rule was fitted to attention-only models without drafting; hybrid models' first FULL
+    // capture carries a transient that grows with max_num_batched_tokens (vLLM #50780) and the
+    // logged estimates scatter, so there the figure must come from a log.
+    const bool rule_holds = !model.has_linear_attention() && cfg.num_speculative_tokens == 0;
+    b.cuda_graph_reserve_estimated = !cfg.cuda_graph_memory_bytes.has_value() && rule_holds;
+    b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value() && !rule_holds;
+    b.cuda_graph_captures =
+        default_cuda_graph_captures(model, b.max_num_seqs, b.max_num_batched_tokens, cfg.num_speculative_tokens);
   }
   const std::string fit_hint = " (try a larger tensor_parallel_size, weight quantization (quantization), or a larger GPU)";
 
@@ -422,6 +429,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
+    if (st.cuda_graph_reserve_estimated)  // each stage's workers measure their own graphs
+      st.cuda_graph_bytes_per_gpu = estimate_cuda_graph_bytes_per_gpu(stage_model, tp, st.cuda_graph_captures);
 
     if (cfg.kv_cache_memory_bytes) {
       st.kv_cache_memory_from_flag = true;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/cuda_graph_estimate.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
 #include "sim/model/model_spec.hpp"
 
@@ -108,10 +109,16 @@ struct MemoryBudget {
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
   /// CUDA graphs: vLLM < 0.21 captures them after sizing the cache (outside this budget); from
   /// 0.21 it reserves its estimate first. cuda_graph_bytes_per_gpu is that reserve when in the
-  /// budget and known; cuda_graph_reserve_unknown flags a >= 0.21 budget without the figure.
+  /// budget: cuda_graph_memory_bytes when given (a log's "Estimated CUDA graph memory"), else
+  /// kvcap's approximation of vLLM's estimate (cuda_graph_estimate.hpp; cuda_graph_reserve_estimated)
+  /// for the default capture sizes, cuda_graph_captures, where the approximation holds (models
+  /// without linear-attention layers, no speculative decoding); elsewhere it is not included and
+  /// cuda_graph_reserve_unknown says so.
   bool cuda_graph_in_budget = false;
+  bool cuda_graph_reserve_estimated = false;
   bool cuda_graph_reserve_unknown = false;
   int64_t cuda_graph_bytes_per_gpu = 0;
+  CudaGraphCaptures cuda_graph_captures;
   double gpu_memory_utilization = 0;       ///< as applied (given or vLLM's default)
   int64_t kv_cache_bytes_per_gpu = 0;      ///< usable for KV
   int64_t page_bytes_per_gpu = 0;          ///< bytes one block occupies across the layers it spans

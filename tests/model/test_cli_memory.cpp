@@ -209,11 +209,14 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   CHECK(h100["gpu_memory_utilization"] == 0.9);
   CHECK(h100["cuda_graph_in_budget"] == false);
   // 0.21 (vLLM PR #38284): 0.92 by default, and the graphs' estimate comes out of the cache. Without
-  // the figure there is no reserve and the JSON says the reserve is unknown (null).
+  // the figure kvcap reserves its own estimate (916,606,418 B for Llama-3.1-8B on an H100:
+  // tests/model/test_cuda_graph_estimate.cpp works it out).
+  const int64_t estimate = 916606418;
   auto v21 = json("--gpu h100-sxm --vllm-version 0.21");
   CHECK(v21["gpu_memory_utilization"] == 0.92);
   CHECK(v21["cuda_graph_in_budget"] == true);
-  CHECK(v21["cuda_graph_bytes_per_gpu"].is_null());
+  CHECK(v21["cuda_graph_estimated_by_kvcap"] == true);
+  CHECK(v21["cuda_graph_bytes_per_gpu"] == estimate);
   // 79.19 GiB x 0.92 = 78,227,245,838 B (floored) vs 0.20's x 0.9 = 76,526,653,537: +1,700,592,301 B
   // of cache at the same weights and non-torch memory, and 67,719,168 more because 0.21's FlashInfer
   // sampler keeps no buffer of 132 rows x 128,256 x 4 bytes as 0.20's Triton kernel does.
@@ -221,15 +224,18 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   auto v20 = json("--gpu h100-sxm --vllm-version 0.20");
   CHECK(v20["gpu_memory_utilization"] == 0.9);
   CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - v20["kv_cache_bytes_per_gpu"].get<int64_t>() ==
-        1700592301LL + 67719168LL);
+        1700592301LL + 67719168LL - estimate);
   auto reserved = json("--gpu h100-sxm --vllm-version 0.21 --cuda-graph-memory-bytes 5e8");
   CHECK(reserved["cuda_graph_bytes_per_gpu"] == 500000000);
-  CHECK(v21["kv_cache_bytes_per_gpu"].get<int64_t>() - reserved["kv_cache_bytes_per_gpu"].get<int64_t>() == 500000000);
+  CHECK(reserved["cuda_graph_estimated_by_kvcap"] == false);
+  CHECK(reserved["kv_cache_bytes_per_gpu"].get<int64_t>() - v21["kv_cache_bytes_per_gpu"].get<int64_t>() ==
+        estimate - 500000000);
   auto eager = json("--gpu h100-sxm --vllm-version 0.21 --cuda-graph-memory-bytes 5e8 --enforce-eager");
   CHECK(eager["cuda_graph_in_budget"] == false);
-  CHECK(eager["kv_cache_bytes_per_gpu"] == v21["kv_cache_bytes_per_gpu"]);
+  CHECK(eager["kv_cache_bytes_per_gpu"].get<int64_t>() - v21["kv_cache_bytes_per_gpu"].get<int64_t>() == estimate);
   Run text = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --vllm-version 0.21");
-  CHECK(text.out.find("--cuda-graph-memory-bytes") != std::string::npos);
+  CHECK(text.out.find("kvcap's estimate of vLLM's estimate") != std::string::npos);
+  CHECK(text.out.find("Estimated CUDA graph memory: 0.85 GiB total") != std::string::npos);
 }
 
 TEST_CASE("kvcap memory: a load too large for 64-bit counts is refused, not wrapped into one that fits") {
