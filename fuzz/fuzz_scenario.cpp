@@ -93,7 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nlohmann::json doc = parse_json_text(input.substr(0, nul), g_scenario_file);
     for (size_t at = nul; at != std::string_view::npos;) {
       const size_t next = input.find('\0', at + 1);
-      apply_override(doc, std::string(input.substr(at + 1, next == std::string_view::npos ? next : next - at - 1)));
+      apply_override(doc, std::string(input.substr(at + 1, next == std::string_view::npos ? next : next - at - 1)),
+                     "set");
       at = next;
     }
     if (!all_strings_stay_in_sandbox(doc)) return;

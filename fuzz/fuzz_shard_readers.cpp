@@ -108,11 +108,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return fuzz::expect_input_errors([&] {
     std::ostringstream sink;
     if (reader == "sweep_shard") {
-      const SweepResult r = merge_sweep_shards({file.write(input)});
+      const SweepResult r = merge_sweep_shards({file.write(input)}, InputNames());
       print_sweep(sink, r, false);
       print_sweep(sink, r, true);
     } else if (reader == "search_shard") {
-      const SizingRunResult r = merge_sizing_shards({file.write(input)});
+      const SizingRunResult r = merge_sizing_shards({file.write(input)}, InputNames());
       sink << sizing_json(r.rows, r.options, r.inputs).dump();
       write_sizing_csv(sink, r.rows);
       print_sizing(sink, r.rows, r.options, r.inputs);
@@ -130,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           s["count"].is_number_unsigned() && s["count"].get<uint64_t>() >= 1 && s["count"].get<uint64_t>() <= 1000 &&
           s["index"].get<uint64_t>() < s["count"].get<uint64_t>())
         shard = ShardSpec{s["index"].get<int64_t>(), s["count"].get<int64_t>()};
-      SweepJournal journal(journal_dir(), true);
+      SweepJournal journal(journal_dir(), true, InputNames());
       journal.start(identity, shard, 1000);
       for (const auto& [index, p] : journal.finished()) sink << point_record(p).dump();
     } else if (reader == "search_journal") {
@@ -144,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (identity.contains("procurement") && identity["procurement"].is_boolean())
           procurement = identity["procurement"].get<bool>();
       }
-      WorkJournal journal(journal_dir(), true, "search");
+      WorkJournal journal(journal_dir(), true, "search", InputNames());
       for (const auto& e : journal.start(identity, shard_of(header)))
         sink << sizing_task_record(read_sizing_task_record(e.record, e.where, candidates, procurement)).dump();
     } else {

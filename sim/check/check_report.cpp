@@ -104,7 +104,7 @@ CheckTally tally(const std::vector<CheckOutcome>& outcomes) {
   return t;
 }
 
-void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes) {
+void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes, const InputNames& names) {
   std::vector<std::vector<std::string>> rows = {{"check", "metric", "baseline", "now", "change", "verdict"}};
   for (const auto& c : outcomes)
     for (const auto& m : c.metrics)
@@ -124,7 +124,7 @@ void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcom
   }
   const CheckTally t = tally(outcomes);
   os << "\n" << t.ok << " ok, " << t.regressions << " regression(s), " << t.improvements << " improved";
-  if (t.improvements > 0) os << " (improvements pass; record them with --write-baseline)";
+  if (t.improvements > 0) os << " (improvements pass; record them with " << names("write_baseline") << ")";
   os << "\n";
 }
 
@@ -199,12 +199,15 @@ std::string check_junit_xml(const Baseline& baseline, const std::vector<CheckOut
   return os.str();
 }
 
-std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes) {
+std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                           const InputNames& names) {
   const CheckTally t = tally(outcomes);
   std::ostringstream os;
   os << "### kvcap check " << (t.regressions == 0 ? "PASS" : "FAIL") << ": " << md_cell(baseline.file) << "\n\n"
      << t.ok << " ok, " << t.regressions << " regression(s), " << t.improvements << " improved"
-     << (t.improvements > 0 ? " (improvements pass; record them with `--write-baseline`)" : "") << "\n\n"
+     << (t.improvements > 0 ? " (improvements pass; record them with `" + names("write_baseline") + "`)"
+                            : std::string())
+     << "\n\n"
      << "| check | metric | baseline | now | change | verdict |\n|---|---|---|---|---|---|\n";
   // Regressions first, then improvements, then the rest, each in the baseline's order.
   for (const Verdict v : {Verdict::regression, Verdict::improved, Verdict::ok})

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/check/check_run.hpp"
+#include "sim/util/input_names.hpp"
 
 namespace kvcap {
 
@@ -19,8 +20,9 @@ struct CheckTally {
 
 CheckTally tally(const std::vector<CheckOutcome>& outcomes);
 
-/// Table: check, metric, baseline, now, change %, verdict; then a one-line summary.
-void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes);
+/// Table: check, metric, baseline, now, change %, verdict; then a one-line summary. `names`: how
+/// the summary names the setting that records improvements (write_baseline), as the user gives it.
+void print_check_table(std::ostream& os, const std::vector<CheckOutcome>& outcomes, const InputNames& names);
 /// `candidate_sets`: check --set, recorded in the document ("candidate_set") so a report says what it gated.
 nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
                                   const std::vector<std::string>& candidate_sets = {});
@@ -30,8 +32,9 @@ nlohmann::ordered_json check_json(const Baseline& baseline, const std::vector<Ch
 std::string check_junit_xml(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
 
 /// Markdown for CI step summaries (GitHub's $GITHUB_STEP_SUMMARY, GitLab notes): a PASS/FAIL
-/// headline with the tally, then the verdict table, regressions first.
-std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes);
+/// headline with the tally, then the verdict table, regressions first. `names`: as print_check_table's.
+std::string check_markdown(const Baseline& baseline, const std::vector<CheckOutcome>& outcomes,
+                           const InputNames& names);
 
 /// Rewrites the baseline file into `out_path` keeping its layout (key order, checks not run),
 /// with each `value` of the checks that ran set to the figure measured now (%.9g). Bounds

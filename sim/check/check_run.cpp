@@ -67,7 +67,8 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now, std::option
 }
 
 std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec,
-                                     const std::vector<std::string>& candidate_sets, const std::optional<SeedPlan>& seeds) {
+                                     const std::vector<std::string>& candidate_sets,
+                                     const std::optional<SeedPlan>& seeds, const InputNames& names) {
   std::vector<CheckOutcome> out;
   std::vector<const BaselineCheck*> chosen;
   for (const BaselineCheck& c : baseline.checks)
@@ -88,8 +89,8 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
         Ran r;
         try {
           nlohmann::json doc = read_json_file(c.scenario_file);
-          for (const auto& s : c.sets) apply_override(doc, s);
-          for (const auto& s : candidate_sets) apply_override(doc, s);
+          for (const auto& s : c.sets) apply_override(doc, s, "set");  // the check's own "set"
+          for (const auto& s : candidate_sets) apply_override(doc, s, names("set"));
           r.results = run_point(doc, c.scenario_file, each.progress);
           if (c.capacity) {
             CapacityRequest req = *c.capacity;
@@ -150,9 +151,10 @@ std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string
         out.push_back(std::move(co));
       });
   if (!only.empty() && !matched) {
-    std::string names;
-    for (const auto& c : baseline.checks) names += (names.empty() ? "" : ", ") + excerpt(c.name);
-    throw InputError("--only " + only, "no check of that name in " + baseline.file + " (checks: " + names + ")");
+    std::string listed;
+    for (const auto& c : baseline.checks) listed += (listed.empty() ? "" : ", ") + excerpt(c.name);
+    throw InputError(names("only") + " " + only,
+                     "no check of that name in " + baseline.file + " (checks: " + listed + ")");
   }
   return out;
 }

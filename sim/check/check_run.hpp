@@ -6,6 +6,7 @@
 
 #include "sim/check/baseline.hpp"
 #include "sim/search/seed_plan.hpp"
+#include "sim/util/input_names.hpp"
 #include "sim/util/task_pool.hpp"
 
 namespace kvcap {
@@ -39,7 +40,7 @@ struct CheckOutcome {
 MetricOutcome judge(const Expectation& e, std::optional<double> now,
                     std::optional<std::pair<double, double>> interval = std::nullopt);
 
-/// Runs the checks (only `only` when not empty; InputError naming --only when no check has that
+/// Runs the checks (only `only` when not empty; InputError naming `only` when no check has that
 /// name). InputError naming the check and the metric for a path results.json does not have, and
 /// for a scenario that cannot run.
 /// The checks run concurrently on exec.pool; outcomes and the error reported are those of the
@@ -47,8 +48,10 @@ MetricOutcome judge(const Expectation& e, std::optional<double> now,
 /// `candidate_sets` (check --set) apply to every check's scenario after the check's own `set`:
 /// a candidate configuration gated against the recorded figures without editing the baseline.
 /// `seeds` (check --seeds / --seeds-until) replaces every capacity check's own seeding.
+/// `names`: how messages name `only` and `candidate_sets`, as the user gave them (the CLI: its
+/// flags).
 std::vector<CheckOutcome> run_checks(const Baseline& baseline, const std::string& only, const Execution& exec = {},
                                      const std::vector<std::string>& candidate_sets = {},
-                                     const std::optional<SeedPlan>& seeds = std::nullopt);
+                                     const std::optional<SeedPlan>& seeds = std::nullopt, const InputNames& names = {});
 
 }  // namespace kvcap

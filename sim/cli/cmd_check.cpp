@@ -14,6 +14,7 @@
 #include "sim/util/json_fields.hpp"
 #include "sim/util/text.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/flag_names.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/cli/seed_flags.hpp"
 #include "sim/util/atomic_file.hpp"
@@ -94,15 +95,15 @@ int run_check_command(const CheckCliOptions& o) {
                                          "--seeds-until (edit the checks' \"capacity\" to record with other seeds)");
   const Baseline baseline = load_baseline(o.baseline);
   CommandRunner runner(o.parallel, "check", "checks");
-  const auto outcomes = run_checks(baseline, o.only, runner.exec(), o.sets, seeds);
+  const auto outcomes = run_checks(baseline, o.only, runner.exec(), o.sets, seeds, flag_names());
   runner.finish();
   if (o.json)
     std::cout << check_json(baseline, outcomes, o.sets).dump(2) << "\n";
   else
-    print_check_table(std::cout, outcomes);
+    print_check_table(std::cout, outcomes, flag_names());
   // Written whatever the verdict: a failing check is when CI needs the report most.
   if (!o.junit.empty()) write_file_atomically(o.junit, check_junit_xml(baseline, outcomes));
-  if (!o.markdown.empty()) write_file_atomically(o.markdown, check_markdown(baseline, outcomes));
+  if (!o.markdown.empty()) write_file_atomically(o.markdown, check_markdown(baseline, outcomes, flag_names()));
   if (!o.write_baseline.empty()) {
     const int changed = write_updated_baseline(baseline, outcomes, o.write_baseline);
     std::cerr << "kvcap: wrote " << o.write_baseline << ": " << changed

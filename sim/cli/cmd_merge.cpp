@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/flag_names.hpp"
 #include "sim/report/sweep_report_html.hpp"
 #include "sim/search/sizing_run.hpp"
 #include "sim/sweep/sweep_report.hpp"
@@ -34,13 +35,14 @@ int run_merge_command(const MergeCliOptions& o) {
     if (!ec && fs::weakly_canonical(fs::absolute(s), ec2) == out && !ec2)
       throw InputError(escape_text(o.out_dir), "is one of the shard folders being merged; write the sweep to another folder");
   }
-  if (shard_file_kind(o.shards.front(), {"sweep", "search"}) == "search") {
-    const SizingRunResult result = merge_sizing_shards(o.shards);
+  // The shards were run from the command line: messages and reports name their settings as flags.
+  if (shard_file_kind(o.shards.front(), {"sweep", "search"}, flag_names()) == "search") {
+    const SizingRunResult result = merge_sizing_shards(o.shards, flag_names());
     OutputFolder folder(o.out_dir, sizing_output_names());
     write_sizing_outputs(&folder, result, o.json, std::cout);
     return 0;
   }
-  const SweepResult result = merge_sweep_shards(o.shards);
+  const SweepResult result = merge_sweep_shards(o.shards, flag_names());
   OutputFolder folder(o.out_dir, sweep_output_names(result.options.axes));
   write_sweep_report(folder, result);
   folder.commit();

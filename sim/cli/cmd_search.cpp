@@ -13,6 +13,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/flag_names.hpp"
 #include "sim/cli/mpi_dispatch.hpp"
 #include "sim/cli/quick_flags.hpp"
 #include "sim/cli/parallel_flags.hpp"
@@ -152,7 +153,7 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
     throw InputError("", std::string(e.what()) + " (or --set slo.ttft_p99_s=2; kvcap search and run also take --ttft-p99 2 "
                      "--tpot-p99 0.1)");
   }
-  SearchInputs in{origin, settings.name, settings.slo, sets};
+  SearchInputs in{origin, settings.name, settings.slo, sets, flag_names()};
   SloGoal goal{o.attainment};
   // Opened before any probe runs: a folder kvcap may not replace is refused first.
   std::unique_ptr<OutputFolder> folder;
@@ -234,7 +235,7 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
       std::cout << out.dump(2) << "\n";
     } else {
       print_load_search(std::cout, r, lo, in);
-      if (over) print_seed_confidence(std::cout, over->confidence);
+      if (over) print_seed_confidence(std::cout, over->confidence, in.names);
     }
     return 0;
   }
@@ -275,9 +276,10 @@ int run_search(const SearchOptions& o, MpiJob* job = nullptr) {
   ro.candidates = candidates;
   ro.procurement = !o.out_dir.empty();  // the procurement report's extra searches run only for its files
   ro.shard = shard;
+  ro.names = flag_names();
   std::unique_ptr<WorkJournal> journal;
   if (folder) {
-    journal = std::make_unique<WorkJournal>(o.out_dir, o.resume, "search");
+    journal = std::make_unique<WorkJournal>(o.out_dir, o.resume, "search", flag_names());
     ro.journal = journal.get();
   }
   if (job) ro.dispatcher = job->dispatcher();

@@ -8,6 +8,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/flag_names.hpp"
 #include "sim/cli/mpi_dispatch.hpp"
 #include "sim/cli/parallel_flags.hpp"
 #include "sim/cli/seed_flags.hpp"
@@ -48,7 +49,8 @@ int run_sweep_command(const SweepCliOptions& o, MpiJob* job = nullptr) {
   SweepOptions so;
   so.scenario_file = o.scenario;
   so.sets = engine_flag_sets(o.engine, o.sets);
-  for (const auto& g : o.grids) so.axes.push_back(parse_grid_axis(g));
+  so.names = flag_names();
+  for (const auto& g : o.grids) so.axes.push_back(parse_grid_axis(g, flag_name("grid")));
   so.capacity = o.capacity;
   so.capacity_request.attainment = o.attainment;
   so.capacity_request.precision = o.precision;
@@ -75,7 +77,7 @@ int run_sweep_command(const SweepCliOptions& o, MpiJob* job = nullptr) {
   std::unique_ptr<SweepJournal> journal;
   if (!o.out_dir.empty() && !worker) {
     out = std::make_unique<OutputFolder>(o.out_dir, so.shard ? shard_output_names() : sweep_output_names(so.axes));
-    journal = std::make_unique<SweepJournal>(o.out_dir, o.resume);
+    journal = std::make_unique<SweepJournal>(o.out_dir, o.resume, flag_names());
     so.journal = journal.get();
   }
   if (job) so.dispatcher = job->dispatcher();

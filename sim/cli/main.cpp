@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/flag_names.hpp"
 #include <string>
 #include <vector>
 
@@ -56,17 +57,13 @@ int main(int argc, char** argv) {
           const int code = app.exit(e);  // prints help/version (code 0) or the usage error
           return code == 0 ? kvcap::kExitOk : kvcap::kExitBadInput;
         }
+        const std::string max_memory_flag = kvcap::cli::flag_name("max_memory");
         kvcap::limit_memory(max_memory.empty() ? kvcap::default_memory_limit()
-                                               : kvcap::parse_byte_size(max_memory, "--max-memory"));
+                                               : kvcap::parse_byte_size(max_memory, max_memory_flag),
+                            max_memory_flag);
         if (!action) return kvcap::kExitOk;
         // A setting's error that no scenario claimed came from a flag: named as the flag.
-        try {
-          return action();
-        } catch (const kvcap::FieldError& e) {
-          std::string flag = e.field();
-          std::replace(flag.begin(), flag.end(), '_', '-');
-          throw kvcap::InputError("--" + flag, e.detail());
-        }
+        return kvcap::cli::naming_flags(action);
       },
       std::cerr);
 }

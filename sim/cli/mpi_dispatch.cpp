@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/cli/flag_names.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/exit_codes.hpp"
 
@@ -209,13 +210,14 @@ int MpiJob::run(const std::function<int()>& command) {
   if (s.rank == 0) {
     // Everything rank 0 prints (the error message too) is out before the workers are stopped:
     // once one exits with a non-zero code, mpirun may kill the job's other processes.
-    const int code = run_guarded(command, std::cerr);
+    // As main runs a command: a setting's error no scenario placed names its flag.
+    const int code = run_guarded([&] { return naming_flags(command); }, std::cerr);
     s.finish(code);
     return code;
   }
   std::exception_ptr failed;
   try {
-    (void)command();
+    (void)naming_flags(command);
   } catch (...) {
     failed = std::current_exception();
   }

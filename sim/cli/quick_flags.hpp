@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/engine_flags.hpp"
+#include "sim/cli/flag_names.hpp"
 #include "sim/cli/quick_scenario.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/atomic_file.hpp"
@@ -134,7 +135,7 @@ inline CommandScenario command_scenario(const std::string& file, const EngineFla
     c.doc = quick_scenario(command_line_path(e.model), command_line_path(gpu), q.w, quick_data_dir());
     c.origin = "command line";
   }
-  for (const auto& s : sets) apply_override(c.doc, s);
+  for (const auto& s : sets) apply_override(c.doc, s, flag_name("set"));
   c.sets = sets;
   if (!q.save_scenario.empty()) {
     // In the order the scenario format documents its keys (scenarios/README.md), unknown ones last.

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/cli/flag_names.hpp"
 #include "sim/search/seed_plan.hpp"
 
 namespace kvcap::cli {
@@ -19,6 +20,8 @@ struct SeedFlags {
   /// What the command line gave (after parsing).
   SeedChoice choice() const {
     SeedChoice c;
+    c.seeds_name = flag_name("seeds");
+    c.until_name = flag_name("seeds_until");
     if (seeds_given()) c.seeds = seeds;
     if (until_given()) c.until_percent = until_percent;
     return c;

@@ -169,7 +169,7 @@ std::vector<Section> sections(const std::vector<SizingRow>& rows, const SizingOp
       as.paragraphs.push_back("Engine profile: " + (e.is_string() ? e.get<std::string>() : e.dump()) + ".");
   }
   as.paragraphs.push_back("Scenario " + in.scenario_name + " (" + in.file + ")" +
-                          (in.overrides.empty() ? "" : " with --set " + [&] {
+                          (in.overrides.empty() ? "" : " with " + in.names("set") + " " + [&] {
                             std::string s;
                             for (const auto& v : in.overrides) s += (s.empty() ? "" : ", ") + v;
                             return s;

@@ -141,7 +141,7 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
           "times come from a cost model that was not calibrated on a GPU (cost model: "
        << (first ? cell(first->scenario.cost_model) : std::string("-")) << "): figures are estimates.</div>\n";
   os << "<p>" << s.points.size() << " point(s) of " << escape_html(s.options.scenario_file);
-  for (const auto& set : s.options.sets) os << " --set " << escape_html(set);
+  for (const auto& set : s.options.sets) os << " " << escape_html(s.options.names("set")) << " " << escape_html(set);
   os << "; \"vs first\" is " << escape_html(s.headline) << " / point 0's.";
   if (s.options.capacity)
     os << " Capacity: the highest load with " << report::percent(s.options.capacity_request.attainment)
@@ -205,7 +205,8 @@ void write_sweep_report_html(std::ostream& os, const SweepResult& s) {
     write_pareto(os, s);
   else
     os << "<p id=\"pareto-none\">The Pareto view (throughput per GPU vs per user, cost vs capacity) needs each "
-          "point's capacity: run the sweep with --capacity.</p>\n";
+          "point's capacity: run the sweep with "
+       << escape_html(s.options.names("capacity")) << ".</p>\n";
   report::write_page_end(os);
 }
 

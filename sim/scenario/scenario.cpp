@@ -90,10 +90,11 @@ std::string resolve(const std::string& base_dir, const std::string& p) {
 const char* free_order_name(FreeOrder o) { return o == FreeOrder::prepend_fresh ? "prepend_fresh" : "append"; }
 const char* policy_name(SchedulingPolicy p) { return p == SchedulingPolicy::priority ? "priority" : "fcfs"; }
 
-void apply_override(nlohmann::json& doc, const std::string& assignment) {
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& origin) {
   if (!is_valid_utf8(assignment))
-    throw InputError("--set " + escape_text(assignment), "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
-  const std::string where = "--set " + assignment;
+    throw InputError(origin + " " + escape_text(assignment),
+                     "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
+  const std::string where = origin + " " + assignment;
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(where, "expected PATH=VALUE (e.g. engine.block_size=32)");
   const std::string path = assignment.substr(0, eq);
@@ -175,9 +176,10 @@ ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& fi
   return s;
 }
 
-ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                               const std::string& origin) {
   nlohmann::json doc = read_json_file(path);
-  for (const auto& o : overrides) apply_override(doc, o);
+  for (const auto& o : overrides) apply_override(doc, o, origin);
   return parse_scenario(doc, path);
 }
 

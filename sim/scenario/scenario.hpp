@@ -84,16 +84,19 @@ struct ScenarioSettings {
   double load_scale = 1.0;
 };
 
-/// Applies one "--set a.b.c=value" to the document: value is JSON when it parses as JSON, a
+/// Applies one override "a.b.c=value" to the document: value is JSON when it parses as JSON, a
 /// string otherwise. Array elements are addressed by index. The strict parse that follows
-/// rejects paths the scenario format does not know.
-void apply_override(nlohmann::json& doc, const std::string& assignment);
+/// rejects paths the scenario format does not know. `origin` names where the assignment came
+/// from in messages ("--set" on the command line, a baseline's "set"): InputError naming
+/// `origin` and the assignment when it cannot be applied.
+void apply_override(nlohmann::json& doc, const std::string& assignment, const std::string& origin);
 
 /// Parses a scenario document (after overrides).
 ScenarioSettings parse_scenario(const nlohmann::json& doc, const std::string& file);
 
-/// Reads the file, applies the overrides in order, parses.
-ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+/// Reads the file, applies the overrides in order (named `origin` in messages), parses.
+ScenarioSettings load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                               const std::string& origin = "set");
 
 const char* free_order_name(FreeOrder o);
 const char* policy_name(SchedulingPolicy p);

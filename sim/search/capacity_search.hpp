@@ -146,8 +146,8 @@ std::vector<SizingRow> search_min_replicas(const nlohmann::json& scenario, const
                                            const SizingOptions& options);
 
 /// The pieces of search_min_replicas, for a sizing whose candidates run apart (journaled,
-/// sharded or over MPI: sim/search/sizing_run.hpp). InputError naming the flag for options out
-/// of range.
+/// sharded or over MPI: sim/search/sizing_run.hpp). FieldError naming the setting ("attainment",
+/// "seeds", "max_replicas", "price_per_gpu_hour") for options out of range.
 void check_sizing_options(const SizingOptions& options);
 /// One candidate's row, sized on options.exec (the scenario's SLO and format already checked):
 /// the row search_min_replicas gives it, whatever exec.

@@ -141,20 +141,20 @@ void size_one(const nlohmann::json& scenario, const std::string& file, double lo
 
 void check_sizing_options(const SizingOptions& options) {
   if (!(options.goal.min_attainment > 0 && options.goal.min_attainment <= 1))
-    throw InputError("--attainment", "expected a fraction in (0, 1], got " + std::to_string(options.goal.min_attainment));
+    throw FieldError("attainment", "expected a fraction in (0, 1], got " + std::to_string(options.goal.min_attainment));
   if (options.seeds < 1 || options.seeds > 100)
-    throw InputError("--seeds", "expected 1 to 100 seeds, got " + std::to_string(options.seeds));
+    throw FieldError("seeds", "expected 1 to 100 seeds, got " + std::to_string(options.seeds));
   if (options.max_replicas < 1 || options.max_replicas > 4096)
-    throw InputError("--max-replicas", "expected 1 to 4096 replicas, got " + std::to_string(options.max_replicas));
+    throw FieldError("max_replicas", "expected 1 to 4096 replicas, got " + std::to_string(options.max_replicas));
   for (const auto& [gpu, price] : options.price_per_gpu_hour_usd)
     if (!std::isfinite(price) || price < 0)
-      throw InputError("--price-per-gpu-hour", gpu + ": expected a non-negative USD price");
+      throw FieldError("price_per_gpu_hour", gpu + ": expected a non-negative USD price");
 }
 
 SizingRow size_candidate(const nlohmann::json& scenario, const std::string& file, const SizingCandidate& c,
                          const SizingOptions& options) {
   if (c.tensor_parallel_size < 1)
-    throw InputError("--tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
+    throw FieldError("tp", "expected a positive tensor-parallel size, got " + std::to_string(c.tensor_parallel_size));
   const ScenarioSettings base = parse_scenario(scenario, file);
   SizingRow row;
   row.candidate = c;

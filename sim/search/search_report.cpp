@@ -278,7 +278,8 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
      << fmt("%.0f", best.results.throughput.output_tokens_per_s)
      << " output tokens/s (goodput and tokens/s over the whole run, the drain after the last arrival included)\n";
   if (r.capped) {
-    os << "  at least: the highest scale tried (--max-scale " << format_number(o.max_scale) << ") still met the SLO\n";
+    os << "  at least: the highest scale tried (" << in.names("max_scale") << " " << format_number(o.max_scale)
+       << ") still met the SLO\n";
   } else {
     const Probe& fail = r.probes[static_cast<size_t>(r.limit.probe)];
     os << "  next probe up (load_scale " << format_number(r.first_failing_scale) << ", "
@@ -288,7 +289,7 @@ void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSe
   for (const std::string& n : search_notes(r, o)) os << "note: " << n << "\n";
 }
 
-void print_seed_confidence(std::ostream& os, const SeedConfidence& c) {
+void print_seed_confidence(std::ostream& os, const SeedConfidence& c, const InputNames& names) {
   if (c.seeds.empty()) return;
   os << "over " << c.seeds.size() << " seeds (" << c.seeds.front() << ".." << c.seeds.back() << "): capacity "
      << format_plain(c.mean) << " requests/s, 95% interval " << format_plain(c.ci_low) << " to "
@@ -304,9 +305,10 @@ void print_seed_confidence(std::ostream& os, const SeedConfidence& c) {
   if (c.target_half_width_fraction > 0)
     os << (c.target_met ? "target met: " : "target NOT met: ") << "+-" << format_plain(100 * c.target_half_width_fraction, 2)
        << "% " << (c.target_met ? "reached after " : "not reached within ") << c.seeds.size() << " seeds"
-       << (c.target_met ? ""
-                        : " (raise --seeds: the half-width falls as 1/sqrt(seeds); a longer workload window narrows each "
-                          "seed's spread where requests are many and alike: README, \"How many seeds, how long a window\")")
+       << (c.target_met ? std::string()
+                        : " (raise " + names("seeds") +
+                              ": the half-width falls as 1/sqrt(seeds); a longer workload window narrows each seed's "
+                              "spread where requests are many and alike: README, \"How many seeds, how long a window\")")
        << "\n";
 }
 
@@ -368,8 +370,9 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
   double offered = NAN;
   for (const SizingRow& row : rows)
     if (!row.probes.empty()) offered = row.probes.front().offered_requests_per_s;
-  os << "kvcap search --min-replicas: " << in.scenario_name << " (" << in.file << ") at its own load ("
-     << fmt("%.4g", offered) << " requests/s offered) with " << slo_text(in, o.goal.min_attainment) << "\n";
+  os << "kvcap search " << in.names("min_replicas") << ": " << in.scenario_name << " (" << in.file
+     << ") at its own load (" << fmt("%.4g", offered) << " requests/s offered) with "
+     << slo_text(in, o.goal.min_attainment) << "\n";
   char buf[256];
   std::snprintf(buf, sizeof buf, "%-12s %3s %9s %5s %10s %10s %10s %7s  %s\n", "gpu", "tp", "replicas", "gpus",
                 "usd/gpu-h", "usd/h", "attainment", "probes", "note");
@@ -386,7 +389,8 @@ void print_sizing(std::ostream& os, const std::vector<SizingRow>& rows, const Si
         note += std::string(note.empty() ? "" : "; ") + "engine profile " + profile->get<std::string>() +
                 (extrapolated != engine.end() && *extrapolated == true ? " (extrapolated)" : "");
     }
-    if (row.price_overridden) note += std::string(note.empty() ? "" : "; ") + "price from --price-per-gpu-hour";
+    if (row.price_overridden)
+      note += std::string(note.empty() ? "" : "; ") + "price from " + in.names("price_per_gpu_hour");
     else if (row.price_per_gpu_hour_usd <= 0) note += std::string(note.empty() ? "" : "; ") + "price unknown";
     const std::string att =
         row.best_probe >= 0 ? fmt("%.4f", row.probes[static_cast<size_t>(row.best_probe)].attainment) : "-";

@@ -11,6 +11,7 @@
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/search/capacity_search.hpp"
 #include "sim/search/seed_confidence.hpp"
+#include "sim/util/input_names.hpp"
 
 namespace kvcap {
 
@@ -19,7 +20,10 @@ struct SearchInputs {
   std::string file;           ///< the scenario path as given
   std::string scenario_name;
   SloConfig slo;
-  std::vector<std::string> overrides;  ///< the user's --set assignments, in order
+  std::vector<std::string> overrides;  ///< the user's overrides (--set), in order
+  /// How the report names the search's settings, as the user gave them (the CLI: its flags):
+  /// the overrides, the replica sizing, price overrides, the load limit, the seeds.
+  InputNames names;
 };
 
 /// search.json for a max-load search: options, every probe's key figures, the capacity point,
@@ -42,8 +46,8 @@ void write_load_search_csv(std::ostream& os, const LoadSearchResult& r, const Lo
 /// The probe table and the answer line.
 void print_load_search(std::ostream& os, const LoadSearchResult& r, const LoadSearchOptions& o, const SearchInputs& in);
 /// The capacity over seeds, under the probe table: mean, 95% interval, each seed's capacity and
-/// bracket, and with a target (--seeds-until) whether it was met.
-void print_seed_confidence(std::ostream& os, const SeedConfidence& c);
+/// bracket, and with a target (--seeds-until) whether it was met. `names`: as SearchInputs's.
+void print_seed_confidence(std::ostream& os, const SeedConfidence& c, const InputNames& names);
 
 /// search.json for sizing: one entry per candidate (sorted as search_min_replicas returns them),
 /// each with its probes, the price source, and the answer's (first row's) whole results.json.

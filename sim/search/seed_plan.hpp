@@ -22,11 +22,12 @@ struct SeedPlan {
 };
 
 /// What was given, as read from flags or a baseline's capacity object (nullopt = not given), and
-/// the names to blame in messages ("--seeds", "baseline.json: /checks/0/capacity/seeds").
+/// the names to blame in messages: the settings' own by default, as the caller that read them
+/// spells them otherwise ("--seeds" on the command line, "baseline.json: /checks/0/capacity/seeds").
 struct SeedChoice {
   std::optional<int> seeds;
   std::optional<double> until_percent;  ///< 0 turns the target off
-  std::string seeds_name = "--seeds", until_name = "--seeds-until";
+  std::string seeds_name = "seeds", until_name = "seeds_until";
 };
 
 /// The rules, shared by every caller:

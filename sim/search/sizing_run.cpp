@@ -92,10 +92,10 @@ std::optional<size_t> recommended(const std::map<size_t, SizingTask>& tasks, con
 }
 
 SearchInputs inputs_of(const nlohmann::json& doc, const std::string& file, const std::vector<std::string>& sets,
-                       double* target) {
+                       const InputNames& names, double* target) {
   const ScenarioSettings s = parse_scenario(doc, file);
   if (target) *target = s.load_scale;
-  return SearchInputs{file, s.name, s.slo, sets};
+  return SearchInputs{file, s.name, s.slo, sets, names};
 }
 
 }  // namespace
@@ -160,11 +160,11 @@ SizingTask read_sizing_task_record(const ojson& j, const std::string& where, siz
 
 SizingRunResult run_sizing(const SizingRunOptions& o) {
   check_sizing_options(o.sizing);
-  if (o.candidates.empty()) throw InputError("--gpu", "expected at least one GPU x TP candidate");
+  if (o.candidates.empty()) throw FieldError("gpu", "expected at least one GPU x TP candidate");
   require_slo(o.scenario, o.file);
   SizingRunResult r;
   double target = 1;
-  r.inputs = inputs_of(o.scenario, o.file, o.sets, &target);
+  r.inputs = inputs_of(o.scenario, o.file, o.sets, o.names, &target);
   r.options = o.sizing;
   r.options.exec = {};
   r.identity = sizing_identity(o);
@@ -176,8 +176,9 @@ SizingRunResult run_sizing(const SizingRunOptions& o) {
   const bool worker = o.dispatcher && o.dispatcher->is_worker();
   // A worker runs one task at a time: each gets the whole pool.
   SizingOptions whole = o.sizing;
+  const std::string dispatched = "kvcap search " + o.names("mpi");  // names the dispatch in messages
   auto run_text = [&](size_t index) {
-    if (index >= 2 * n) throw InputError("kvcap search --mpi", "task " + std::to_string(index) + " is not a task of this sizing");
+    if (index >= 2 * n) throw InputError(dispatched, "task " + std::to_string(index) + " is not a task of this sizing");
     return sizing_task_record(run_task(o, whole, target, index)).dump();
   };
   if (worker) {
@@ -199,7 +200,7 @@ SizingRunResult run_sizing(const SizingRunOptions& o) {
     if (indexes.empty()) return;
     r.run += indexes.size();
     if (o.dispatcher) {
-      const std::string where = "kvcap search --mpi: a task record from a worker";
+      const std::string where = dispatched + ": a task record from a worker";
       dispatch_in_order<SizingTask>(
           *o.dispatcher, indexes, [&](size_t j) { return run_text(indexes[j]); },
           [&](const std::string& text) {
@@ -210,7 +211,7 @@ SizingRunResult run_sizing(const SizingRunOptions& o) {
           [&](const SizingTask& t) {
             if (o.journal) o.journal->record(sizing_task_record(t));
           },
-          [&](size_t, SizingTask&& t) { r.tasks.emplace(t.index, std::move(t)); }, "kvcap search --mpi");
+          [&](size_t, SizingTask&& t) { r.tasks.emplace(t.index, std::move(t)); }, dispatched);
       return;
     }
     SizingOptions each = o.sizing;
@@ -253,11 +254,11 @@ void write_sizing_shard(OutputFolder& out, const SizingRunResult& r) {
   });
 }
 
-SizingRunResult merge_sizing_shards(const std::vector<std::string>& inputs) {
+SizingRunResult merge_sizing_shards(const std::vector<std::string>& inputs, const InputNames& names) {
   if (inputs.empty()) throw InputError("kvcap merge", "expected the shard folders to merge");
   std::vector<ShardFile> files;
-  for (const auto& in : inputs) files.push_back(read_shard_file(in, "search"));
-  check_shard_set(files, "search");
+  for (const auto& in : inputs) files.push_back(read_shard_file(in, "search", names));
+  check_shard_set(files, "search", names);
   const ShardFile& first = files.front();
   const std::string where1 = first.shown + ":1";
   const ojson& id = first.identity;
@@ -305,7 +306,7 @@ SizingRunResult merge_sizing_shards(const std::vector<std::string>& inputs) {
   const std::string file = id["scenario"].get<std::string>();
   double target = 1;
   try {
-    r.inputs = inputs_of(doc, file, sets, &target);
+    r.inputs = inputs_of(doc, file, sets, names, &target);
   } catch (const InputError& e) {
     bad(std::string("\"document\": ") + e.what());
   }

@@ -41,6 +41,8 @@ struct SizingRunOptions {
   std::optional<ShardSpec> shard;
   WorkJournal* journal = nullptr;        ///< not owned; nullptr: no journal
   PointDispatcher* dispatcher = nullptr;  ///< not owned; nullptr: tasks run on sizing.exec
+  /// How messages and reports name the settings, as the user gave them (SearchInputs::names).
+  InputNames names;
 };
 
 /// One task's outcome.
@@ -75,7 +77,7 @@ nlohmann::ordered_json sizing_task_record(const SizingTask& t);
 SizingTask read_sizing_task_record(const nlohmann::ordered_json& j, const std::string& where, size_t candidates,
                                    bool procurement);
 
-/// Runs the sizing: InputError for bad input (the options' flags, the scenario). On an MPI
+/// Runs the sizing: InputError for bad input (the options, the scenario). On an MPI
 /// worker (dispatcher->is_worker()) it only runs the tasks it is handed and returns an empty
 /// result. With a shard the result holds the shard's tasks (rows and analysis empty).
 SizingRunResult run_sizing(const SizingRunOptions& o);
@@ -84,7 +86,8 @@ SizingRunResult run_sizing(const SizingRunOptions& o);
 void write_sizing_shard(OutputFolder& out, const SizingRunResult& r);
 /// The whole sizing from its shards' --out folders (or shard.jsonl files): rows and analysis as
 /// run_sizing gives them unsharded. InputError naming the file for shards of other sizings, of
-/// another kvcap build, given twice or missing, and malformed lines.
-SizingRunResult merge_sizing_shards(const std::vector<std::string>& inputs);
+/// another kvcap build, given twice or missing, and malformed lines. `names`: as
+/// SizingRunOptions's, for the messages and the reports.
+SizingRunResult merge_sizing_shards(const std::vector<std::string>& inputs, const InputNames& names);
 
 }  // namespace kvcap

@@ -11,32 +11,33 @@ namespace kvcap {
 
 namespace {
 
-nlohmann::json value_from_text(const std::string& text, const std::string& flag) {
+nlohmann::json value_from_text(const std::string& text, const std::string& label) {
   nlohmann::json value;
   if (const auto failure = try_parse_json(text, value)) {
-    if (failure->too_deep) throw InputError(flag, failure->what);
-    return text;  // not JSON: a plain string such as fp8 or contiguous, as --set reads it
+    if (failure->too_deep) throw InputError(label, failure->what);
+    return text;  // not JSON: a plain string such as fp8 or contiguous, as an override reads it
   }
   return value;
 }
 
 }  // namespace
 
-GridAxis parse_grid_axis(const std::string& text) {
+GridAxis parse_grid_axis(const std::string& text, const std::string& origin) {
   if (!is_valid_utf8(text))
-    throw InputError("--grid " + escape_text(text), "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
+    throw InputError(origin + " " + escape_text(text),
+                     "not valid UTF-8 text (the scenario is JSON, which holds only UTF-8)");
   GridAxis axis;
-  axis.flag = "--grid " + text;
+  axis.label = origin + " " + text;
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(axis.flag, "expected PATH=V1,V2,... or PATH=[JSON array] (e.g. engine.kv_cache_dtype=auto,fp8)");
+    throw InputError(axis.label, "expected PATH=V1,V2,... or PATH=[JSON array] (e.g. engine.kv_cache_dtype=auto,fp8)");
   axis.path = text.substr(0, eq);
   const std::string values = text.substr(eq + 1);
   if (!values.empty() && values.front() == '[') {
     nlohmann::json arr;
     if (const auto failure = try_parse_json(values, arr))
-      throw InputError(axis.flag, "values start with '[' but are not a JSON array: " + failure->what);
-    if (!arr.is_array() || arr.empty()) throw InputError(axis.flag, "the JSON array of values is empty");
+      throw InputError(axis.label, "values start with '[' but are not a JSON array: " + failure->what);
+    if (!arr.is_array() || arr.empty()) throw InputError(axis.label, "the JSON array of values is empty");
     for (auto& v : arr) axis.values.push_back(v);
   } else {
     size_t start = 0;
@@ -44,9 +45,9 @@ GridAxis parse_grid_axis(const std::string& text) {
       const size_t comma = values.find(',', start);
       const std::string v = values.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (v.empty())
-        throw InputError(axis.flag, "empty value in the list (values containing commas go in a JSON array: "
+        throw InputError(axis.label, "empty value in the list (values containing commas go in a JSON array: "
                                     "PATH='[...]')");
-      axis.values.push_back(value_from_text(v, axis.flag));
+      axis.values.push_back(value_from_text(v, axis.label));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -58,10 +59,10 @@ std::vector<GridPoint> grid_points(const std::vector<GridAxis>& axes) {
   std::set<std::string> paths;
   int64_t total = 1;
   for (const auto& a : axes) {
-    if (!paths.insert(a.path).second) throw InputError(a.flag, "the path " + a.path + " is already a grid axis");
+    if (!paths.insert(a.path).second) throw InputError(a.label, "the path " + a.path + " is already a grid axis");
     total *= static_cast<int64_t>(a.values.size());
     if (total > kMaxGridPoints)
-      throw InputError(a.flag, "the grid has more than " + std::to_string(kMaxGridPoints) +
+      throw InputError(a.label, "the grid has more than " + std::to_string(kMaxGridPoints) +
                                    " points; split the sweep or use fewer values");
   }
   std::vector<GridPoint> points;

@@ -9,17 +9,19 @@
 
 namespace kvcap {
 
-/// One --grid flag.
+/// One axis (on the command line, one --grid flag).
 struct GridAxis {
-  std::string flag;    ///< as given, for messages ("--grid engine.block_size=16,32")
-  std::string path;    ///< scenario field, dot-separated as --set
+  std::string label;   ///< as given, for messages ("--grid engine.block_size=16,32": parse_grid_axis)
+  std::string path;    ///< scenario field, dot-separated as an override (apply_override)
   std::vector<nlohmann::json> values;
 };
 
 /// Parses "PATH=v1,v2,..." or "PATH=[json, array]". Each comma-separated value is JSON when it
-/// parses as JSON and a string otherwise (as --set reads values). InputError naming the flag for
-/// a missing '=', an empty path or value, or a JSON array that is malformed or empty.
-GridAxis parse_grid_axis(const std::string& text);
+/// parses as JSON and a string otherwise (as an override reads values). `origin` names where the
+/// text came from (the CLI: "--grid"); the axis's label is `origin` and the text. InputError
+/// naming the label for a missing '=', an empty path or value, or a JSON array that is malformed
+/// or empty.
+GridAxis parse_grid_axis(const std::string& text, const std::string& origin);
 
 /// Largest number of points a sweep accepts.
 inline constexpr int64_t kMaxGridPoints = 1000;
@@ -31,7 +33,7 @@ using GridPoint = std::vector<size_t>;
 /// kMaxGridPoints points.
 std::vector<GridPoint> grid_points(const std::vector<GridAxis>& axes);
 
-/// The --set assignment that puts value `index` of `axis` into a document.
+/// The assignment (apply_override's "PATH=VALUE") that puts value `index` of `axis` into a document.
 std::string grid_assignment(const GridAxis& axis, size_t index);
 
 /// How a value prints in tables and folder names: strings bare, anything else as JSON.

@@ -11,8 +11,9 @@
 
 namespace kvcap {
 
-nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>& assignments) {
-  for (const auto& a : assignments) apply_override(doc, a);
+nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>& assignments,
+                              const std::string& origin) {
+  for (const auto& a : assignments) apply_override(doc, a, origin);
   return doc;
 }
 

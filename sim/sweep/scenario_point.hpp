@@ -14,9 +14,10 @@
 
 namespace kvcap {
 
-/// Applies `assignments` ("a.b=value", as --set) in order. `origin` names them in messages
-/// ("--grid engine.block_size=32"); InputError when a path cannot be applied.
-nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>& assignments);
+/// Applies `assignments` ("a.b=value", apply_override) in order. `origin` names them in messages
+/// ("--set" on the command line); InputError when a path cannot be applied.
+nlohmann::json with_overrides(nlohmann::json doc, const std::vector<std::string>& assignments,
+                              const std::string& origin);
 
 /// The strict format checks that need no model or GPU: the scenario fields and the workload
 /// object. InputError naming the field for a key or value the format does not accept. Checks

@@ -59,13 +59,13 @@ SweepFigure sweep_figure(const std::string& path) {
   return nullptr;
 }
 
-std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path) {
+std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path, const InputNames& names) {
   if (path == kCapacityRequestsPerS) return p.capacity->requests_per_s;
   if (path == kCapacityLoadScale) return p.capacity->load_scale;
   if (const SweepFigure read = sweep_figure(path)) return read(p.results);
   // A path the user named: read from the results.json view.
   const MetricLookup m = lookup_metric(results_json(p.results), path);
-  if (!m.found) throw InputError("--headline " + path, m.problem);
+  if (!m.found) throw InputError(names("headline") + " " + path, m.problem);
   return m.value;
 }
 
@@ -116,7 +116,8 @@ void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, co
   }
   std::vector<size_t> indexes;
   for (const size_t k : to_run) indexes.push_back(points[k].index);
-  const std::string where = "kvcap sweep --mpi: a point record from a worker";
+  const std::string what = "kvcap sweep " + o.names("mpi");
+  const std::string where = what + ": a point record from a worker";
   dispatch_in_order<SweepPoint>(
       *o.dispatcher, indexes, [&](size_t j) { return point_record(produce(j)).dump(); },
       [&](const std::string& text) {
@@ -128,7 +129,7 @@ void run_points(const SweepOptions& o, const std::vector<SweepPoint>& points, co
         if (o.journal) o.journal->record(p);
         if (o.exec.progress) o.exec.progress->add_done();
       },
-      [&](size_t j, SweepPoint&& p) { consume(j, std::move(p)); }, "kvcap sweep --mpi");
+      [&](size_t j, SweepPoint&& p) { consume(j, std::move(p)); }, what);
 }
 
 }  // namespace
@@ -137,13 +138,14 @@ SweepResult run_sweep(const SweepOptions& options) {
   SweepResult out;
   out.options = options;
   out.headline = resolve_headline(options);
-  const nlohmann::json base = with_overrides(read_json_file(options.scenario_file), options.sets);
+  const nlohmann::json base =
+      with_overrides(read_json_file(options.scenario_file), options.sets, options.names("set"));
   const std::vector<GridPoint> points = grid_points(options.axes);
   out.grid_size = points.size();
   try {
     (void)check_point_format(base, options.scenario_file);
   } catch (const InputError& e) {
-    throw InputError(options.sets.empty() ? "" : "with the --set overrides", e.what());
+    throw InputError(options.sets.empty() ? "" : "with the " + options.names("set") + " overrides", e.what());
   }
 
   // Format pass over every point before anything runs (a shard's too: every shard refuses the
@@ -160,10 +162,10 @@ SweepResult run_sweep(const SweepOptions& options) {
     for (size_t k = 0; k < options.axes.size(); ++k) {
       sp.assignments.push_back(grid_assignment(options.axes[k], points[i][k]));
       try {
-        apply_override(doc, sp.assignments.back());
+        apply_override(doc, sp.assignments.back(), options.names("set"));
         (void)check_point_format(doc, options.scenario_file);
       } catch (const InputError& e) {
-        throw InputError(options.axes[k].flag, e.what());
+        throw InputError(options.axes[k].label, e.what());
       }
     }
     docs.push_back(std::move(doc));
@@ -197,7 +199,7 @@ SweepResult run_sweep(const SweepOptions& options) {
   auto headlines_up_to = [&](size_t end) {
     for (; headlines_done < end; ++headlines_done) {
       SweepPoint& sp = out.points[headlines_done];
-      if (sp.ok) sp.headline = sweep_headline(sp, out.headline);
+      if (sp.ok) sp.headline = sweep_headline(sp, out.headline, options.names);
     }
   };
   run_points(

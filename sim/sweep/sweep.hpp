@@ -10,6 +10,7 @@
 
 #include "sim/sweep/grid.hpp"
 #include "sim/sweep/scenario_point.hpp"
+#include "sim/util/input_names.hpp"
 #include "sim/util/shard_spec.hpp"
 #include "sim/util/work_dispatch.hpp"
 
@@ -41,13 +42,16 @@ struct SweepOptions {
   SweepJournal* journal = nullptr;
   /// Where the points run when not on exec.pool (kvcap sweep --mpi); nullptr: here. Not owned.
   PointDispatcher* dispatcher = nullptr;
+  /// How messages and reports name the settings above as the user gave them (the CLI: flags,
+  /// "--set"; sim/util/input_names.hpp): `sets`, the headline, the capacity search, the dispatch.
+  InputNames names;
 };
 
 /// One row.
 struct SweepPoint {
   size_t index = 0;                      ///< in the whole grid (a shard holds some of them)
   GridPoint point;
-  std::vector<std::string> assignments;  ///< the grid values as --set assignments
+  std::vector<std::string> assignments;  ///< the grid values as overrides (apply_override)
   std::string folder;                    ///< subfolder name under --out
   bool ok = false;
   std::string error;                     ///< why the point could not run (e.g. does not fit)
@@ -72,9 +76,9 @@ struct SweepResult {
 /// refers to (traces, model configs) are named, not hashed.
 nlohmann::ordered_json sweep_identity(const SweepOptions& options, const nlohmann::json& document);
 
-/// The point's headline figure (`path` as resolved); InputError naming --headline when the
-/// point's results.json has no such number.
-std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path);
+/// The point's headline figure (`path` as resolved); InputError naming the headline (as `names`
+/// spells it) when the point's results.json has no such number.
+std::optional<double> sweep_headline(const SweepPoint& p, const std::string& path, const InputNames& names);
 
 /// A figure of a run read from its RunResults, as the path into results.json reads it
 /// (sim/metrics/metric_path.hpp: lookup_metric): empty for null, a boolean as 0 or 1.
@@ -85,9 +89,9 @@ using SweepFigure = std::optional<double> (*)(const RunResults&);
 SweepFigure sweep_figure(const std::string& path);
 
 /// Checks every point's document against the scenario format first (InputError naming the grid
-/// flag: nothing runs when one point is malformed), then runs them in grid order. A point whose
+/// axis: nothing runs when one point is malformed), then runs them in grid order. A point whose
 /// run fails with InputError (the model does not fit, too few blocks...) becomes a row with the
-/// message. A headline path absent from results.json is an InputError naming --headline.
+/// message. A headline path absent from results.json is an InputError naming the headline.
 /// With a shard, only its points run and are returned; with a journal, points it already holds
 /// are taken from it and every point run is recorded in it as soon as it finishes.
 SweepResult run_sweep(const SweepOptions& options);

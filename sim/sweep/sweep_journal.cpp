@@ -52,7 +52,8 @@ SweepPoint read_point_record(const ojson& record, const std::string& where) {
   return p;
 }
 
-SweepJournal::SweepJournal(std::string dir, bool resume) : journal_(std::move(dir), resume, "sweep") {}
+SweepJournal::SweepJournal(std::string dir, bool resume, InputNames names)
+    : journal_(std::move(dir), resume, "sweep", std::move(names)) {}
 
 SweepJournal::~SweepJournal() = default;
 

@@ -30,8 +30,8 @@ SweepPoint read_point_record(const nlohmann::ordered_json& record, const std::st
 class SweepJournal {
  public:
   /// The journal of the sweep writing the --out folder `dir` (as the user gave it). `resume`:
-  /// keep the points of a journal left by the same sweep (--resume).
-  SweepJournal(std::string dir, bool resume);
+  /// keep the points of a journal left by the same sweep (--resume). `names`: as WorkJournal's.
+  SweepJournal(std::string dir, bool resume, InputNames names);
   ~SweepJournal();
   SweepJournal(const SweepJournal&) = delete;
   SweepJournal& operator=(const SweepJournal&) = delete;

@@ -22,9 +22,9 @@ struct SweepShard {
   std::vector<SweepPoint> points;
 };
 
-SweepShard read_sweep_shard(const std::string& input) {
+SweepShard read_sweep_shard(const std::string& input, const InputNames& names) {
   SweepShard s;
-  s.file = read_shard_file(input, "sweep");
+  s.file = read_shard_file(input, "sweep", names);
   const ojson& header = s.file.header;
   const std::string where1 = s.file.shown + ":1";
   auto member = [&](const char* key) -> const ojson& {
@@ -63,9 +63,11 @@ SweepShard read_sweep_shard(const std::string& input) {
 }
 
 /// The sweep's options as its identity records them (sweep_identity).
-SweepOptions options_from_identity(const ojson& id, const std::string& headline, const std::string& where) {
+SweepOptions options_from_identity(const ojson& id, const std::string& headline, const std::string& where,
+                                   const InputNames& names) {
   auto bad = [&where](const std::string& what) { throw InputError(where, "\"identity\": " + what); };
   SweepOptions o;
+  o.names = names;
   const auto scenario = id.find("scenario");
   if (scenario == id.end() || !scenario->is_string()) bad("expected \"scenario\", a file name");
   o.scenario_file = scenario->get<std::string>();
@@ -76,7 +78,8 @@ SweepOptions options_from_identity(const ojson& id, const std::string& headline,
     o.sets.push_back(a.get<std::string>());
   }
   const auto grids = id.find("grids");
-  if (grids == id.end() || !grids->is_array() || grids->empty()) bad("expected \"grids\", the --grid axes");
+  if (grids == id.end() || !grids->is_array() || grids->empty())
+    bad("expected \"grids\", the " + names("grid") + " axes");
   for (const auto& g : *grids) {
     if (!g.is_object() || !g.contains("path") || !g["path"].is_string() || !g.contains("values") ||
         !g["values"].is_array() || g["values"].empty())
@@ -84,7 +87,7 @@ SweepOptions options_from_identity(const ojson& id, const std::string& headline,
     GridAxis a;
     a.path = g["path"].get<std::string>();
     for (const auto& v : g["values"]) a.values.push_back(nlohmann::json::parse(v.dump()));
-    a.flag = "--grid " + a.path + "=" + nlohmann::json(a.values).dump();
+    a.label = names("grid") + " " + a.path + "=" + nlohmann::json(a.values).dump();
     o.axes.push_back(std::move(a));
   }
   const auto capacity = id.find("capacity");
@@ -131,15 +134,15 @@ void write_shard_outputs(OutputFolder& out, const SweepResult& s) {
   });
 }
 
-SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
+SweepResult merge_sweep_shards(const std::vector<std::string>& inputs, const InputNames& names) {
   if (inputs.empty()) throw InputError("kvcap merge", "expected the shard folders to merge");
   std::vector<SweepShard> shards;
   shards.reserve(inputs.size());
-  for (const auto& in : inputs) shards.push_back(read_sweep_shard(in));
+  for (const auto& in : inputs) shards.push_back(read_sweep_shard(in, names));
   {
     std::vector<ShardFile> files;
     for (const auto& s : shards) files.push_back(s.file);
-    check_shard_set(files, "sweep");
+    check_shard_set(files, "sweep", names);
   }
   const SweepShard& first = shards.front();
   std::vector<const SweepShard*> owner(first.grid_points, nullptr);
@@ -147,7 +150,8 @@ SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
     if (&s != &first) {
       if (s.headline != first.headline)
         throw InputError(s.file.shown, "is a shard of another sweep than " + first.file.shown +
-                                           ": its --headline differs (" + s.headline + " vs " + first.headline + ")");
+                                           ": its " + names("headline") + " differs (" + s.headline + " vs " +
+                                           first.headline + ")");
       if (s.grid_points != first.grid_points)
         throw InputError(s.file.shown, "is shard " + shard_label(s.file.spec) + ", of another split than " +
                                            first.file.shown + " (shard " + shard_label(first.file.spec) + ")");
@@ -172,7 +176,7 @@ SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
     }
 
   SweepResult out;
-  out.options = options_from_identity(first.file.identity, first.headline, first.file.shown + ":1");
+  out.options = options_from_identity(first.file.identity, first.headline, first.file.shown + ":1", names);
   out.headline = first.headline;
   out.identity = first.file.identity;
   out.grid_size = first.grid_points;
@@ -199,7 +203,7 @@ SweepResult merge_sweep_shards(const std::vector<std::string>& inputs) {
       if (is_capacity_metric(out.headline) && !sp.capacity)
         throw InputError(owner[i]->file.shown, "point " + std::to_string(i) + " has no capacity figures for the headline " +
                                               out.headline);
-      sp.headline = sweep_headline(sp, out.headline);
+      sp.headline = sweep_headline(sp, out.headline, names);
     }
     out.points.push_back(std::move(sp));
   }

@@ -26,7 +26,8 @@ void write_shard_outputs(OutputFolder& out, const SweepResult& shard);
 /// The whole sweep from its shards: `inputs` are shard --out folders (or their shard.jsonl
 /// files). InputError (exit 2) naming the file for shards of different sweeps (identity,
 /// headline, N), a kvcap version other than this one's, a shard given twice, a point held by two
-/// shards or by none, a missing shard, and any malformed line.
-SweepResult merge_sweep_shards(const std::vector<std::string>& inputs);
+/// shards or by none, a missing shard, and any malformed line. `names`: how the messages and the
+/// sweep's reports name its settings (SweepOptions::names), as the user who ran it gave them.
+SweepResult merge_sweep_shards(const std::vector<std::string>& inputs, const InputNames& names);
 
 }  // namespace kvcap

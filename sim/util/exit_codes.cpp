@@ -30,10 +30,11 @@ void hold_closed_standard_descriptors() {
 }
 
 int64_t g_memory_limit = 0;
+std::string g_memory_limit_name = "max_memory";  // the setting, as limit_memory's caller names it
 
 std::string memory_limit_text() {
   if (g_memory_limit <= 0) return "";
-  return " (kvcap's limit: --max-memory " + std::to_string(g_memory_limit >> 20) + " MiB)";
+  return " (kvcap's limit: " + g_memory_limit_name + " " + std::to_string(g_memory_limit >> 20) + " MiB)";
 }
 
 int run_command(const std::function<int()>& command, std::ostream& err) {
@@ -53,7 +54,8 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
     // a property of the input, like a model that does not fit.
     err << "kvcap: error: out of memory" << memory_limit_text()
         << ": the run holds more than that (a long horizon with a short metrics.sample_interval_s, "
-           "many replicas, a huge trace); shorten or coarsen it, or raise --max-memory\n";
+           "many replicas, a huge trace); shorten or coarsen it, or raise "
+        << g_memory_limit_name << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     err << "kvcap: internal error (please report): " << escape_text(e.what()) << "\n";
@@ -75,7 +77,8 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
 #endif
 #endif
 
-void limit_memory(int64_t bytes) {
+void limit_memory(int64_t bytes, const std::string& name) {
+  g_memory_limit_name = name;
 #ifdef KVCAP_SHADOW_SANITIZER
   (void)bytes;  // ASan and TSan reserve terabytes of address space for their shadow: no limit under them
 #else

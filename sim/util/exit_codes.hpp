@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <string>
 
 namespace kvcap {
 
@@ -27,8 +28,9 @@ int run_guarded(const std::function<int()>& command, std::ostream& err);
 /// --max-memory: cap the process's address space at `bytes` (0 = no cap), so that an input that
 /// needs more fails its allocation and exits 2 with a message saying so, instead of growing until
 /// the machine swaps or the kernel kills it. Not applied under AddressSanitizer or
-/// ThreadSanitizer (their shadow memory needs the address space).
-void limit_memory(int64_t bytes);
+/// ThreadSanitizer (their shadow memory needs the address space). `name`: the setting as that
+/// message names it (the CLI: its flag).
+void limit_memory(int64_t bytes, const std::string& name);
 /// The default cap: 80% of the machine's physical memory (0 when it cannot be read).
 int64_t default_memory_limit();
 

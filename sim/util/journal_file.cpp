@@ -32,7 +32,7 @@ JournalFile::JournalFile(const std::string& path, const std::string& shown)
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err == EWOULDBLOCK)
-      fail("another kvcap is writing this journal (the same --out given twice?)", err);
+      fail("another kvcap is writing this journal (two commands writing the same output folder?)", err);
     fail("cannot lock the journal", err);
   }
   struct stat st {};

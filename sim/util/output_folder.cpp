@@ -50,8 +50,8 @@ void check_replaceable(const fs::path& dir, const std::string& shown, const std:
     if (names.count(name) || listed.count(name) || name == kOutputSetMarker || name == kOutputJournal) continue;
     if (name.starts_with(".") && name.find(".kvcap-tmp.") != std::string::npos) continue;
     throw InputError(escape_text(shown),
-                     "holds " + quote_input(name) + ", which is not a kvcap output: --out replaces the whole folder, "
-                     "so it must be new, empty or one kvcap wrote; choose another folder or remove it");
+                     "holds " + quote_input(name) + ", which is not a kvcap output: kvcap replaces the whole output "
+                     "folder, so it must be new, empty or one kvcap wrote; choose another folder or remove it");
   }
   if (ec) throw InputError(escape_text(shown), output_temp::reason("cannot list the output folder", ec.value()));
 }

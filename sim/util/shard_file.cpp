@@ -17,7 +17,7 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-std::string shard_file_path(const std::string& input, const std::string& kind) {
+std::string shard_file_path(const std::string& input, const std::string& kind, const InputNames& names) {
   struct stat st {};
   if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     std::string dir = input;
@@ -25,20 +25,21 @@ std::string shard_file_path(const std::string& input, const std::string& kind) {
     const std::string file = dir + "/" + kShardFile;
     struct stat f {};
     if (::stat(file.c_str(), &f) != 0)
-      throw InputError(escape_text(input), std::string("holds no ") + kShardFile +
-                                               ": expected the --out folder of a finished `kvcap " + kind +
-                                               " --shard I/N` (a shard that was stopped writes none: rerun it with "
-                                               "--resume)");
+      throw InputError(escape_text(input), std::string("holds no ") + kShardFile + ": expected the " + names("out") +
+                                               " folder of a finished `kvcap " + kind + " " + names("shard") +
+                                               " I/N` (a shard that was stopped writes none: rerun it with " +
+                                               names("resume") + ")");
     return file;
   }
   return input;
 }
 
-std::vector<std::string> file_lines(const std::string& file, const std::string& shown, const std::string& kind) {
+std::vector<std::string> file_lines(const std::string& file, const std::string& shown, const std::string& kind,
+                                    const InputNames& names) {
   const std::string text = read_regular_file(file, "", "shard file");
   if (text.empty() || text.back() != '\n')
-    throw InputError(shown, "is empty or cut short (no final newline); expected the shard.jsonl kvcap " + kind +
-                                " --shard writes");
+    throw InputError(shown, "is empty or cut short (no final newline); expected the shard.jsonl kvcap " + kind + " " +
+                                names("shard") + " writes");
   std::vector<std::string> lines;
   for (size_t start = 0, nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
     lines.push_back(text.substr(start, nl - start));
@@ -59,32 +60,32 @@ int64_t whole_number(const ojson& v, const char* key, const std::string& where) 
 
 }  // namespace
 
-std::string shard_file_kind(const std::string& input, const std::vector<std::string>& kinds) {
-  const std::string file = shard_file_path(input, kinds.front());
+std::string shard_file_kind(const std::string& input, const std::vector<std::string>& kinds, const InputNames& names) {
+  const std::string file = shard_file_path(input, kinds.front(), names);
   const std::string shown = escape_text(file);
-  const std::vector<std::string> lines = file_lines(file, shown, kinds.front());
+  const std::vector<std::string> lines = file_lines(file, shown, kinds.front(), names);
   (void)parse_json_line(lines[0], shown + ":1");
   const ojson header = ojson::parse(lines[0]);
   std::string expected;
   for (const auto& k : kinds) {
     if (header.is_object() && header.contains("kvcap_" + k + "_shard")) return k;
-    expected += (expected.empty() ? "" : " or ") + ("kvcap " + k + " --shard");
+    expected += (expected.empty() ? "" : " or ") + ("kvcap " + k + " " + names("shard"));
   }
   throw InputError(shown + ":1", "not a kvcap shard (expected the shard.jsonl " + expected + " writes)");
 }
 
-ShardFile read_shard_file(const std::string& input, const std::string& kind) {
-  const std::string file = shard_file_path(input, kind);
+ShardFile read_shard_file(const std::string& input, const std::string& kind, const InputNames& names) {
+  const std::string file = shard_file_path(input, kind, names);
   ShardFile s;
   s.shown = escape_text(file);
-  const std::vector<std::string> lines = file_lines(file, s.shown, kind);
+  const std::vector<std::string> lines = file_lines(file, s.shown, kind, names);
   const std::string where1 = s.shown + ":1";
   (void)parse_json_line(lines[0], where1);
   s.header = ojson::parse(lines[0]);
   const std::string key = "kvcap_" + kind + "_shard";
   if (!s.header.is_object() || !s.header.contains(key) || s.header[key] != 1)
-    throw InputError(where1, "not a kvcap " + kind + " shard (expected the shard.jsonl kvcap " + kind +
-                                 " --shard writes)");
+    throw InputError(where1, "not a kvcap " + kind + " shard (expected the shard.jsonl kvcap " + kind + " " +
+                                 names("shard") + " writes)");
   s.identity = member(s.header, "identity", where1);
   if (!s.identity.is_object()) throw InputError(where1, "\"identity\" must be an object");
   const ojson& shard = member(s.header, "shard", where1);
@@ -101,14 +102,14 @@ ShardFile read_shard_file(const std::string& input, const std::string& kind) {
   return s;
 }
 
-void check_shard_set(const std::vector<ShardFile>& shards, const std::string& kind) {
+void check_shard_set(const std::vector<ShardFile>& shards, const std::string& kind, const InputNames& names) {
   if (shards.empty()) throw InputError("kvcap merge", "expected the shard folders to merge");
   const ShardFile& first = shards.front();
   require_this_build(first.identity, first.shown, "merge with the kvcap that ran the shards");
   std::map<int64_t, const ShardFile*> by_index;
   for (const ShardFile& s : shards) {
     if (&s != &first) {
-      const std::string differs = identity_difference(first.identity, s.identity);
+      const std::string differs = identity_difference(first.identity, s.identity, names);
       if (!differs.empty())
         throw InputError(s.shown, "is a shard of another " + kind + " than " + first.shown + ": " + differs + " differs");
       if (s.spec.count != first.spec.count)

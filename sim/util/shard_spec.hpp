@@ -1,8 +1,9 @@
 #pragma once
-// --shard I/N of an array job: this process does the work items whose index mod N is I (round
-// robin, so that each shard gets a like mix of cheap and dear items). Which items a shard does
-// depends on I, N and the item count only, never on --jobs. Used by `kvcap sweep` (grid points)
-// and `kvcap search --min-replicas` (candidates).
+// Shard I of N of an array job (--shard I/N, read by sim/cli/flag_names.hpp: parse_shard): this
+// process does the work items whose index mod N is I (round robin, so that each shard gets a like
+// mix of cheap and dear items). Which items a shard does depends on I, N and the item count only,
+// never on --jobs. Used by `kvcap sweep` (grid points) and `kvcap search --min-replicas`
+// (candidates).
 #include <cstdint>
 #include <cstddef>
 #include <string>
@@ -16,9 +17,6 @@ struct ShardSpec {
   int64_t count = 1;
   bool holds(size_t item) const { return static_cast<int64_t>(item % static_cast<size_t>(count)) == index; }
 };
-
-/// Parses "I/N" (0 <= I < N). InputError naming `flag` otherwise.
-ShardSpec parse_shard(const std::string& text, const std::string& flag = "--shard");
 
 /// "I/N".
 std::string shard_label(const ShardSpec& s);

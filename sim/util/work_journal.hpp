@@ -17,20 +17,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/util/input_names.hpp"
+
 namespace kvcap {
 
 class JournalFile;
 
-/// The first key where two identities differ, as a phrase for messages ("the scenario document
-/// (after --set)"; the kvcap version with both versions); "" when they are the same.
-std::string identity_difference(const nlohmann::ordered_json& expected, const nlohmann::ordered_json& found);
+/// The first key where two identities differ, as a phrase for messages naming the settings as
+/// `names` spells them ("the scenario document (after --set)"; the kvcap version with both
+/// versions); "" when they are the same.
+std::string identity_difference(const nlohmann::ordered_json& expected, const nlohmann::ordered_json& found,
+                                const InputNames& names);
 
 class WorkJournal {
  public:
-  /// The journal of the command writing the --out folder `dir` (as the user gave it). `kind`:
+  /// The journal of the command writing the output folder `dir` (as the user gave it). `kind`:
   /// "sweep" or "search" (its first line's key, and messages). `resume`: keep the items of a
-  /// journal left by the same command (--resume).
-  WorkJournal(std::string dir, bool resume, std::string kind);
+  /// journal left by the same command (--resume). `names`: how messages name the command's
+  /// settings (resume, out, shard and those its identity records), as its user gave them.
+  WorkJournal(std::string dir, bool resume, std::string kind, InputNames names);
   ~WorkJournal();
   WorkJournal(const WorkJournal&) = delete;
   WorkJournal& operator=(const WorkJournal&) = delete;
@@ -57,6 +62,7 @@ class WorkJournal {
   std::string shown_;
   bool resume_ = false;
   std::string kind_;
+  InputNames names_;
   std::unique_ptr<JournalFile> file_;
 };
 

@@ -99,10 +99,11 @@ TEST_CASE("resolve_seed_plan: the defaults and the rules search, sweep and check
   CHECK_THROWS_WITH(resolve_seed_plan(low, false), doctest::Contains("b.json: /checks/0/capacity/seeds"));
   SeedChoice hundred;
   hundred.until_percent = 100;
-  CHECK_THROWS_WITH(resolve_seed_plan(hundred, false), doctest::Contains("--seeds-until"));
+  CHECK_THROWS_WITH(resolve_seed_plan(hundred, false), doctest::Contains("seeds_until: "));  // the setting's own name
   SeedChoice many;
   many.seeds = 65;
-  CHECK_THROWS_WITH(resolve_seed_plan(many, false, 64), doctest::Contains("--seeds"));
+  many.seeds_name = "--seeds";  // as the command line names it (sim/cli/seed_flags.hpp)
+  CHECK_THROWS_WITH(resolve_seed_plan(many, false, 64), doctest::Contains("--seeds: "));
 }
 
 TEST_CASE("sweep --seeds-until: search's stop rule per point, intervals of unequal seed counts, --jobs 1 = --jobs 2") {

@@ -30,7 +30,7 @@ TEST_CASE("sweep figures: each reads from RunResults what its path reads from re
   for (const Case& c : cases) {
     CAPTURE(c.scenario);
     const std::string file = dir + c.scenario;
-    const RunResults r = run_point(with_overrides(read_json_file(file), c.sets), file);
+    const RunResults r = run_point(with_overrides(read_json_file(file), c.sets, "set"), file);
     const nlohmann::ordered_json view = results_json(r);
     for (const std::string& path : paths) {
       CAPTURE(path);

@@ -65,7 +65,7 @@ json service_bound() {
 
 TEST_CASE("search is deterministic: two searches give the same JSON") {
   const LoadSearchOptions o;
-  const SearchInputs in{"hand.json", "hand-worked", SloConfig{0.015, 0, 0}, {}};
+  const SearchInputs in{"hand.json", "hand-worked", SloConfig{0.015, 0, 0}, {}, {}};
   const std::string a = load_search_json(search_max_load(service_bound(), "hand.json", o), o, in).dump();
   const std::string b = load_search_json(search_max_load(service_bound(), "hand.json", o), o, in).dump();
   CHECK(a == b);
