@@ -117,3 +117,69 @@ TEST_CASE("golden events: scenarios/basic.json, hand-worked and byte for byte") 
                 "kvcap run scenarios/basic.json --events differs from tests/golden/basic.events.jsonl; if the change "
                 "is meant, regenerate it (tests/golden/README.md) and say why in the commit");
 }
+
+TEST_CASE("golden events: tests/golden/priority.json, the running pass preempts a victim it already scheduled") {
+  const fs::path golden = fs::path(KVCAP_SOURCE_DIR) / "tests/golden/priority.events.jsonl";
+  test_support::TempDir dir("golden-priority");
+  const fs::path fresh = dir.path / "events.jsonl";
+  const auto r = cli_test::run_kvcap("run tests/golden/priority.json --quiet --events " + fresh.string());
+  REQUIRE(r.code == 0);
+  if (std::getenv("KVCAP_UPDATE_GOLDEN") != nullptr) {
+    fs::copy_file(fresh, golden, fs::copy_options::overwrite_existing);
+    MESSAGE("KVCAP_UPDATE_GOLDEN: rewrote " << golden);
+  }
+  const std::vector<json> s = golden_lines(golden_slurp(golden));
+
+  // Hand-worked (8 usable blocks of 16 tokens, no prefix caching, constant 10 ms steps; "low"
+  // (priority 1) 64-token prompt at 0 s, 20 outputs; "high" (priority 0) 48 tokens at 0.05 s, 10).
+  REQUIRE(s.size() == 29);
+  // Step 0: low's prompt in 4 blocks (free 4); step 1 writes its 65th token: a 5th block (free 3).
+  CHECK(golden_scheduled(s[0]) == "low:64:new:0");
+  CHECK(s[0]["free_blocks"] == 4);
+  CHECK(s[1]["free_blocks"] == 3);
+  // Step 5 (0.05 s): high's 48 tokens take the last 3 blocks; low (69 tokens) stays in its 5.
+  CHECK(golden_scheduled(s[5]) == "low:1:running:0 high:48:new:0");
+  CHECK(s[5]["free_blocks"] == 0);
+  // Step 6: the running pass schedules low's token (70 tokens: no new block), then high's 49th
+  // token needs a 4th block and none is free. Under priority the victim is the least important
+  // running request, low, although the pass already scheduled it this step: its token is taken
+  // back, its 5 blocks freed, high takes one (free 4). vLLM V1 skips the waiting queue in a step
+  // that preempted, so low waits.
+  CHECK(golden_scheduled(s[6]) == "high:1:running:0");
+  CHECK(s[6]["preempted"] == json::array({"low"}));
+  CHECK(s[6]["waiting"] == json::array({"low"}));
+  CHECK(s[6]["free_blocks"] == 4);
+  // high's 10th token ends step 14 (its first ended step 5); at step 15 low recomputes all its
+  // 64 + 6 = 70 tokens (outputs from steps 0..5) in 5 blocks (free 8 - 5 = 3).
+  CHECK(s[14]["finished"] == json::array({"high"}));
+  CHECK(golden_scheduled(s[15]) == "low:70:resumed:0");
+  CHECK(s[15]["free_blocks"] == 3);
+  // low's 71st..81st tokens: step 26 writes the 81st, a 6th block (free 2); its 20th output ends
+  // step 28 (the 7th came from the resume, the other 13 from steps 16..28).
+  CHECK(s[25]["free_blocks"] == 3);
+  CHECK(s[26]["free_blocks"] == 2);
+  CHECK(s[28]["finished"] == json::array({"low"}));
+  for (size_t i = 0; i < s.size(); ++i) {
+    CAPTURE(i);
+    CHECK(s[i]["step"] == static_cast<int>(i));
+    CHECK(s[i]["time_s"].get<double>() == doctest::Approx(0.01 * static_cast<double>(i)));
+    CHECK(s[i]["free_blocks"].get<int>() >= 0);
+    CHECK(s[i]["free_blocks"].get<int>() <= 8);
+  }
+
+  // Under FCFS the same pressure preempts the last running request, high itself (its 3 blocks
+  // freed: free 3), and low runs on.
+  const fs::path fcfs = dir.path / "fcfs.jsonl";
+  REQUIRE(cli_test::run_kvcap("run tests/golden/priority.json --quiet --set engine.scheduling_policy=fcfs --events " +
+                              fcfs.string())
+              .code == 0);
+  const std::vector<json> f = golden_lines(golden_slurp(fcfs));
+  REQUIRE(f.size() > 6);
+  CHECK(golden_scheduled(f[6]) == "low:1:running:0");
+  CHECK(f[6]["preempted"] == json::array({"high"}));
+  CHECK(f[6]["free_blocks"] == 3);
+
+  CHECK_MESSAGE(golden_slurp(fresh) == golden_slurp(golden),
+                "kvcap run tests/golden/priority.json --events differs from tests/golden/priority.events.jsonl; if the "
+                "change is meant, regenerate it (tests/golden/README.md) and say why in the commit");
+}
