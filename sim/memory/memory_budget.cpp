@@ -50,8 +50,24 @@ namespace {
 ///    TP4 figure (an assumption).
 ///  - V0 (before 0.8): 0.16 GiB (PR #12126, one H100) and 0.20 GiB (PR #14447, 4 × 24 GB GPUs)
 ///    after the profiler overhaul; we take 0.20 GiB.
-int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t engine_gpus) {
+///  - vLLM >= 0.19 ("non-torch forward increase memory" in the 0.19.0 DEBUG logs of llm-d-planner,
+///    d3121e0, H100 SXM): 0.25 GiB on one GPU in every single-GPU log; with tensor parallelism over
+///    NVLink 2.06-2.11 GiB at TP2 (10 runs, 8 models from 7B to 72B: it does not grow with the
+///    model) and 2.13-2.21 at TP4 (5 runs), the buffers the first all-reduce sets up (symmetric
+///    memory, the allreduce+RMSNorm fusion workspace: VLLM_ALLREDUCE_USE_SYMM_MEM, "Enabled custom
+///    fusions: allreduce_rms"); 0.07 per stage for pipeline parallelism without TP (PP2, PP4).
+///    TP > 4 takes TP4's figure (an assumption). Those all-reduce paths need NVLink and a Hopper or
+///    Blackwell GPU (symmetric memory is SM90/SM100 only); A100s are not in the logs and keep 0.11's
+///    figure, as GPUs over PCIe do: 2 x RTX 5090
+///    at TP2 (0.27.1, club-3090 #1087) leave about 0.5 GiB beside the weights, 0.11's figure, which
+///    is kept there. Versions 0.12-0.18 have no logs with the breakdown and keep 0.11's figures.
+int64_t non_torch_bytes(const std::pair<int, int>& version, int64_t tp, int64_t pp, int64_t engine_gpus, bool nvlink_sm90) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (version >= std::pair<int, int>{0, 19}) {
+    if (engine_gpus == 1) return static_cast<int64_t>(0.25 * kGiB);
+    if (tp > 1 && nvlink_sm90) return static_cast<int64_t>((tp >= 4 ? 2.17 : 2.08) * kGiB);
+    if (tp == 1 && pp == engine_gpus && nvlink_sm90) return static_cast<int64_t>(0.07 * kGiB);  // pipeline stages only
+  }
   if (version >= std::pair<int, int>{0, 11}) return static_cast<int64_t>((engine_gpus > 1 ? 0.545 : 0.135) * kGiB);
   if (version >= std::pair<int, int>{0, 8})
     return static_cast<int64_t>((engine_gpus >= 4 ? 0.47 : engine_gpus > 1 ? 0.37 : 0.25) * kGiB);
@@ -316,7 +332,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     throw FieldError("enable_expert_parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
                                                      " do not spread evenly over " + std::to_string(ep) + " GPUs");
   // Expert parallelism joins the data-parallel engines in one NCCL group for the experts.
-  b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1));
+  b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp, pp, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1),
+                                               gpu.interconnect_kind == "nvlink" && gpu.compute_capability >= 90);
   const bool v21 = version >= std::pair<int, int>{0, 21};
   b.gpu_memory_utilization = cfg.gpu_memory_utilization > 0 ? cfg.gpu_memory_utilization : (v21 ? 0.92 : 0.9);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp),
