@@ -47,7 +47,7 @@ const char* profile_sampler_name(ProfileSampler s) {
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           ProfileSampler sampler, bool samples, bool profile_vision,
-                                          int64_t dp_gather, int64_t sm_count) {
+                                          int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -68,6 +68,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   bool any_dense = false;
   for (const auto& l : m.layers) any_dense = any_dense || !l.moe;
   if (any_dense) layer_peak = std::max(layer_peak, 3 * T * split(m.intermediate_size) * b);
+  int64_t moe_workspace = 0;
   if (m.is_moe()) {
     const auto& x = m.moe;
     // Expert parallelism over data-parallel engines: each rank gathers every engine's tokens
@@ -76,8 +77,8 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
     const int64_t moe_tokens = dp_gather > 1 ? std::min<int64_t>(T * dp_gather, 16384) : T;
     const int64_t expert_width = dp_gather > 1 ? x.expert_intermediate_size : split(x.expert_intermediate_size);
     const int64_t gathered = dp_gather > 1 ? T * dp_gather * H * b : 0;
-    const int64_t moe = moe_tokens * x.experts_per_token * (3 * expert_width + H) * b + gathered +
-                        3 * T * split(x.shared_expert_intermediate_size) * b;
+    moe_workspace = moe_tokens * x.experts_per_token * (3 * expert_width + H) * b;
+    const int64_t moe = moe_workspace + gathered + 3 * T * split(x.shared_expert_intermediate_size) * b;
     layer_peak = std::max(layer_peak, moe);
   }
   if (m.has_linear_attention()) {
@@ -111,7 +112,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
       break;
     }
   }
-  return std::max({forward, vision, T * H * b + logits});
+  return std::max({forward, vision, T * H * b + logits + (moe_workspace_kept ? moe_workspace : 0)});
 }
 
 }  // namespace kvcap

@@ -435,7 +435,10 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
-        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count);
+        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
+        // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
+        // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
+        version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4");
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));

@@ -172,9 +172,9 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
   CHECK(s.runnable >= 83);
-  CHECK(s.all.available_median_abs <= 0.0045);
-  CHECK(s.all.capacity_median_abs <= 0.0070);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0065);
+  CHECK(s.all.available_median_abs <= 0.0042);
+  CHECK(s.all.capacity_median_abs <= 0.0052);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0045);
   // vLLM 0.19's non-torch memory (memory_budget.cpp: non_torch_bytes): 0.25 GiB on one GPU, 2.08
   // at TP2 over NVLink on Hopper (the logs' 2.06-2.11 "non-torch forward increase"), 0.07 per
   // pipeline stage; 0.11's 0.545 at TP2 over PCIe (2 x RTX 5090).
@@ -190,6 +190,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(non_torch("llmdplanner-llama31-8b-2xh100-pp2") == doctest::Approx(0.07).epsilon(1e-6));
   CHECK(non_torch("club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown") == doctest::Approx(0.545).epsilon(1e-6));
   CHECK(non_torch("llmd-llama33-70b-fp8-2xh100-tp2") == doctest::Approx(0.545).epsilon(1e-6));  // 0.11.0
+  // vLLM 0.19 keeps fused_moe's buffers through the sampler: Qwen3-30B-A3B's logged 2.68 GiB peak is
+  // the Triton sampler's 1,024 x 151,936 x 14 B + 132 x 151,936 x 4 B + 8,192 x 2,048 x 2 B (2.13 GiB)
+  // plus the experts' 8,192 x 8 x (3 x 768 + 2,048) x 2 B (0.53 GiB).
+  const auto& moe = find(checks, "llmdplanner-qwen3-30b-a3b-h100-tp1");
+  REQUIRE(moe.budget);
+  REQUIRE(moe.row->logged.activation_peak_gib);
+  CHECK(std::abs(static_cast<double>(moe.budget->activation_bytes_per_gpu) / kGiB - *moe.row->logged.activation_peak_gib) < 0.02);
+  CHECK(std::abs(*moe.kv_tokens_error) < 0.005);
   // Rows not used to set those figures moved towards the logs: vLLM 0.19.1 on an A100 40GB
   // (+1.11% -> +0.52%) and 0.21 on an RTX A5000 (+3.14% -> +1.35%).
   CHECK(std::abs(*find(checks, "tokenkaki-qwen3-8b-a100-40gb-v0.19.1").kv_tokens_error) < 0.006);
@@ -226,9 +234,9 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
   // 37: 20 of llm-d-planner's vLLM 0.19.0 H100 rows assume nothing (catalog models, the Scout config).
   CHECK(s.exact_rows >= 37);
-  CHECK(s.exact.kv_tokens_median_abs <= 0.0030);
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0027);
   CHECK(s.exact.available_median_abs <= 0.0025);
-  CHECK(s.exact.capacity_median_abs <= 0.0030);
+  CHECK(s.exact.capacity_median_abs <= 0.0027);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
   // only gives GiB (llm-d's H100 logs), so every row with either figure counts once.
   const auto& gib_only = find(checks, "llmd-llama31-8b-h100");
