@@ -66,12 +66,8 @@ const char* on_oom_name(OnOom o) { return o == OnOom::crash ? "crash" : "preempt
 size_t read_named(const JsonObjectReader& r, const std::string& key, const char* fallback,
                   std::span<const char* const> names) {
   const std::string v = r.get_string(key, fallback);
-  std::string list;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (v == names[i]) return i;
-    list += (list.empty() ? "'" : ", '") + std::string(names[i]) + "'";
-  }
-  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + list + ")");
+  if (const auto i = name_index(v, names)) return *i;
+  throw InputError(r.where(key), "unknown value " + quote_input(v) + " (expected one of " + quoted_names(names) + ")");
 }
 
 SchedulerSettings parse_scheduler_settings(const JsonObjectReader& r) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -21,9 +22,8 @@ Variant variant_default_at(size_t index) {
 }
 
 /// The position of `name` in `names`, or nothing.
-template <size_t N>
-std::optional<size_t> name_index(std::string_view name, const char* const (&names)[N]) {
-  for (size_t i = 0; i < N; ++i)
+inline std::optional<size_t> name_index(std::string_view name, std::span<const char* const> names) {
+  for (size_t i = 0; i < names.size(); ++i)
     if (name == names[i]) return i;
   return std::nullopt;
 }
@@ -37,8 +37,7 @@ std::optional<Variant> variant_named(std::string_view name, const char* const (&
 }
 
 /// "'a', 'b', 'c'": the names for an error message.
-template <size_t N>
-std::string quoted_names(const char* const (&names)[N]) {
+inline std::string quoted_names(std::span<const char* const> names) {
   std::string list;
   for (const char* n : names) list += (list.empty() ? "'" : ", '") + std::string(n) + "'";
   return list;
