@@ -51,6 +51,8 @@ std::string cell(double v) {
 std::string cell(const std::optional<double>& v) { return v ? cell(*v) : std::string("-"); }
 std::string cell(bool v) { return v ? "yes" : "no"; }
 std::string cell(const std::string& v) { return escape_html(v); }
+std::string percent_cell(double fraction) { return std::isnan(fraction) ? std::string("-") : percent(fraction); }
+std::string percent_cell(const std::optional<double>& fraction) { return fraction ? percent_cell(*fraction) : std::string("-"); }
 
 const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path) {
   static const nlohmann::ordered_json kNull;

@@ -35,6 +35,9 @@ std::string cell(double v);
 std::string cell(const std::optional<double>& v);
 std::string cell(bool v);
 std::string cell(const std::string& v);
+/// A fraction as percent(), "-" where results.json gives null (NaN, nullopt).
+std::string percent_cell(double fraction);
+std::string percent_cell(const std::optional<double>& fraction);
 
 /// Looks up `a.b.c` in a results document without throwing; null when any step is missing.
 const nlohmann::ordered_json& at_path(const nlohmann::ordered_json& doc, std::string_view dotted_path);

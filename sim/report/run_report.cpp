@@ -1,6 +1,5 @@
 #include "sim/report/run_report.hpp"
 
-#include <cmath>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,14 +17,12 @@ using ojson = nlohmann::ordered_json;
 using report::at_path;
 using report::cell;
 using report::escape_html;
+using report::percent_cell;
 
 /// A two-column table row: label (escaped here) and an already-escaped value.
 void row(std::ostream& os, const std::string& label, const std::string& value) {
   os << "<tr><td class=\"k\">" << escape_html(label) << "</td><td>" << value << "</td></tr>\n";
 }
-
-std::string percent_cell(double v) { return std::isnan(v) ? std::string("-") : report::fixed(100.0 * v, 1) + "%"; }
-std::string percent_cell(const std::optional<double>& v) { return v ? percent_cell(*v) : std::string("-"); }
 
 void write_setup(std::ostream& os, const RunResults& res) {
   const RunScenario& sc = res.scenario;

@@ -51,7 +51,7 @@ void write_probe_row(std::ostream& os, const Probe& p, size_t i, bool capacity_p
   os << "<td>" << i << "</td><td>" << sig(p.load_scale, 6) << "</td><td>" << p.replicas << "</td><td>"
      << sig(p.offered_requests_per_s, 6) << "</td><td>" << p.arrived << "</td><td>" << p.met_slo << "</td><td>"
      << percent(p.attainment) << "</td><td>" << (p.pass ? "yes" : "no") << "</td><td>" << kv_peak << "</td><td>"
-     << cell(results.preemptions) << "</td><td>" << (std::isnan(compute) ? std::string("-") : percent(compute))
+     << cell(results.preemptions) << "</td><td>" << report::percent_cell(compute)
      << "</td></tr>\n";
 }
 

@@ -47,19 +47,25 @@ std::string golden_scheduled(const json& step) {
   return s;
 }
 
+/// Runs `kvcap run SCENARIO --events` into `dir`, copies the result over `golden` under
+/// KVCAP_UPDATE_GOLDEN, and returns the fresh file's path.
+fs::path golden_fresh_run(const test_support::TempDir& dir, const std::string& scenario, const fs::path& golden) {
+  const fs::path fresh = dir.path / "events.jsonl";
+  const auto r = cli_test::run_kvcap("run " + scenario + " --quiet --events " + fresh.string());
+  REQUIRE(r.code == 0);
+  if (std::getenv("KVCAP_UPDATE_GOLDEN") != nullptr) {
+    fs::copy_file(fresh, golden, fs::copy_options::overwrite_existing);
+    MESSAGE("KVCAP_UPDATE_GOLDEN: rewrote " << golden);
+  }
+  return fresh;
+}
+
 }  // namespace
 
 TEST_CASE("golden events: scenarios/basic.json, hand-worked and byte for byte") {
   const fs::path golden = fs::path(KVCAP_SOURCE_DIR) / "tests/golden/basic.events.jsonl";
   test_support::TempDir dir("golden-basic");
-  const fs::path fresh = dir.path / "events.jsonl";
-  const auto r = cli_test::run_kvcap("run scenarios/basic.json --quiet --events " + fresh.string());
-  REQUIRE(r.code == 0);
-  const bool update = std::getenv("KVCAP_UPDATE_GOLDEN") != nullptr;
-  if (update) {
-    fs::copy_file(fresh, golden, fs::copy_options::overwrite_existing);
-    MESSAGE("KVCAP_UPDATE_GOLDEN: rewrote " << golden);
-  }
+  const fs::path fresh = golden_fresh_run(dir, "scenarios/basic.json", golden);
   const std::vector<json> s = golden_lines(golden_slurp(golden));
 
   // Hand-worked (scenarios/basic.json: 20 blocks of 16 usable, budget 128 tokens, 4 sequences,
@@ -121,13 +127,7 @@ TEST_CASE("golden events: scenarios/basic.json, hand-worked and byte for byte") 
 TEST_CASE("golden events: tests/golden/priority.json, the running pass preempts a victim it already scheduled") {
   const fs::path golden = fs::path(KVCAP_SOURCE_DIR) / "tests/golden/priority.events.jsonl";
   test_support::TempDir dir("golden-priority");
-  const fs::path fresh = dir.path / "events.jsonl";
-  const auto r = cli_test::run_kvcap("run tests/golden/priority.json --quiet --events " + fresh.string());
-  REQUIRE(r.code == 0);
-  if (std::getenv("KVCAP_UPDATE_GOLDEN") != nullptr) {
-    fs::copy_file(fresh, golden, fs::copy_options::overwrite_existing);
-    MESSAGE("KVCAP_UPDATE_GOLDEN: rewrote " << golden);
-  }
+  const fs::path fresh = golden_fresh_run(dir, "tests/golden/priority.json", golden);
   const std::vector<json> s = golden_lines(golden_slurp(golden));
 
   // Hand-worked (8 usable blocks of 16 tokens, no prefix caching, constant 10 ms steps; "low"
