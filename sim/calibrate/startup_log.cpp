@@ -311,7 +311,7 @@ void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& che
        << b.kv_cache_tokens << std::setw(10) << signed_pct_cell(c.kv_tokens_error) << std::setw(9) << gib_cell(r.logged.available_kv_gib)
        << std::setw(8) << gib_cell(g(b.kv_cache_bytes_per_gpu)) << std::setw(10) << signed_pct_cell(c.available_kv_error) << "  "
        << std::setw(7) << gib_cell(r.logged.weights_gib) << "/" << std::left << std::setw(10)
-       << gib_cell(g(b.weight_bytes_per_gpu)) << std::right << std::setw(7) << gib_cell(r.logged.activation_peak_gib) << "/"
+       << gib_cell(g(b.model_loading_bytes_per_gpu())) << std::right << std::setw(7) << gib_cell(r.logged.activation_peak_gib) << "/"
        << std::left << std::setw(10) << gib_cell(g(b.activation_bytes_per_gpu)) << std::right << std::setw(7)
        << gib_cell(r.logged.non_torch_gib) << "/" << gib_cell(g(b.non_torch_bytes_per_gpu)) << "\n";
   }
@@ -338,6 +338,7 @@ nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& chec
         j["kvcap"] = {{"kv_cache_tokens", c.budget->kv_cache_tokens},
                       {"kv_cache_bytes_per_gpu", c.budget->kv_cache_bytes_per_gpu},
                       {"weight_bytes_per_gpu", c.budget->weight_bytes_per_gpu},
+                      {"rope_cache_bytes_per_gpu", c.budget->rope_cache_bytes_per_gpu},
                       {"activation_bytes_per_gpu", c.budget->activation_bytes_per_gpu},
                       {"non_torch_bytes_per_gpu", c.budget->non_torch_bytes_per_gpu}};
       }

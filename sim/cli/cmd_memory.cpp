@@ -176,6 +176,8 @@ int run_memory(const MemoryOptions& o) {
     j["kv_bytes_per_token_per_gpu"] = b.kv_bytes_per_token_per_gpu;
     j["weight_bytes"] = b.weight_bytes;
     j["weight_bytes_per_gpu"] = b.weight_bytes_per_gpu;
+    j["rope_cache_bytes_per_gpu"] = b.rope_cache_bytes_per_gpu;
+    j["model_loading_bytes_per_gpu"] = b.model_loading_bytes_per_gpu();
     j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
     j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
     j["sampler"] = b.sampler;
@@ -262,6 +264,12 @@ int run_memory(const MemoryOptions& o) {
   std::snprintf(util, sizeof util, "%.2f", b.gpu_memory_utilization);
   row(std::string("usable (x gpu_memory_utilization ") + util + ")", gib_text(b.requested_bytes_per_gpu));
   row("weights", gib_text(b.weight_bytes_per_gpu) + "  (whole model " + gib_text(b.weight_bytes) + ")");
+  if (!model.rope_tables.empty()) {
+    std::string tables;
+    for (const RopeTable& t : model.rope_tables)
+      tables += (tables.empty() ? "" : " + ") + num(t.positions) + " x " + num(t.rotary_dim);
+    row("RoPE cos/sin tables", gib_text(b.rope_cache_bytes_per_gpu) + "  (" + tables + ", whole on every GPU)");
+  }
   row("profiling batch (tokens / seqs)", num(b.max_num_batched_tokens) + " / " + num(b.max_num_seqs) +
                                            (b.batch_defaults_rule.empty() ? "" : "  (" + b.batch_defaults_rule + ")"));
   row("activation peak (estimate, vLLM " + engine.vllm_version + ")",
@@ -318,7 +326,7 @@ int run_memory(const MemoryOptions& o) {
   row("max concurrency at " + num(b.max_model_len) + " tokens", conc);
   // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
   std::cout << format_text("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
-  std::cout << format_text("  Model loading took %.4f GiB\n", static_cast<double>(b.weight_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
+  std::cout << format_text("  Model loading took %.4f GiB\n", static_cast<double>(b.model_loading_bytes_per_gpu()) / (1024.0 * 1024.0 * 1024.0));
   if (b.cuda_graph_in_budget && !b.cuda_graph_reserve_unknown)
     std::cout << format_text("  Estimated CUDA graph memory: %.2f GiB total\n",
                              static_cast<double>(b.cuda_graph_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));

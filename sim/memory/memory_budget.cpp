@@ -27,6 +27,7 @@
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/model/pipeline_parallel.hpp"
+#include "sim/model/rope_tables.hpp"
 #include "sim/model/tensor_parallel.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/int_math.hpp"
@@ -433,6 +434,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         weight_bytes(stage_params, model_dtype, quant, model.moe_router_fp32) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
+    st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
         first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
@@ -455,17 +457,19 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     if (cfg.kv_cache_memory_bytes) {
       st.kv_cache_memory_from_flag = true;
       st.kv_cache_bytes_per_gpu = *cfg.kv_cache_memory_bytes;
-      if (st.weight_bytes_per_gpu + st.kv_cache_bytes_per_gpu > stage_gpu.memory_bytes)
+      if (st.model_loading_bytes_per_gpu() + st.kv_cache_bytes_per_gpu > stage_gpu.memory_bytes)
         throw FieldError("kv_cache_memory_bytes",
-                         "weights per GPU (" + gib_text(st.weight_bytes_per_gpu) + ") + KV cache (" +
+                         "weights per GPU (" + gib_text(st.model_loading_bytes_per_gpu()) + ") + KV cache (" +
                              gib_text(st.kv_cache_bytes_per_gpu) + ") exceed the GPU's " + gib_text(stage_gpu.memory_bytes));
     } else {
-      const int64_t non_kv =
-          st.weight_bytes_per_gpu + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu + st.cuda_graph_bytes_per_gpu;
+      const int64_t non_kv = st.model_loading_bytes_per_gpu() + st.activation_bytes_per_gpu + st.non_torch_bytes_per_gpu +
+                             st.cuda_graph_bytes_per_gpu;
       st.kv_cache_bytes_per_gpu = st.requested_bytes_per_gpu - non_kv;
       if (st.kv_cache_bytes_per_gpu <= 0)
         throw InputError(model.name + " on " + stage_gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
-                         "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) + " + activations " +
+                         "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) +
+                             (st.rope_cache_bytes_per_gpu > 0 ? " + RoPE tables " + gib_text(st.rope_cache_bytes_per_gpu) : "") +
+                             " + activations " +
                              gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
                              (st.cuda_graph_bytes_per_gpu > 0 ? " + CUDA graphs " + gib_text(st.cuda_graph_bytes_per_gpu) : "") +
                              " = " + gib_text(non_kv) + " exceed the usable " + gib_text(st.requested_bytes_per_gpu) + " (" +

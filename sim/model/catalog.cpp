@@ -2,7 +2,7 @@
 // binary (CMakeLists.txt kvcap_embed_files). Each file names the entry, its HuggingFace repository,
 // where the config was taken from, the other repositories with the same shapes, and the real
 // config.json, read by the same model_from_hf_config() as a user's file, so a catalog entry and the
-// published config agree. Keys that do not change memory (token ids, rope scaling, ...) are kept
+// published config agree. Keys that do not change memory (token ids, dropout, ...) are kept
 // as published; they are ignored on reading.
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Reading a HuggingFace config.json into a ModelSpec. The built-in catalog goes through this same
 // code (sim/model/catalog.cpp reads the real config.json objects of catalog/models/*.json), so the two cannot diverge.
 //
-// A config.json carries dozens of keys that do not affect memory (rope scaling, token ids,
+// A config.json carries dozens of keys that do not affect memory (token ids,
 // dropout, ...). They are ignored on purpose: the file is a third-party format, not one of ours.
 // Every key that does change shapes is read strictly: wrong types, non-positive sizes and
 // inconsistent shapes are InputErrors naming the key.
@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/model_limits.hpp"
 #include "sim/model/quant_config.hpp"
+#include "sim/model/rope_tables.hpp"
 #include "sim/model/vision_encoder.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -431,11 +433,80 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
                                                          ") than experts (" + std::to_string(moe.num_experts) + ")");
 }
 
+/// The RoPE tables vLLM's model file builds (sim/model/rope_tables.hpp): one per distinct get_rope
+/// call, shared by every layer that makes it. The parameters are the config's rope_scaling, or
+/// transformers v5's rope_parameters (keyed by layer type for Gemma 3 and 4).
+std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family, const ModelSpec& m, bool force_mrope) {
+  const char* key = r.has_value("rope_scaling") ? "rope_scaling" : (r.has_value("rope_parameters") ? "rope_parameters" : nullptr);
+  std::optional<JsonObjectReader> params;
+  if (key) {
+    if (!r.raw(key).is_object()) throw InputError(r.where(key), "expected an object or null");
+    params.emplace(r.object(key));
+  }
+  const bool by_layer_type =
+      params && (params->has_value("full_attention") || params->has_value("sliding_attention"));
+  auto layer_params = [&](const char* type) -> std::optional<JsonObjectReader> {
+    if (!by_layer_type) return params;
+    if (!params->has_value(type)) return std::nullopt;
+    if (!params->raw(type).is_object()) throw InputError(params->where(type), "expected an object");
+    return params->object(type);
+  };
+  // partial_rotary_factor: a top-level key (Qwen3.5, GLM-4.5) or one of the RoPE parameters.
+  auto rotary_dim = [&](const std::optional<JsonObjectReader>& p, int64_t head_dim) {
+    const JsonObjectReader& src = p && p->has_value("partial_rotary_factor") ? *p : r;
+    const double partial = src.has_value("partial_rotary_factor") ? src.get_number_in("partial_rotary_factor", 1e-6, 1.0) : 1.0;
+    return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(head_dim) * partial));
+  };
+  auto table = [&](const std::optional<JsonObjectReader>& p, int64_t dims) {
+    return rope_table(p ? &*p : nullptr, m.max_position_embeddings, dims, family == Family::deepseek, force_mrope);
+  };
+  bool has_full = false, has_sliding = false;
+  int64_t global_head_dim = m.head_dim;
+  for (const auto& l : m.layers) {
+    if (l.attention == AttentionKind::sliding_window) has_sliding = true;
+    if (l.attention == AttentionKind::full) {
+      has_full = true;
+      global_head_dim = m.head_dim_of(l);
+    }
+  }
+  std::vector<RopeTable> tables;
+  switch (family) {
+    case Family::deepseek:  // MLA ropes only the decoupled key (qk_rope_head_dim), DeepSeek YaRN
+      tables.push_back(table(params, m.mla.qk_rope_head_dim));
+      break;
+    case Family::minimax_m2:  // minimax_m2.py passes config.rotary_dim
+      tables.push_back(table(params, r.has_value("rotary_dim") ? req_int(r, "rotary_dim") : rotary_dim(params, m.head_dim)));
+      break;
+    case Family::gemma3:
+    case Family::gemma4: {
+      // Sliding layers take rope_local_base_freq (Gemma 3) or their own parameters, global layers
+      // the config's scaling (Gemma 3's linear x8) on their own head width (Gemma 4's
+      // global_head_dim, partially rotated): two get_rope calls, two tables.
+      if (has_sliding) {
+        const auto p = by_layer_type ? layer_params("sliding_attention") : std::nullopt;
+        tables.push_back(table(p, rotary_dim(p, m.head_dim)));
+      }
+      if (has_full) {
+        // Gemma 4's "proportional" RoPE (Gemma4RotaryEmbedding) keeps the whole head width, the
+        // unrotated part as cos 1 / sin 0.
+        const auto p = layer_params("full_attention");
+        const bool proportional = p && p->has_value("rope_type") && p->get_string("rope_type") == "proportional";
+        tables.push_back(table(p, proportional ? global_head_dim : rotary_dim(p, global_head_dim)));
+      }
+      break;
+    }
+    default:
+      tables.push_back(table(params, rotary_dim(params, m.head_dim)));
+      break;
+  }
+  return tables;
+}
+
 }  // namespace
 
 namespace {
 
-ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) {
+ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, bool force_mrope = false) {
   const ArchEntry& arch = find_architecture(r);
   ModelSpec m;
   m.name = origin;
@@ -569,6 +640,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin) 
   if (m.has_linear_attention()) read_linear_attention(r, m);
   (void)m.first_kv_layer();  // at least one layer keeps KV
   read_moe(r, arch.family, m);
+  m.rope_tables = read_rope_tables(r, arch.family, m, force_mrope);
   check_model_size(m, r.where());  // sizes whose products overflow int64 (sim/model/model_limits.hpp)
   m.quant = read_quantization_config(r, m);
   return m;
@@ -614,7 +686,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   text["architectures"] = nlohmann::json::array({entry->text_architecture});
   for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"})
     if (!text.contains(key) && config.contains(key)) text[key] = config.at(key);
-  ModelSpec m = read_text_model(JsonObjectReader(text, origin, "/text_config"), origin);
+  // Qwen3-VL's text model always runs M-RoPE (vLLM qwen3_vl.py), also where a config copy drops
+  // the mrope keys (scenarios/memory/configs/SOURCES.md).
+  const bool qwen3_vl = text_type.rfind("qwen3_vl", 0) == 0;
+  ModelSpec m = read_text_model(JsonObjectReader(text, origin, "/text_config"), origin, qwen3_vl);
   m.architecture = arch;
 
   const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size);

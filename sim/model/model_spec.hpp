@@ -109,6 +109,14 @@ struct VisionProfileShape {
   int64_t image_tokens = 0;    ///< tokens the image becomes in the language model
 };
 
+/// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it
+/// whole, positions x rotary_dim elements in the model dtype.
+struct RopeTable {
+  int64_t positions = 0;
+  int64_t rotary_dim = 0;
+  bool mrope = false;  ///< MRotaryEmbedding (4 x max_position_embeddings positions)
+};
+
 struct ModelSpec {
   std::string name;          ///< catalog name or config path
   std::string architecture;  ///< HF `architectures[0]`, e.g. "LlamaForCausalLM"
@@ -156,6 +164,7 @@ struct ModelSpec {
   VisionProfileShape vision_profile;
 
   std::vector<LayerSpec> layers;  ///< one entry per decoder layer, size == num_layers
+  std::vector<RopeTable> rope_tables;  ///< the distinct RoPE tables vLLM builds (none: no RoPE layer)
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla
   MoeSpec moe;                    ///< valid when any layer has moe == true
   LinearAttentionSpec linear;     ///< valid when any layer is AttentionKind::linear

@@ -115,10 +115,12 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   triton.config.mxfp4_backend = "auto";
   CHECK(check_startup_logs({triton})[0].refusal.empty());
   // Hybrid Gated DeltaNet rows: club-3090 #487 (Qwen3.6-27B AutoRound, TP 2, MTP x3, v0.22) in
-  // tokens and #1087 (Qwen3.8-27B FP8, TP 2, v0.27.1) in available KV, within 2%.
+  // tokens within 3% (-2.9%: -1.7% before kvcap charged M-RoPE's 4 x 262,144 x 64 table, 128 MiB a
+  // GPU, which moved the #1087 row below from +0.8% to -0.2%) and #1087 (Qwen3.8-27B FP8, TP 2,
+  // v0.27.1) in available KV within 2%.
   const auto& gdn = find(checks, "club3090-487-qwen3.6-27b-int4-2xrtx3090-tp2-fp8e5m2");
   REQUIRE(gdn.kv_tokens_error);
-  CHECK(std::abs(*gdn.kv_tokens_error) < 0.02);
+  CHECK(std::abs(*gdn.kv_tokens_error) < 0.03);
   const auto& fp8 = find(checks, "club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown");
   REQUIRE(fp8.available_kv_error);
   CHECK(std::abs(*fp8.available_kv_error) < 0.02);
@@ -172,9 +174,10 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
   CHECK(s.runnable >= 83);
-  CHECK(s.all.available_median_abs <= 0.0042);
-  CHECK(s.all.capacity_median_abs <= 0.0052);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0045);
+  // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%.
+  CHECK(s.all.available_median_abs <= 0.0032);
+  CHECK(s.all.capacity_median_abs <= 0.0040);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0041);
   // vLLM 0.19's non-torch memory (memory_budget.cpp: non_torch_bytes): 0.25 GiB on one GPU, 2.08
   // at TP2 over NVLink on Hopper (the logs' 2.06-2.11 "non-torch forward increase"), 0.07 per
   // pipeline stage; 0.11's 0.545 at TP2 over PCIe (2 x RTX 5090).
@@ -234,9 +237,13 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
   // 37: 20 of llm-d-planner's vLLM 0.19.0 H100 rows assume nothing (catalog models, the Scout config).
   CHECK(s.exact_rows >= 37);
-  CHECK(s.exact.kv_tokens_median_abs <= 0.0027);
-  CHECK(s.exact.available_median_abs <= 0.0025);
-  CHECK(s.exact.capacity_median_abs <= 0.0027);
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0021);
+  CHECK(s.exact.available_median_abs <= 0.0018);
+  CHECK(s.exact.capacity_median_abs <= 0.0021);
+  // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
+  // charged (+1.0%); now Qwen2-7B over two Ray nodes (+8.6%).
+  CHECK(s.exact.capacity_worst_abs <= 0.087);
+  CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.012);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
   // only gives GiB (llm-d's H100 logs), so every row with either figure counts once.
   const auto& gib_only = find(checks, "llmd-llama31-8b-h100");

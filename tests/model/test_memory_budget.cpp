@@ -29,7 +29,7 @@ TEST_CASE("num_gpu_blocks with --kv-cache-memory-bytes: exact arithmetic") {
   CHECK(b.blocks_for_tokens(0) == 0);
 }
 
-TEST_CASE("the profiled path: usable = total x utilization - weights - activations - non-torch") {
+TEST_CASE("the profiled path: usable = total x utilization - weights - RoPE tables - activations - non-torch") {
   // H100 SXM as vLLM sees it (torch.cuda.mem_get_info, logged "79.19 GiB"): 79.19 x 2^30 =
   // 85,029,615,042 B; x 0.9 = 76,526,653,537 (floored).
   // Batch limits unset: vLLM's serve defaults on an H100 (>= 70 GiB, not an A100): 8,192 tokens,
@@ -38,9 +38,9 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - activatio
   // below the sampler's: 0.15 sorts (PyTorch-native top-k/top-p) the 1,024 rows' logits, held in
   // bf16 and fp32 with the sort's 32 bytes an entry, 1,024 x 128,256 x 38 = 4,990,697,472, beside
   // the hidden states 8,192 x 4,096 x 2 = 67,108,864: 5,057,806,336; non-torch at TP1 (vLLM >=
-  // 0.11) 0.135 GiB = 144,955,146.
-  // KV = 76,526,653,537 - 16,060,522,496 - 5,057,806,336 - 144,955,146 = 55,263,369,559 B
-  // -> floor(/ 2,097,152) = 26,351 blocks = 421,616 tokens (vLLM 0.11.0 logs 421,504 for this
+  // 0.11) 0.135 GiB = 144,955,146; the RoPE table 131,072 positions x 128 x 2 B = 33,554,432.
+  // KV = 76,526,653,537 - 16,060,522,496 - 33,554,432 - 5,057,806,336 - 144,955,146 = 55,229,815,127 B
+  // -> floor(/ 2,097,152) = 26,335 blocks = 421,360 tokens (vLLM 0.11.0 logs 421,504 for this
   // model on an H100 with CUDA graphs captured, llmd-llama31-8b-h100 in the startup logs).
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
@@ -51,26 +51,27 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - activatio
   CHECK(b.total_bytes_per_gpu == 85029615042);
   CHECK(b.requested_bytes_per_gpu == 76526653537);
   CHECK(b.weight_bytes_per_gpu == 16060522496);
+  CHECK(b.rope_cache_bytes_per_gpu == 33554432);
   CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
-  CHECK(b.kv_cache_bytes_per_gpu == 55263369559);
-  CHECK(b.num_gpu_blocks == 26351);
-  CHECK(b.kv_cache_tokens == 421616);
-  CHECK(b.max_concurrency == doctest::Approx(26351.0 / 2048));
+  CHECK(b.kv_cache_bytes_per_gpu == 55229815127);
+  CHECK(b.num_gpu_blocks == 26335);
+  CHECK(b.kv_cache_tokens == 421360);
+  CHECK(b.max_concurrency == doctest::Approx(26335.0 / 2048));
   // Given limits are kept: 256 sequences sort 256 rows, 256 x 128,256 x 38 + 67,108,864 =
   // 1,314,783,232, still above the forward.
   cfg.max_num_seqs = 256;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.max_num_seqs == 256);
   CHECK(b.activation_bytes_per_gpu == 1314783232);
-  CHECK(b.kv_cache_bytes_per_gpu == 59006392663);  // 76,526,653,537 - 16,060,522,496 - 1,314,783,232 - 144,955,146
+  CHECK(b.kv_cache_bytes_per_gpu == 58972838231);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 1,314,783,232 - 144,955,146
   // FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER=1) holds fp32 logits and probabilities of the
   // 256 rows, 2 x 256 x 128,256 x 4 + 67,108,864 = 329,777,152: below the forward, whose 838,860,800
   // is then the peak.
   cfg.sampler = "flashinfer";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.activation_bytes_per_gpu == 838860800);
-  CHECK(b.kv_cache_bytes_per_gpu == 59482315095);  // 76,526,653,537 - 16,060,522,496 - 838,860,800 - 144,955,146
+  CHECK(b.kv_cache_bytes_per_gpu == 59448760663);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 838,860,800 - 144,955,146
 }
 
 TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget applies them") {

@@ -51,10 +51,11 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   // Activations (vLLM's H100 defaults, 8,192 tokens and 1,024 sequences): stage 0 only runs the
   // forward, 838,860,800; stage 1 also samples (0.15's sort, test_memory_budget.cpp),
   // 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336. Non-torch 0.545 GiB = 585,189,294
-  // (more than one GPU). Usable 76,526,653,537 (79.19 GiB x 0.9). KV: stage 0 67,072,346,291 B
-  // (63,965 blocks of 16 layers = 1,048,576 B), stage 1 76,526,653,537 - 8,030,265,344 -
-  // 5,057,806,336 - 585,189,294 = 62,853,392,563 B = 59,941 blocks: the sampling stage binds,
-  // 959,056 tokens per stage.
+  // (more than one GPU). Each stage holds the whole RoPE table, 131,072 x 128 x 2 = 33,554,432.
+  // Usable 76,526,653,537 (79.19 GiB x 0.9). KV: stage 0 67,038,791,859 B (63,933 blocks of 16
+  // layers = 1,048,576 B), stage 1 76,526,653,537 - 8,030,265,344 - 33,554,432 - 5,057,806,336 -
+  // 585,189,294 = 62,819,838,131 B = 59,909 blocks: the sampling stage binds, 958,544 tokens per
+  // stage.
   EngineMemoryConfig cfg;
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 32768;
@@ -65,11 +66,12 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   CHECK(b.weight_bytes == 16060522496);
   CHECK(b.activation_bytes_per_gpu == 5057806336);
   CHECK(b.non_torch_bytes_per_gpu == 585189294);
-  CHECK(b.kv_cache_bytes_per_gpu == 62853392563);
+  CHECK(b.rope_cache_bytes_per_gpu == 33554432);
+  CHECK(b.kv_cache_bytes_per_gpu == 62819838131);
   CHECK(b.page_bytes_per_gpu == 1048576);
   CHECK(b.kv_bytes_per_token_per_gpu == 16 * 4096);
-  CHECK(b.num_gpu_blocks == 59941);
-  CHECK(b.kv_cache_tokens == 959056);
+  CHECK(b.num_gpu_blocks == 59909);
+  CHECK(b.kv_cache_tokens == 958544);
 }
 
 TEST_CASE("vLLM V1 checks a pipeline stage's cache against all layers and refuses; V0 did not") {
@@ -117,10 +119,12 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   // defaults (H100: 8,192 tokens, 1,024 sequences). Stage 0 runs the forward only, 838,860,800;
   // stage 1 samples, 0.15's sort: 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336.
   // Non-torch at 2 GPUs 585,189,294. Usable: H100 floor(85,029,615,042 x 0.9) = 76,526,653,537;
-  // H200 floor(150,119,844,413 x 0.9) = 135,107,859,971.
-  // Stage 0: 76,526,653,537 - 4,540,465,152 - 838,860,800 - 585,189,294 = 70,562,138,291 B over
-  // 8 x 65,536 B pages = 134,586 blocks. Stage 1: 135,107,859,971 - 11,520,057,344 - 5,057,806,336 -
-  // 585,189,294 = 117,944,806,997 B over 24 x 65,536 = 74,987 blocks: stage 1 binds, 1,199,792 tokens.
+  // H200 floor(150,119,844,413 x 0.9) = 135,107,859,971. Each stage holds the RoPE table,
+  // 33,554,432 B.
+  // Stage 0: 76,526,653,537 - 4,540,465,152 - 33,554,432 - 838,860,800 - 585,189,294 = 70,528,583,859 B
+  // over 8 x 65,536 B pages = 134,522 blocks. Stage 1: 135,107,859,971 - 11,520,057,344 - 33,554,432 -
+  // 5,057,806,336 - 585,189,294 = 117,911,252,565 B over 24 x 65,536 = 74,965 blocks: stage 1 binds,
+  // 1,199,440 tokens.
   EngineMemoryConfig cfg;
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 32768;
@@ -132,9 +136,9 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   CHECK(b.binding_stage_gpu == "h200");
   CHECK(b.weight_bytes_per_gpu == 11520057344);
   CHECK(b.requested_bytes_per_gpu == 135107859971);
-  CHECK(b.kv_cache_bytes_per_gpu == 117944806997);
-  CHECK(b.num_gpu_blocks == 74987);
-  CHECK(b.kv_cache_tokens == 1199792);
+  CHECK(b.kv_cache_bytes_per_gpu == 117911252565);
+  CHECK(b.num_gpu_blocks == 74965);
+  CHECK(b.kv_cache_tokens == 1199440);
   cfg.stage_gpus.pop_back();
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg),
                        doctest::Contains("stage_gpus: "), InputError);
@@ -144,12 +148,13 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
   // VLLM_PP_LAYER_PARTITION=2,30, stage 0 on an RTX 5070 Ti (15,819 MiB seen), stage 1 on an H100.
   // Serve defaults from the 16 GB card: 2,048 tokens, 256 sequences. Stage 0: usable
   // floor(16,587,423,744 x 0.9) = 14,928,681,369 - (2 layers + embedding) 1,923,121,152 - forward
-  // (2 x 2,048 x 4,096 x 2 + 3 x 2,048 x 14,336 x 2) 209,715,200 - 585,189,294 = 12,210,655,723 B:
-  // 93,159 blocks of 2 layers. Stage 1: 76,526,653,537 - 14,137,401,344 - sort 1,264,451,584
-  // (256 x 128,256 x 38 + 2,048 x 4,096 x 2) - 585,189,294 = 60,539,611,315 B: 30,792 blocks of 30
-  // layers, the binding stage. A 131,072-token request needs 8,192 blocks of all 32 layers
-  // (2 MiB each): stage 1 holds 28,867 of them, stage 0 only 5,822, so vLLM's check on stage 0's
-  // worker refuses, with an estimated maximum length of 5,822 x 16 = 93,152.
+  // (2 x 2,048 x 4,096 x 2 + 3 x 2,048 x 14,336 x 2) 209,715,200 - 585,189,294 - RoPE table
+  // 33,554,432 = 12,177,101,291 B: 92,903 blocks of 2 layers. Stage 1: 76,526,653,537 -
+  // 14,137,401,344 - 33,554,432 - sort 1,264,451,584 (256 x 128,256 x 38 + 2,048 x 4,096 x 2) -
+  // 585,189,294 = 60,506,056,883 B: 30,774 blocks of 30 layers, the binding stage. A 131,072-token
+  // request needs 8,192 blocks of all 32 layers (2 MiB each): stage 1 holds 28,851 of them, stage 0
+  // only 5,806, so vLLM's check on stage 0's worker refuses, with an estimated maximum length of
+  // 5,806 x 16 = 92,896.
   EngineMemoryConfig cfg;
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 131072;
@@ -160,12 +165,12 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
     FAIL("expected a refusal");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.find("holds 5822 blocks") != std::string::npos);
-    CHECK(what.find("estimated maximum model length is 93152") != std::string::npos);
+    CHECK(what.find("holds 5806 blocks") != std::string::npos);
+    CHECK(what.find("estimated maximum model length is 92896") != std::string::npos);
   }
   cfg.max_model_len = 65536;  // 4,096 blocks: every stage holds them
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), cfg.stage_gpus[0], cfg);
   CHECK(b.binding_stage == 1);
-  CHECK(b.kv_cache_bytes_per_gpu == 60539611315);
-  CHECK(b.num_gpu_blocks == 30792);
+  CHECK(b.kv_cache_bytes_per_gpu == 60506056883);
+  CHECK(b.num_gpu_blocks == 30774);
 }
