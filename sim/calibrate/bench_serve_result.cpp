@@ -124,6 +124,12 @@ ServingRun read_bench_serve_result(const std::string& result_path, const nlohman
   if (!run.engine_version.empty() && (run.engine_version[0] == 'v' || run.engine_version[0] == 'V'))
     run.engine_version.erase(0, 1);
   if (s.has("engine")) run.engine_settings = s.object("engine").json();
+  // The server's release sizes the replay's KV pool by its own accounting, unless the setup's
+  // engine object names one.
+  if (!run.engine_version.empty() && !run.engine_settings.contains("vllm_version")) {
+    (void)parse_vllm_version(run.engine_version, s.where("engine_version"));
+    run.engine_settings["vllm_version"] = run.engine_version;
+  }
   run.tensor_parallel_size = s.get_int("tensor_parallel_size", 1, 1024, 1);
   if (run.engine_settings.contains("tensor_parallel_size")) {
     const int64_t tp = s.object("engine").get_int("tensor_parallel_size", 1, 1024);

@@ -99,6 +99,8 @@ ServingRun parse_row(const JsonObjectReader& r, const std::string& table_dir) {
   e["gpu_memory_utilization"] = r.get_number_in("gpu_memory_utilization", 1e-6, 1.0);
   (void)r.get_string("gpu_memory_utilization_note", "");
   e["enable_prefix_caching"] = true;  // the table's runs: vLLM V1 defaults (README)
+  // The run's release (parsed from "engine") sizes the pool by its own accounting.
+  if (!run.engine_version.empty()) e["vllm_version"] = run.engine_version;
   if (r.has("kv_blocks_measured") && !r.raw("kv_blocks_measured").is_null()) {
     const int64_t blocks = r.get_int("kv_blocks_measured", 2, int64_t{1} << 40);
     e["num_gpu_blocks"] = blocks;

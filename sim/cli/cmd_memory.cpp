@@ -187,6 +187,7 @@ int run_memory(const MemoryOptions& o) {
     j["cuda_graph_bytes_per_gpu"] =
         b.cuda_graph_reserve_unknown ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.cuda_graph_bytes_per_gpu);
     j["cuda_graph_estimated_by_kvcap"] = b.cuda_graph_reserve_estimated;
+    j["model_runner_v2"] = b.model_runner_v2;
     j["kv_cache_bytes_per_gpu"] = b.kv_cache_bytes_per_gpu;
     j["kv_cache_memory_from_flag"] = b.kv_cache_memory_from_flag;
     j["block_size"] = b.block_size;
@@ -283,6 +284,9 @@ int run_memory(const MemoryOptions& o) {
   if (!b.cuda_graph_in_budget)
     row("CUDA graphs", engine.enforce_eager ? std::string("none (--enforce-eager)")
                                             : "captured after the cache is sized: outside vLLM " + engine.vllm_version + "'s budget");
+  else if (b.cuda_graph_reserve_mrv2_stub)
+    row("CUDA graphs", "none reserved: vLLM " + engine.vllm_version + " runs this model on Model Runner V2, whose "
+                       "profile_cudagraph_memory() reserved nothing until 0.29 (PR #36520; estimator PR #53306)");
   else if (b.cuda_graph_reserve_unknown)
     row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included (kvcap's estimate does not hold for "
                        "hybrid models or speculative decoding): pass --cuda-graph-memory-bytes (its log's \"Estimated "
@@ -291,8 +295,8 @@ int run_memory(const MemoryOptions& o) {
     row("CUDA graphs (reserved)",
         gib_text(b.cuda_graph_bytes_per_gpu) + "  (kvcap's estimate of vLLM's estimate for " + num(b.cuda_graph_captures.piecewise) +
             " PIECEWISE and " + num(b.cuda_graph_captures.full) + " FULL graphs up to " + num(b.cuda_graph_captures.largest) +
-            " tokens, about +-0.25 GiB; the log's \"Estimated CUDA graph memory\" as --cuda-graph-memory-bytes "
-            "replaces it)");
+            " tokens, about +-0.25 GiB; the log's estimate as --cuda-graph-memory-bytes replaces it: " +
+            (b.model_runner_v2 ? "\"CUDA graph memory profile: ... estimate X GiB\")" : "\"Estimated CUDA graph memory\")"));
   else
     row("CUDA graphs (reserved)", gib_text(b.cuda_graph_bytes_per_gpu));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
@@ -327,13 +331,14 @@ int run_memory(const MemoryOptions& o) {
   // The lines a vLLM server prints at startup, worded as vLLM words them, to compare with a log.
   std::cout << format_text("as vLLM %s logs it (per GPU)\n", engine.vllm_version.c_str());
   std::cout << format_text("  Model loading took %.4f GiB\n", static_cast<double>(b.model_loading_bytes_per_gpu()) / (1024.0 * 1024.0 * 1024.0));
-  if (b.cuda_graph_in_budget && !b.cuda_graph_reserve_unknown)
+  if (b.cuda_graph_in_budget && !b.cuda_graph_reserve_unknown && !b.model_runner_v2)
     std::cout << format_text("  Estimated CUDA graph memory: %.2f GiB total\n",
                              static_cast<double>(b.cuda_graph_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0));
   std::cout << format_text("  Available KV cache memory: %s\n", gib_text(b.kv_cache_bytes_per_gpu).c_str());
-  std::cout << format_text("  GPU KV cache size: %s tokens\n", thousands(b.kv_cache_tokens).c_str());
-  std::cout << format_text("  Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
-              b.max_concurrency);
+  std::cout << format_text("  GPU KV cache size: %s tokens%s", thousands(b.kv_cache_tokens).c_str(),
+                           b.logs_size_and_concurrency_on_one_line ? ", " : "\n  ");
+  std::cout << format_text("Maximum concurrency for %s tokens per request: %.2fx\n", thousands(b.max_model_len).c_str(),
+                           b.max_concurrency);
   if (o.context_len) {
     std::cout << format_text("load: %lld requests x %lld tokens\n", static_cast<long long>(*o.concurrency),
                 static_cast<long long>(*o.context_len));
@@ -384,7 +389,7 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "tokens per forward pass (default: vLLM's for --vllm-version and the GPU, e.g. 8192 on H100, 2048 on A100)");
   cmd->add_option("--max-num-seqs", o->max_num_seqs, "sequences per batch (default: vLLM's, e.g. 1024 on H100, 256 on A100)");
   cmd->add_option("--vllm-version", o->engine.vllm_version,
-                  "vLLM release whose startup accounting to follow (e.g. 0.10, 0.11; the activation peak changed)")
+                  "vLLM release whose startup accounting to follow (e.g. 0.11, 0.19; the sampler, non-torch memory and CUDA-graph reserve changed; default: the current release)")
       ->capture_default_str();
   cmd->add_flag_function(
       "--enable-prefix-caching,!--no-enable-prefix-caching",

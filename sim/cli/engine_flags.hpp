@@ -11,6 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include "sim/memory/memory_budget.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -31,6 +34,7 @@ struct EngineFlags {
   std::optional<double> gpu_memory_utilization;
   std::optional<bool> enable_prefix_caching;
   std::optional<bool> enable_chunked_prefill;
+  std::optional<std::string> vllm_version;
 };
 
 namespace detail {
@@ -77,6 +81,9 @@ inline void add_engine_flags(CLI::App* cmd, EngineFlags& f, const std::string& g
       ->check(CLI::Range(1e-6, 1.0));
   detail::add_bool_pair(cmd, "enable-prefix-caching", f.enable_prefix_caching, "prefix caching");
   detail::add_bool_pair(cmd, "enable-chunked-prefill", f.enable_chunked_prefill, "chunked prefill");
+  cmd->add_option("--vllm-version", f.vllm_version,
+                  "vLLM release whose startup memory accounting sizes the KV pool, as kvcap memory --vllm-version "
+                  "(default: the current release, " + std::string(EngineMemoryConfig::kDefaultVllmVersion) + ")");
 }
 
 /// A GPU or model given on the command line as a file path, made absolute: the scenario resolves
@@ -144,6 +151,8 @@ inline std::vector<std::string> engine_flag_sets(const EngineFlags& f, const std
     add("--enable-prefix-caching", "engine.enable_prefix_caching", *f.enable_prefix_caching ? "true" : "false");
   if (f.enable_chunked_prefill)
     add("--enable-chunked-prefill", "engine.enable_chunked_prefill", *f.enable_chunked_prefill ? "true" : "false");
+  // As a JSON string: 0.10 read as a number would be 0.1.
+  if (f.vllm_version) add("--vllm-version", "engine.vllm_version", nlohmann::json(*f.vllm_version).dump());
   return out;
 }
 

@@ -23,10 +23,11 @@ bool is_gpt_oss(const ModelSpec& m) { return m.architecture == "GptOssForCausalL
 }  // namespace
 
 CudaGraphCaptures default_cuda_graph_captures(const ModelSpec& model, int64_t max_num_seqs,
-                                              int64_t max_num_batched_tokens, int64_t num_speculative_tokens) {
+                                              int64_t max_num_batched_tokens, int64_t num_speculative_tokens,
+                                              bool blackwell_1024) {
   const int64_t query_len = 1 + num_speculative_tokens;
   // gpt-oss's model config raises the cap to 1024 (the 0.19.0 logs: 83 graphs of each mode).
-  const int64_t cap = is_gpt_oss(model) ? 1024 : 512;
+  const int64_t cap = is_gpt_oss(model) || blackwell_1024 ? 1024 : 512;
   CudaGraphCaptures c;
   c.largest = std::min({2 * max_num_seqs * query_len, cap, max_num_batched_tokens});
   c.piecewise = sizes_between(1, c.largest);

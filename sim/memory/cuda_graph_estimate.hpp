@@ -24,9 +24,12 @@ struct CudaGraphCaptures {
 };
 
 /// Sizes 1, 2, 4, then every 8 up to 248 and every 16 from 256, up to
-/// min(2 x max_num_seqs x (1 + speculative tokens), 512 (gpt-oss: 1024), max_num_batched_tokens).
+/// min(2 x max_num_seqs x (1 + speculative tokens), the default cap, max_num_batched_tokens). The
+/// cap is 512, 1024 for gpt-oss (its model config) and, from vLLM 0.28 (PR #49390,
+/// default_max_graph_size), on compute capability 10.x (B200, GB200, B300): `blackwell_1024`.
 CudaGraphCaptures default_cuda_graph_captures(const ModelSpec& model, int64_t max_num_seqs,
-                                              int64_t max_num_batched_tokens, int64_t num_speculative_tokens);
+                                              int64_t max_num_batched_tokens, int64_t num_speculative_tokens,
+                                              bool blackwell_1024 = false);
 
 /// The estimate vLLM would reserve on one GPU of a pipeline stage holding `stage_model`'s layers:
 /// max(first PIECEWISE capture, first FULL capture) + (graphs - 2) x the per-graph growth, with

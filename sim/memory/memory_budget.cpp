@@ -161,8 +161,29 @@ void group_layers(const ModelSpec& m, int64_t extra_full_layers, KvCacheSpec& sp
 bool logs_tokens_from_concurrency(const std::pair<int, int>& v) { return v >= std::pair<int, int>{0, 20}; }
 
 /// Prefix caching's default: vLLM turned it on for hybrid (mamba / linear-attention) models in PR
-/// #50991 (merged 2026-08-04; 0.26.0 still had it off, vLLM issue #51198), taken as 0.27.
-bool prefix_caching_default_for_linear(const std::pair<int, int>& v) { return v >= std::pair<int, int>{0, 27}; }
+/// #50991 (merged 2026-08-04), first released in 0.28.0 (`git tag --contains` f9c74b4b: v0.28.0 and
+/// its rcs; 0.27.1's arg_utils.py still keeps it off for hybrid models, as 0.26.0 did, issue #51198).
+bool prefix_caching_default_for_linear(const std::pair<int, int>& v) { return v >= std::pair<int, int>{0, 28}; }
+
+/// vLLM 0.22-0.28 moved model families to Model Runner V2 (vllm/v1/worker/gpu/), whose
+/// profile_cudagraph_memory() was a stub returning 0 (PR #36520) until PR #53306 gave it an
+/// estimator, first released in 0.29.0; so those servers reserved nothing for CUDA graphs before
+/// sizing the cache (vllm#48601: 72.78 - 7.39 - 1.54 - 0.6 = 63.25 GiB left on an MRV2 H100 run).
+/// The default runner (VllmConfig.use_v2_model_runner; vLLM blog "From Opt-In to Default",
+/// 2026-08-31): Qwen3 dense from 0.22 (PR #39337), Llama and Mistral dense from 0.23 (#43458),
+/// their quantized checkpoints and the Qwen3 / DeepSeek-V2 MoE families from 0.24 (#44446, #42667),
+/// every dense model (not MoE, not hybrid) from 0.25 (#44443); hybrid and other MoE models stayed on
+/// V1 and its estimate until 0.29 (#53183 made V2 the default for every family, with the estimator).
+/// Vision-language wrappers are judged by their text model from 0.25 only.
+bool mrv2_reserves_no_cuda_graphs(const std::pair<int, int>& v, const ModelSpec& m, bool quantized) {
+  if (v < std::pair<int, int>{0, 22} || v >= std::pair<int, int>{0, 29} || m.has_linear_attention()) return false;
+  const std::string& a = m.architecture;
+  const bool dense = !m.is_moe();
+  if (v >= std::pair<int, int>{0, 25} && dense) return true;
+  if (v >= std::pair<int, int>{0, 24} && (a == "Qwen3MoeForCausalLM" || a == "DeepseekV2ForCausalLM")) return true;
+  const bool early_family = a == "Qwen3ForCausalLM" || (v >= std::pair<int, int>{0, 23} && (a == "LlamaForCausalLM" || a == "MistralForCausalLM"));
+  return early_family && (!quantized || v >= std::pair<int, int>{0, 24});
+}
 
 /// The attention block size vLLM sets so that one attention page holds one linear-attention
 /// state (HybridAttentionMambaModelConfig.verify_and_update_config, mamba_cache_mode none/align):
@@ -351,14 +372,18 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.cuda_graph_in_budget = v21 && !cfg.enforce_eager;
   if (b.cuda_graph_in_budget) {
     b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
+    b.cuda_graph_reserve_mrv2_stub =
+        !cfg.cuda_graph_memory_bytes.has_value() && mrv2_reserves_no_cuda_graphs(version, model, !quant.method.empty());
+    b.model_runner_v2 = b.cuda_graph_reserve_mrv2_stub || version >= std::pair<int, int>{0, 29};
     // The rule was fitted to attention-only models without drafting; hybrid models' first FULL
     // capture carries a transient that grows with max_num_batched_tokens (vLLM #50780) and the
     // logged estimates scatter, so there the figure must come from a log.
     const bool rule_holds = !model.has_linear_attention() && cfg.num_speculative_tokens == 0;
-    b.cuda_graph_reserve_estimated = !cfg.cuda_graph_memory_bytes.has_value() && rule_holds;
+    b.cuda_graph_reserve_estimated = !cfg.cuda_graph_memory_bytes.has_value() && rule_holds && !b.cuda_graph_reserve_mrv2_stub;
     b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value() && !rule_holds;
-    b.cuda_graph_captures =
-        default_cuda_graph_captures(model, b.max_num_seqs, b.max_num_batched_tokens, cfg.num_speculative_tokens);
+    b.cuda_graph_captures = default_cuda_graph_captures(
+        model, b.max_num_seqs, b.max_num_batched_tokens, cfg.num_speculative_tokens,
+        version >= std::pair<int, int>{0, 28} && gpu.compute_capability >= 100 && gpu.compute_capability < 110);
   }
   const std::string fit_hint = " (try a larger tensor_parallel_size, weight quantization (quantization), or a larger GPU)";
 
@@ -404,6 +429,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const int64_t state_pages = (b.mamba_cache_mode == "align" ? 2 : 1) + cfg.num_speculative_tokens;
   const int64_t layer_page = b.block_size * attn_bytes_per_token;
   b.tokens_from_concurrency = logs_tokens_from_concurrency(version);
+  b.logs_size_and_concurrency_on_one_line = version >= std::pair<int, int>{0, 30};
 
   // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
   // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),

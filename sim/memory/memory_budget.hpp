@@ -55,7 +55,11 @@ struct EngineMemoryConfig {
   /// vLLM release whose startup accounting to follow ("0.11", "0.10.1.1"); the accounting changed
   /// between versions (default_profile_sampler and non_torch_bytes in memory_budget.cpp).
   std::string vllm_version = kDefaultVllmVersion;
-  static constexpr const char* kDefaultVllmVersion = "0.15";
+  /// The current vLLM release: v0.33.0 (tagged by 2026-11-05, gpustack/runner v0.1.32.post4; a
+  /// v0.34.0 is listed by gpustack-runner 0.1.33.post1 but could not be dated). kvcap follows it with
+  /// the rules it has for 0.29 and later (the one public dense 0.31.0 log, Llama-3.1-8B on an
+  /// A100-80GB at 0.92: 460,496 tokens logged, kvcap +0.5%).
+  static constexpr const char* kDefaultVllmVersion = "0.33";
   /// VLLM_USE_V1=1 on a 0.7 release, whose default engine was V0: the V1 engine as it then was.
   /// Its profile_run computed logits for every batched token and ran no sampler
   /// (early_v1_profile_logits_bytes_per_gpu, activation.hpp); its batch defaults and non-torch
@@ -121,6 +125,15 @@ struct MemoryBudget {
   bool cuda_graph_in_budget = false;
   bool cuda_graph_reserve_estimated = false;
   bool cuda_graph_reserve_unknown = false;
+  /// vLLM 0.22-0.28 on Model Runner V2 (mrv2_reserves_no_cuda_graphs in memory_budget.cpp): the
+  /// server reserved nothing for its graphs, and kvcap reserves nothing either.
+  bool cuda_graph_reserve_mrv2_stub = false;
+  /// The server runs Model Runner V2: the stub case above, and every model from vLLM 0.29 (PR
+  /// #53183), whose estimator logs no "Estimated CUDA graph memory" line (MRV1's).
+  bool model_runner_v2 = false;
+  /// vLLM >= 0.30 logs "GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: Cx"
+  /// as one line (kv_cache_utils._report_kv_cache_config; two lines before).
+  bool logs_size_and_concurrency_on_one_line = false;
   int64_t cuda_graph_bytes_per_gpu = 0;
   CudaGraphCaptures cuda_graph_captures;
   double gpu_memory_utilization = 0;       ///< as applied (given or vLLM's default)

@@ -7,9 +7,9 @@
 //   - 0.9 onwards (PR #17073 by device memory, then #17885 taking A100 back out, May 2025):
 //     total device memory >= 70 GiB and not an A100 -> 8192 / 1024; otherwise 2048 / 256. vLLM's
 //     own test (tests/engine/test_arg_utils.py, test_defaults_with_usage_context) states the rule.
-//   - Not followed: PR #51726 (Aug 2026) adds a >= 160 GiB tier (16384 tokens, B200/B300 and, until
-//     issue #53961 is settled, MI300X/MI325X); the release that first carries it is not pinned
-//     here, so kvcap does not apply it. Pass --max-num-batched-tokens 16384 for such a server.
+//   - 0.28 onwards (PR #51726, Aug 2026; `git tag --contains` 4988df2e: v0.28.0 and its rcs, no
+//     0.27.x): GPUs of >= 160 GiB (B200, GB200, B300 and, until issue #53961 is settled,
+//     MI300X/MI325X) -> 16384 tokens, 1024 seqs.
 // V0 engine (before 0.8): 256 seqs; chunked prefill is switched on by itself only for
 //   max_model_len > 32K (0.5 onwards, EngineArgs "use_long_context"), with a 512-token budget
 //   (2048 from PR #10544, in 0.6.5; kvcap reads major.minor only, so 0.7 gets 2048 and 0.6 512);
@@ -40,6 +40,8 @@ bool is_h100_or_h200(const GpuSpec& gpu) {
 BatchDefaults vllm_serve_batch_defaults(const std::pair<int, int>& version, const GpuSpec& gpu, int64_t max_model_len) {
   constexpr int64_t kGiB = int64_t{1} << 30;
   if (version >= std::pair<int, int>{0, 9}) {
+    if (version >= std::pair<int, int>{0, 28} && gpu.memory_bytes >= 160 * kGiB)
+      return {16384, 1024, "vLLM >= 0.28 serve default on a GPU with >= 160 GiB (PR #51726)"};
     if (gpu.memory_bytes >= 70 * kGiB && !is_a100(gpu))
       return {8192, 1024, "vLLM >= 0.9 serve default on a GPU with >= 70 GiB that is not an A100 (PRs #17073, #17885)"};
     return {2048, 256, "vLLM >= 0.9 serve default on an A100 or a GPU under 70 GiB (PRs #17073, #17885)"};

@@ -108,6 +108,8 @@ ojson rr_scenario_json(const RunScenario& s) {
   out["kv_cache_dtype"] = s.kv_cache_dtype;
   out["kv_bytes_per_token"] = s.kv_bytes_per_token;
   out["kv_accounting"] = s.kv_accounting;
+  out["vllm_version"] = s.vllm_version;
+  out["gpu_memory_utilization"] = rr_num(s.gpu_memory_utilization);
   out["seed"] = s.seed;
   out["load_scale"] = rr_num(s.load_scale);
   return out;
@@ -347,6 +349,8 @@ RunResults build_run_results(const RunHeader& h, const Simulation& sim, const Me
   sc.kv_cache_dtype = h.kv_cache_dtype;
   sc.kv_bytes_per_token = h.kv_bytes_per_token;
   sc.kv_accounting = h.kv_accounting;
+  sc.vllm_version = h.vllm_version;
+  sc.gpu_memory_utilization = h.gpu_memory_utilization;
   sc.seed = h.seed;
   sc.load_scale = rr_round(h.load_scale);
 
@@ -622,6 +626,8 @@ RunResults read_run_results(const ojson& j, const std::string& where) {
     sc.kv_cache_dtype = s.text("kv_cache_dtype");
     sc.kv_bytes_per_token = s.integer("kv_bytes_per_token");
     sc.kv_accounting = s.text("kv_accounting");
+    sc.vllm_version = s.text("vllm_version");
+    sc.gpu_memory_utilization = s.number("gpu_memory_utilization");
     sc.seed = s.unsigned_integer("seed");
     sc.load_scale = s.number("load_scale");
   }

@@ -53,6 +53,8 @@ struct RunScenario {
   std::string kv_cache_dtype;
   int64_t kv_bytes_per_token = 0;
   std::string kv_accounting;
+  std::string vllm_version;  ///< whose startup memory accounting sized the pool
+  double gpu_memory_utilization = 0;
   uint64_t seed = 0;
   double load_scale = 1;
   int64_t gpus_per_replica() const { return tensor_parallel_size * pipeline_parallel_size; }

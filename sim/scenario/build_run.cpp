@@ -35,6 +35,8 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   m.dtype = e.dtype;
   m.quantization = e.quantization;
   m.gpu_memory_utilization = e.gpu_memory_utilization;
+  m.vllm_version = e.vllm_version;
+  m.enforce_eager = e.enforce_eager;  // no graphs: vLLM >= 0.21 reserves nothing for them
   m.max_model_len = e.max_model_len;
   m.block_size = e.block_size;
   m.max_num_batched_tokens = e.max_num_batched_tokens;
@@ -262,6 +264,8 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.kv_bytes_per_token = b.kv_bytes_per_token;
   h.kv_cache_dtype = dtype_name(b.kv_dtype);
   h.kv_accounting = accounting;
+  h.vllm_version = e.vllm_version;
+  h.gpu_memory_utilization = b.gpu_memory_utilization;
   h.seed = s.seed;
   h.load_scale = s.load_scale;
   h.engine = engine_header(binding, async_scheduling, cctx.graphs);

@@ -42,6 +42,8 @@ struct RunHeader {
   int64_t kv_bytes_per_token = 0;
   std::string kv_cache_dtype;
   std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)
+  std::string vllm_version;     ///< whose startup memory accounting sized the pool
+  double gpu_memory_utilization = 0;  ///< as applied (given or the version's default)
   uint64_t seed = 1;
   double load_scale = 1.0;
   /// The engine profile applied (name, terms, front end, provenance, notes) as results.json's

@@ -25,7 +25,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
                     "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
                     "free_block_order", "event_skipping", "async_scheduling", "enforce_eager",
-                    "max_cudagraph_capture_size",
+                    "max_cudagraph_capture_size", "vllm_version",
                     // policy fields (policy_settings.hpp)
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
@@ -45,6 +45,11 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
   e.block_size = r.get_int("block_size", 1, 65536, std::holds_alternative<SglangScheduling>(e.scheduler) ? 1 : e.block_size);
   if (r.has("num_gpu_blocks")) e.num_gpu_blocks = r.get_int("num_gpu_blocks", 2, kMaxInt);
   e.gpu_memory_utilization = r.get_number_in("gpu_memory_utilization", 1e-6, 1.0, e.gpu_memory_utilization);
+  if (r.has("vllm_version") && r.raw("vllm_version").is_number())  // --set engine.vllm_version=0.10 parses as 0.1
+    throw InputError(r.where("vllm_version"), "expected the version as a string (\"0.19\"): a number cannot tell 0.1 "
+                                              "from 0.10");
+  e.vllm_version = r.get_string("vllm_version", e.vllm_version);
+  (void)parse_vllm_version(e.vllm_version, r.where("vllm_version"));
   if (r.has("kv_cache_memory_bytes")) e.kv_cache_memory_bytes = r.get_int("kv_cache_memory_bytes", 1, int64_t{1} << 60);
   e.max_num_seqs = r.get_int("max_num_seqs", 1, 1 << 24, e.max_num_seqs);
   e.max_num_batched_tokens = r.get_int("max_num_batched_tokens", 1, kMaxInt, e.max_num_batched_tokens);

@@ -12,6 +12,7 @@
 
 #include "sim/engine/routers.hpp"
 #include "sim/kv/block_pool.hpp"
+#include "sim/memory/memory_budget.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/scenario/policy_settings.hpp"
 #include "sim/sched/waiting_queue.hpp"
@@ -35,7 +36,11 @@ struct EngineSettings {
   int64_t decode_context_parallel_size = 1;
   int64_t block_size = 16;
   std::optional<int64_t> num_gpu_blocks;  ///< overrides the memory model (vLLM num_gpu_blocks_override)
-  double gpu_memory_utilization = 0.9;
+  /// 0 = vLLM's default for vllm_version (0.9; 0.92 from 0.21).
+  double gpu_memory_utilization = 0;
+  /// The vLLM release whose startup memory accounting sizes the KV pool (`kvcap memory
+  /// --vllm-version`; default: the current release).
+  std::string vllm_version = EngineMemoryConfig::kDefaultVllmVersion;
   std::optional<int64_t> kv_cache_memory_bytes;
   int64_t max_num_seqs = 0;            ///< 0 = vLLM's default for the GPU (resolved in build_run)
   int64_t max_num_batched_tokens = 0;  ///< 0 = vLLM's default for the GPU (resolved in build_run)

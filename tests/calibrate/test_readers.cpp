@@ -141,7 +141,8 @@ TEST_CASE("serving-run table: every field of two hand-written rows") {
   CHECK(a.gpu == "h100-sxm");
   CHECK(a.tensor_parallel_size == 1);
   CHECK(a.engine_settings == json::parse(R"({"max_model_len": 4096, "max_num_batched_tokens": 2048,
-      "max_num_seqs": 128, "gpu_memory_utilization": 0.9, "enable_prefix_caching": true, "num_gpu_blocks": 7463})"));
+      "max_num_seqs": 128, "gpu_memory_utilization": 0.9, "enable_prefix_caching": true, "num_gpu_blocks": 7463,
+      "vllm_version": "0.15.1"})"));  // the run's release sizes the replay's pool
   // token_scale = measured mean prompt / (system + question) = 591.63 / (100 + 466) = 591.63 / 566 = 1.0452827
   CHECK(a.workload["kind"] == "shared_prefix");
   CHECK(a.workload["num_groups"] == 11);
@@ -319,7 +320,8 @@ TEST_CASE("bench serve result: four requests, one failed, figures by hand") {
   CHECK(run.gpu == "h100-sxm");
   CHECK(run.tensor_parallel_size == 1);
   CHECK(run.engine_settings ==
-        json::parse(R"({"max_num_seqs": 128, "max_num_batched_tokens": 2048, "enable_prefix_caching": false})"));
+        json::parse(R"({"max_num_seqs": 128, "max_num_batched_tokens": 2048, "enable_prefix_caching": false,
+                        "vllm_version": "0.11.0"})"));  // from engine_version
   CHECK(run.requests_ok == 3);
   CHECK(run.requests_failed == 1);
 

@@ -118,7 +118,7 @@ const std::vector<KeyList>& scenario_key_lists() {
         "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
         "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
         "free_block_order", "event_skipping", "async_scheduling", "enforce_eager",
-        "max_cudagraph_capture_size",
+        "max_cudagraph_capture_size", "vllm_version",
         "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
         "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
         "session_idle_timeout_s"},

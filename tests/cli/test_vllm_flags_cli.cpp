@@ -44,6 +44,7 @@ TEST_CASE("each vLLM engine flag is the run its --set spelling gives") {
       {"--no-enable-chunked-prefill --max-num-batched-tokens 16384",
        "--set engine.enable_chunked_prefill=false --set engine.max_num_batched_tokens=16384"},
       {"--quantization fp8", "--set engine.quantization=fp8"},
+      {"--vllm-version 0.15", "--set engine.vllm_version='\"0.15\"'"},
       {"--model llama-3.1-70b --gpu h200 -tp 4", "--set model=llama-3.1-70b --set gpu=h200 --set engine.tensor_parallel_size=4"},
   };
   const std::string plain = run_json("", "flags-plain");
@@ -97,6 +98,26 @@ TEST_CASE("every catalog alias loads its entry, and GPU names normalize") {
   CHECK(kvcap::load_gpu("NVIDIA H100 PCIe").id == "h100-pcie");
   CHECK(kvcap::load_gpu("nvidia_l40s").id == "l40s");
   CHECK_THROWS_AS(kvcap::load_gpu("NVIDIA A100 80GB PCIe"), kvcap::InputError);  // not the SXM4 part
+}
+
+TEST_CASE("--vllm-version picks the release whose accounting sizes the pool: results.json records it") {
+  // basic-roofline: Llama-3.1-8B on an H200. Left out, the current release (0.33): vLLM's 0.92
+  // and its CUDA-graph reserve; 0.15: 0.9 and no reserve (the graphs come after the cache).
+  const auto now = nlohmann::json::parse(run_json("", "version-default"));
+  const auto v15 = nlohmann::json::parse(run_json("--vllm-version 0.15", "version-015"));
+  CHECK(now["scenario"]["vllm_version"] == "0.33");
+  CHECK(now["scenario"]["gpu_memory_utilization"] == 0.92);
+  CHECK(v15["scenario"]["vllm_version"] == "0.15");
+  CHECK(v15["scenario"]["gpu_memory_utilization"] == 0.9);
+  CHECK(now["scenario"]["num_gpu_blocks"] != v15["scenario"]["num_gpu_blocks"]);
+  // A version given as a number (0.10 would read 0.1) or a name is refused at its field.
+  const auto number = run_kvcap_split("run " + kScenario + " --set engine.vllm_version=0.15", "version-number", false);
+  CHECK(number.code == 2);
+  CHECK(number.err.find("/engine/vllm_version") != std::string::npos);
+  CHECK(number.err.find("as a string") != std::string::npos);
+  const auto name = run_kvcap_split("run " + kScenario + " --vllm-version latest", "version-name", false);
+  CHECK(name.code == 2);
+  CHECK(name.err.find("/engine/vllm_version") != std::string::npos);
 }
 
 TEST_CASE("a flag and a --set of the same field are refused, naming both") {

@@ -24,6 +24,14 @@ Run run(const std::string& args) {
   return {c.code, std::move(c.output)};
 }
 
+/// `kvcap memory ... --max-model-len 8192 --json` with `args`, parsed; the run must succeed.
+nlohmann::json memory_json_8k(const std::string& args) {
+  Run r = run("memory --max-model-len 8192 --json " + args);
+  CAPTURE(args);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
 }  // namespace
 
 TEST_CASE("kvcap memory --json prints one object with the contract's keys") {
@@ -147,9 +155,9 @@ TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and 
   CHECK(text.out.find("Maximum concurrency for 16,000 tokens per request: ") != std::string::npos);
   CHECK(text.out.find("as vLLM 0.11.0 logs it") != std::string::npos);
   CHECK(j["vllm_version"] == "0.11.0");
-  // 0.11 to 0.16 sort in the profiling sampler (the default 0.15 gives 0.11's pool); 0.17's Triton
-  // kernel holds less, so its pool is larger.
-  const auto j15 = nlohmann::json::parse(run(args + " --json").out);
+  // 0.11 to 0.16 sort in the profiling sampler (0.15 gives 0.11's pool); 0.17's Triton kernel holds
+  // less, so its pool is larger.
+  const auto j15 = nlohmann::json::parse(run(args + " --vllm-version 0.15 --json").out);
   CHECK(j15["kv_cache_tokens"].get<int64_t>() == tokens);
   const auto j17 = nlohmann::json::parse(run(args + " --vllm-version 0.17 --json").out);
   CHECK(j17["kv_cache_tokens"].get<int64_t>() > tokens);
@@ -168,7 +176,7 @@ TEST_CASE("kvcap memory prints vLLM's own startup lines, matching its JSON, and 
 
 TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and bad values exit 2") {
   // Llama-3.1-8B over 2 H100 stages: 16 layers each, 59,909 blocks (worked in test_pipeline_parallel.cpp).
-  Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --pipeline-parallel-size 2 --max-model-len 32768 --json");
+  Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --pipeline-parallel-size 2 --max-model-len 32768 --vllm-version 0.15 --json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["pipeline_parallel_size"] == 2);
@@ -189,12 +197,7 @@ TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and
 }
 
 TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUDA-graph reserve") {
-  auto json = [](const std::string& args) {
-    Run r = run("memory --model llama-3.1-8b --max-model-len 8192 --json " + args);
-    CAPTURE(args);
-    REQUIRE(r.code == 0);
-    return nlohmann::json::parse(r.out);
-  };
+  auto json = [](const std::string& args) { return memory_json_8k("--model llama-3.1-8b " + args); };
   // Batch limits left out: vLLM's serve defaults for the GPU, with the rule that set them.
   auto h100 = json("--gpu h100-sxm");
   CHECK(h100["max_num_batched_tokens"] == 8192);
@@ -207,8 +210,14 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   CHECK(given["max_num_batched_tokens"] == 4096);
   CHECK(given["batch_defaults_rule"].is_null());
   // 0.15: utilization 0.9 by default, graphs outside the budget.
-  CHECK(h100["gpu_memory_utilization"] == 0.9);
-  CHECK(h100["cuda_graph_in_budget"] == false);
+  auto v15 = json("--gpu h100-sxm --vllm-version 0.15");
+  CHECK(v15["gpu_memory_utilization"] == 0.9);
+  CHECK(v15["cuda_graph_in_budget"] == false);
+  // The default is the current release (0.33): 0.92, and kvcap's estimate of the graphs reserved.
+  CHECK(h100["vllm_version"] == "0.33");
+  CHECK(h100["gpu_memory_utilization"] == 0.92);
+  CHECK(h100["cuda_graph_estimated_by_kvcap"] == true);
+  CHECK(h100["model_runner_v2"] == true);
   // 0.21 (vLLM PR #38284): 0.92 by default, and the graphs' estimate comes out of the cache. Without
   // the figure kvcap reserves its own estimate (916,606,418 B for Llama-3.1-8B on an H100:
   // tests/model/test_cuda_graph_estimate.cpp works it out).
@@ -239,6 +248,54 @@ TEST_CASE("kvcap memory: vLLM's defaults by version and GPU, and the >= 0.21 CUD
   CHECK(text.out.find("Estimated CUDA graph memory: 0.85 GiB total") != std::string::npos);
 }
 
+TEST_CASE("kvcap memory: Model Runner V2 reserved no CUDA graphs in 0.22-0.28, by family; 0.28's defaults on >= 160 GiB") {
+  const auto& json = memory_json_8k;
+  // Llama-3.1-8B on an H100: 0.21's MRV1 reserves kvcap's estimate (916,606,418 B, above); 0.22
+  // still runs Llama on V1, 0.23 moved Llama to V2, whose stub reserved nothing, so its cache is
+  // larger by the estimate (0.21-0.28 share the FlashInfer sampler, 0.92 and non-torch memory).
+  const int64_t estimate = 916606418;
+  auto v21 = json("--model llama-3.1-8b --gpu h100-sxm --vllm-version 0.21");
+  auto v22 = json("--model llama-3.1-8b --gpu h100-sxm --vllm-version 0.22");
+  auto v23 = json("--model llama-3.1-8b --gpu h100-sxm --vllm-version 0.23");
+  CHECK(v22["cuda_graph_bytes_per_gpu"] == estimate);
+  CHECK(v22["model_runner_v2"] == false);
+  CHECK(v23["cuda_graph_bytes_per_gpu"] == 0);
+  CHECK(v23["cuda_graph_estimated_by_kvcap"] == false);
+  CHECK(v23["model_runner_v2"] == true);
+  CHECK(v23["kv_cache_bytes_per_gpu"].get<int64_t>() - v21["kv_cache_bytes_per_gpu"].get<int64_t>() == estimate);
+  // 0.29 gave V2 an estimator (PR #53306): the reserve is back.
+  CHECK(json("--model llama-3.1-8b --gpu h100-sxm --vllm-version 0.29")["cuda_graph_bytes_per_gpu"] == estimate);
+  // Qwen3 dense moved first (0.22); quantized Llama only in 0.24; MoE outside the listed families
+  // (Mixtral) stayed on V1 until 0.29, and so kept its estimate.
+  CHECK(json("--model qwen3-8b --gpu h100-sxm --vllm-version 0.22")["cuda_graph_bytes_per_gpu"] == 0);
+  CHECK(json("--model llama-3.1-8b --gpu h100-sxm --quantization fp8 --vllm-version 0.23")["cuda_graph_estimated_by_kvcap"] == true);
+  CHECK(json("--model llama-3.1-8b --gpu h100-sxm --quantization fp8 --vllm-version 0.24")["cuda_graph_bytes_per_gpu"] == 0);
+  CHECK(json("--model mixtral-8x7b --gpu h100-sxm --tp 2 --vllm-version 0.25")["cuda_graph_estimated_by_kvcap"] == true);
+  // The text names it.
+  Run text = run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --vllm-version 0.25");
+  CHECK(text.out.find("Model Runner V2") != std::string::npos);
+  CHECK(text.out.find("Estimated CUDA graph memory") == std::string::npos);
+  // vLLM >= 0.28 (PR #51726): a GPU of >= 160 GiB serves 16,384 tokens and 1,024 sequences a step
+  // (0.27: 8,192), and on compute capability 10.x captures graphs up to 1,024 tokens (PR #49390).
+  auto b27 = json("--model llama-3.1-8b --gpu b200 --vllm-version 0.27");
+  auto b28 = json("--model llama-3.1-8b --gpu b200 --vllm-version 0.28");
+  CHECK(b27["max_num_batched_tokens"] == 8192);
+  CHECK(b28["max_num_batched_tokens"] == 16384);
+  CHECK(b28["max_num_seqs"] == 1024);
+  CHECK(json("--model llama-3.1-8b --gpu h200 --vllm-version 0.28")["max_num_batched_tokens"] == 8192);  // 140 GiB
+  // Mixtral (a MoE family V2 took only in 0.29) keeps V1's estimate in 0.27 and 0.28.
+  Run b200 = run("memory --model mixtral-8x7b --gpu b200 --max-model-len 8192 --vllm-version 0.28");
+  CHECK(b200.out.find("FULL graphs up to 1024 tokens") != std::string::npos);
+  Run b200_27 = run("memory --model mixtral-8x7b --gpu b200 --max-model-len 8192 --vllm-version 0.27");
+  CHECK(b200_27.out.find("FULL graphs up to 512 tokens") != std::string::npos);
+  CHECK(run("memory --model mixtral-8x7b --gpu h200 --max-model-len 8192 --vllm-version 0.28")
+            .out.find("FULL graphs up to 512 tokens") != std::string::npos);  // Hopper: 512
+  // vLLM >= 0.30 prints the token count and the concurrency on one line.
+  CHECK(run("memory --model llama-3.1-8b --gpu h100-sxm --max-model-len 8192 --vllm-version 0.30")
+            .out.find(" tokens, Maximum concurrency for 8,192 tokens per request") != std::string::npos);
+  CHECK(b200_27.out.find(" tokens\n  Maximum concurrency") != std::string::npos);
+}
+
 TEST_CASE("kvcap memory: a load too large for 64-bit counts is refused, not wrapped into one that fits") {
   // 2^40 requests of 2^40 tokens: blocks x page bytes once wrapped to 0 and printed "fits: yes".
   Run r = run("memory --model llama-3.1-8b --gpu h100-sxm --context-len 1099511627776 --concurrency 1099511627776");
@@ -255,7 +312,7 @@ TEST_CASE("kvcap memory: a load too large for 64-bit counts is refused, not wrap
 
 TEST_CASE("kvcap memory --stage-gpus and --pp-layer-partition: stages on different cards, and bad values exit 2") {
   // Worked in test_pipeline_parallel.cpp: Llama-3.1-8B, 8 + 24 layers on an H100 and an H200.
-  Run r = run("memory --model llama-3.1-8b --stage-gpus h100-sxm,h200 --pp 2 --pp-layer-partition 8,24 --max-model-len 32768 --json");
+  Run r = run("memory --model llama-3.1-8b --stage-gpus h100-sxm,h200 --pp 2 --pp-layer-partition 8,24 --max-model-len 32768 --vllm-version 0.15 --json");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["stage_layers"] == nlohmann::json::array({8, 24}));

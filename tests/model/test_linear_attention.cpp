@@ -113,13 +113,16 @@ TEST_CASE("club-3090 #612 (vLLM 0.24.0, RTX 5090, fp8 KV, 131,072 tokens): 567,9
   CHECK(b.blocks_per_max_len_request == 69);
   CHECK(b.kv_cache_tokens == 567978);
   CHECK(b.max_concurrency == doctest::Approx(299.0 / 69.0));
-  // Without prefix caching (vLLM's default before 0.27): 1 page per state group, 66 per request.
+  // Without prefix caching (vLLM's default for hybrid models before 0.28): 1 page per state group,
+  // 66 per request.
   c.enable_prefix_caching.reset();
   const MemoryBudget none = compute_memory_budget(nvfp4, load_gpu("rtx-5090"), c);
   CHECK(none.mamba_cache_mode == "none");
   CHECK(none.blocks_per_max_len_request == 66);
   CHECK(none.kv_cache_tokens == static_cast<int64_t>(299.0 / 66.0 * 131072.0));
-  c.vllm_version = "0.27.1";  // PR #50991: prefix caching on by default for hybrid models
+  c.vllm_version = "0.27.1";  // 0.27.1's arg_utils.py still keeps it off for hybrid models
+  CHECK(compute_memory_budget(nvfp4, load_gpu("rtx-5090"), c).mamba_cache_mode == "none");
+  c.vllm_version = "0.28";  // PR #50991, first in v0.28.0: prefix caching on by default for hybrid models
   CHECK(compute_memory_budget(nvfp4, load_gpu("rtx-5090"), c).mamba_cache_mode == "align");
 }
 
@@ -193,6 +196,7 @@ TEST_CASE("datacenter Blackwell aligns 256-wide heads to 32-token blocks (FlashI
   EngineMemoryConfig c;
   c.kv_cache_memory_bytes = int64_t{5} << 30;
   c.max_model_len = 32768;
+  c.max_num_seqs = 128;  // vLLM >= 0.19 refuses more sequences than this pool's ~250 state blocks
   const ModelSpec m = load_model("qwen3.6-35b-a3b");
   CHECK(compute_memory_budget(m, load_gpu("h100-sxm"), c).block_size == 1056);
   CHECK(compute_memory_budget(m, load_gpu("b200"), c).block_size == 1056);

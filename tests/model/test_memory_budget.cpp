@@ -43,6 +43,7 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - RoPE tabl
   // -> floor(/ 2,097,152) = 26,335 blocks = 421,360 tokens (vLLM 0.11.0 logs 421,504 for this
   // model on an H100 with CUDA graphs captured, llmd-llama31-8b-h100 in the startup logs).
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.15";  // the accounting worked above: 0.9, the sort, no graph reserve
   cfg.max_model_len = 32768;
   MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.max_num_batched_tokens == 8192);
@@ -72,6 +73,37 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - RoPE tabl
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.activation_bytes_per_gpu == 838860800);
   CHECK(b.kv_cache_bytes_per_gpu == 59448760663);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 838,860,800 - 144,955,146
+}
+
+TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's non-torch memory and the CUDA-graph reserve") {
+  // Llama-3.1-8B on an H100 at 32,768 tokens, vllm_version left out (0.33):
+  //   usable floor(85,029,615,042 x 0.92) = 78,227,245,838
+  //   weights 16,060,522,496 + the RoPE table 33,554,432
+  //   activations: FlashInfer's sampler (0.21 and later) holds 14 B per logit of its 1,024 rows,
+  //     1,024 x 128,256 x 14 = 1,838,678,016, beside the hidden states 67,108,864: 1,905,786,880
+  //     (above the forward's 838,860,800)
+  //   non-torch 0.25 GiB = 268,435,456 (one GPU, vLLM >= 0.19)
+  //   CUDA graphs: 51 PIECEWISE and 51 FULL up to 512 tokens, (4 + 0.064 x 4,096) MiB for the
+  //     first FULL capture + 100 x 0.19 x 32 MiB = 874.144 MiB = 916,606,418
+  //   KV = 78,227,245,838 - 16,060,522,496 - 33,554,432 - 1,905,786,880 - 268,435,456 - 916,606,418
+  //      = 59,042,340,156 B -> 28,153 blocks of 2 MiB = 450,448 tokens
+  // (vLLM 0.31.0 logged 460,496 tokens, 56.21 GiB, for a Llama-3.1-8B-class model on an 80 GB
+  // A100 at 131,072 tokens; kvcap says 462,592 there, +0.5%: docs/research/vllm-current-release.md.)
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 32768;
+  const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(cfg.vllm_version == "0.33");
+  CHECK(b.gpu_memory_utilization == 0.92);
+  CHECK(b.requested_bytes_per_gpu == 78227245838);
+  CHECK(b.sampler == "flashinfer");
+  CHECK(b.activation_bytes_per_gpu == 1905786880);
+  CHECK(b.non_torch_bytes_per_gpu == 268435456);
+  CHECK(b.cuda_graph_reserve_estimated);
+  CHECK(b.model_runner_v2);
+  CHECK(b.cuda_graph_bytes_per_gpu == 916606418);
+  CHECK(b.kv_cache_bytes_per_gpu == 59042340156);
+  CHECK(b.num_gpu_blocks == 28153);
+  CHECK(b.kv_cache_tokens == 450448);
 }
 
 TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget applies them") {
@@ -297,6 +329,7 @@ TEST_CASE("hybrid sliding-window model: vLLM's grouped accounting (Gemma-2-9B)")
   // 21 sliding + 21 full layers -> group size 21: one full group and one sliding group; a block
   // spans 21 layers: 21 x 16 x (2 x 8 x 256 x 2 = 8,192 B/token/layer) = 2,752,512 B.
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.19";  // the token count's old formula (0.20 logs max concurrency x max_model_len)
   cfg.kv_cache_memory_bytes = 2752512LL * 3000;
   const MemoryBudget b = compute_memory_budget(load_model("gemma-2-9b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.kv.layers_per_group == 21);
@@ -368,7 +401,7 @@ TEST_CASE("a model too large for the GPU is refused with the numbers") {
       [&] { compute_memory_budget(load_model("llama-3.1-405b"), load_gpu("l4"), cfg); });
   CHECK(test::contains(e, "does not fit"));
   CHECK(test::contains(e, "weights per GPU 755.96 GiB"));  // 405,853,388,800 x 2 B
-  CHECK(test::contains(e, "usable 19.84 GiB"));             // the 22.05 GiB torch sees x 0.9
+  CHECK(test::contains(e, "usable 20.29 GiB"));             // the 22.05 GiB torch sees x 0.92 (the current release)
 }
 
 TEST_CASE("max_model_len that does not fit names the estimated maximum, as vLLM") {

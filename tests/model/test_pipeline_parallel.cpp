@@ -57,6 +57,7 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   // 585,189,294 = 62,819,838,131 B = 59,909 blocks: the sampling stage binds, 958,544 tokens per
   // stage.
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 32768;
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
@@ -79,6 +80,7 @@ TEST_CASE("vLLM V1 checks a pipeline stage's cache against all layers and refuse
   // 16,384 tokens. V1's check (vllm#34076) prices max_model_len with all 32 layers, 2 MiB per
   // block: 512 blocks = 8,192 tokens, so 12,000 tokens (750 blocks) is refused naming 8,192.
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
   cfg.kv_cache_memory_bytes = int64_t{1} << 30;
   cfg.max_model_len = 12000;
@@ -126,6 +128,7 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   // 5,057,806,336 - 585,189,294 = 117,911,252,565 B over 24 x 65,536 = 74,965 blocks: stage 1 binds,
   // 1,199,440 tokens.
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 32768;
   cfg.pp_layer_partition = {8, 24};
@@ -156,6 +159,7 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
   // only 5,806, so vLLM's check on stage 0's worker refuses, with an estimated maximum length of
   // 5,806 x 16 = 92,896.
   EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
   cfg.max_model_len = 131072;
   cfg.pp_layer_partition = {2, 30};
