@@ -105,9 +105,36 @@ Summary summarize(std::vector<double>& values, const std::vector<double>& percen
   double centred = 0;
   for (double v : values) centred += (v - s.mean) * (v - s.mean);
   s.std_dev = population_std(centred, s.count);
-  std::sort(values.begin(), values.end());
-  fill_percentiles(s, [&values](int64_t i) { return values[static_cast<size_t>(i)]; }, percentiles);
-  s.max = values.back();
+  // The percentiles read a few order statistics (floor(h) and the next of each, and the last):
+  // select those instead of sorting the whole run's latencies. nth_element at each wanted index,
+  // ascending, on what lies right of the previous one: everything left of it is no larger, so each
+  // is the order statistic a sort would put there, the same value.
+  std::vector<int64_t> wanted{s.count - 1};
+  const auto want = [&](double q) {
+    const auto lo = static_cast<int64_t>(std::floor(static_cast<double>(s.count - 1) * q));
+    wanted.push_back(lo);
+    if (lo + 1 < s.count) wanted.push_back(lo + 1);
+  };
+  for (double q : {0.50, 0.90, 0.95, 0.99}) want(q);
+  for (double p : percentiles) want(p / 100.0);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::vector<std::pair<int64_t, double>> order_stats;
+  order_stats.reserve(wanted.size());
+  auto from = values.begin();
+  for (int64_t i : wanted) {
+    const auto at = values.begin() + i;
+    std::nth_element(from, at, values.end());
+    order_stats.emplace_back(i, *at);
+    from = at + 1;
+  }
+  fill_percentiles(
+      s,
+      [&order_stats](int64_t i) {
+        return std::lower_bound(order_stats.begin(), order_stats.end(), std::pair<int64_t, double>{i, -HUGE_VAL})->second;
+      },
+      percentiles);
+  s.max = order_stats.back().second;
   return s;
 }
 

@@ -20,7 +20,8 @@ struct Summary {
   double relative_error = 0;
 };
 
-/// Exact; sorts `values` in place. `percentiles` (in percent) fill Summary::at_percentiles.
+/// Exact; reorders `values` (selects the order statistics it reads). `percentiles` (in percent)
+/// fill Summary::at_percentiles.
 Summary summarize(std::vector<double>& values, const std::vector<double>& percentiles = {});
 
 /// The median (numpy's, the mean of the middle two for an even count); NaN when empty.

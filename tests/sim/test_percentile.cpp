@@ -148,3 +148,28 @@ TEST_CASE("standard deviation and requested percentiles: numpy's, exact and thro
   REQUIRE(big.approximate());
   CHECK(big.summarize().std_dev == doctest::Approx(summarize(all).std_dev).epsilon(1e-9));
 }
+
+TEST_CASE("summarize() selects the order statistics a full sort gives: the same doubles on random data") {
+  // A sort then numpy's linear method (numpy_linear) against summarize()'s selection, on
+  // samples with many ties, a single value, two values, and percentiles at the ends.
+  std::mt19937_64 gen(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    CAPTURE(trial);
+    const size_t n = trial < 3 ? static_cast<size_t>(trial + 1) : 1 + gen() % 5000;
+    std::vector<double> values(n);
+    for (double& v : values) v = static_cast<double>(gen() % (trial % 2 ? 50 : 1000000)) / 7.0;
+    const std::vector<double> asked{0, 1, 12.5, 50, 99.9, 100};
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    auto at = [&](double q) { return numpy_linear(sorted, q); };
+    const Summary s = summarize(values, asked);
+    CHECK(s.count == static_cast<int64_t>(n));
+    CHECK(s.max == sorted.back());
+    CHECK(s.p50 == at(0.50));
+    CHECK(s.p90 == at(0.90));
+    CHECK(s.p95 == at(0.95));
+    CHECK(s.p99 == at(0.99));
+    REQUIRE(s.at_percentiles.size() == asked.size());
+    for (size_t i = 0; i < asked.size(); ++i) CHECK(s.at_percentiles[i] == at(asked[i] / 100.0));
+  }
+}
