@@ -31,7 +31,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
+enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -45,6 +45,10 @@ constexpr ArchEntry kArchitectures[] = {
     {"MistralForCausalLM", "mistral", Family::mistral},
     {"MixtralForCausalLM", "mixtral", Family::mixtral},
     {"Qwen2ForCausalLM", "qwen2", Family::qwen2},
+    // Qwen1.5-MoE / Qwen2-MoE (vllm/model_executor/models/qwen2_moe.py): Qwen2's biased q/k/v, then
+    // in every decoder_sparse_step-th layer num_experts of moe_intermediate_size beside one shared
+    // expert of shared_expert_intermediate_size behind a sigmoid gate (Qwen2MoeSparseMoeBlock).
+    {"Qwen2MoeForCausalLM", "qwen2_moe", Family::qwen2_moe},
     {"Qwen3ForCausalLM", "qwen3", Family::qwen3},
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
@@ -262,6 +266,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
       break;
     }
     case Family::qwen2:
+    case Family::qwen2_moe:
     case Family::qwen3:
     case Family::qwen3_moe: {
       // Qwen: `use_sliding_window` switches it on for layers >= max_window_layers (transformers'
@@ -331,13 +336,14 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       }
       break;
     }
+    case Family::qwen2_moe:
     case Family::qwen3_moe:
     case Family::qwen3_next: {
       // Qwen3.5 / 3.6 dense checkpoints (Qwen3_5ForCausalLM) carry no expert keys.
       if (family == Family::qwen3_next && !r.has_value("num_experts")) break;
-      if (family == Family::qwen3_next) {
+      if (family == Family::qwen3_next || family == Family::qwen2_moe) {
         // One shared expert of shared_expert_intermediate_size behind a sigmoid gate
-        // (Qwen3NextSparseMoeBlock: shared_expert + shared_expert_gate).
+        // (Qwen3NextSparseMoeBlock, Qwen2MoeSparseMoeBlock: shared_expert + shared_expert_gate).
         moe.num_shared_experts = 1;
         moe.shared_expert_intermediate_size = req_int(r, "shared_expert_intermediate_size");
         moe.shared_expert_gate = true;
@@ -572,6 +578,7 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
       m.mlp_bias = opt_bool(r, "mlp_bias", false);
       break;
     case Family::qwen2:
+    case Family::qwen2_moe:
       m.qkv_bias = true;  // Qwen2 always has q/k/v biases (not a config key)
       break;
     case Family::qwen3:
