@@ -31,7 +31,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
+enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -53,6 +53,9 @@ constexpr ArchEntry kArchitectures[] = {
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek},
+    // Gemma 1 (vllm/model_executor/models/gemma.py): full attention in every layer with head_dim
+    // 256, a gated GELU MLP, two RMSNorms a layer, the LM head tied to the embedding.
+    {"GemmaForCausalLM", "gemma", Family::gemma},
     {"Gemma2ForCausalLM", "gemma2", Family::gemma2},
     {"Gemma3ForCausalLM", "gemma3_text", Family::gemma3},
     {"Phi3ForCausalLM", "phi3", Family::phi3},
@@ -285,6 +288,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
         for (size_t i = 0; i < m.layers.size(); ++i) set_sliding(i, *window);
       break;
     case Family::llama:
+    case Family::gemma:
     case Family::deepseek:
     case Family::llama4:
     case Family::qwen3_next:
@@ -536,7 +540,8 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
   m.dtype = parse_torch_dtype(r);
   // transformers' default is tied for Gemma-2 and untied for the others read here.
   m.tie_word_embeddings =
-      opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma2 || arch.family == Family::gemma3 || arch.family == Family::gemma4);
+      opt_bool(r, "tie_word_embeddings", arch.family == Family::gemma || arch.family == Family::gemma2 ||
+                                             arch.family == Family::gemma3 || arch.family == Family::gemma4);
   m.layers.assign(static_cast<size_t>(m.num_layers), LayerSpec{});
 
   if (arch.family == Family::deepseek) {
@@ -592,6 +597,9 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
       m.attn_output_gate = opt_bool(r, "attn_output_gate", true);
       // Served only as a speculative-decoding drafter (--speculative-config method mtp).
       m.num_mtp_layers = opt_int(r, "mtp_num_hidden_layers", 0).value_or(0);
+      break;
+    case Family::gemma:
+      m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
       break;
     case Family::gemma2:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
