@@ -100,6 +100,10 @@ constexpr WrapperEntry kWrappers[] = {
     // Kimi K2.5 (vllm/model_executor/models/kimi_k25.py): the DeepSeek-V3 language model of
     // Kimi K2 under a MoonViT vision tower.
     {"KimiK25ForConditionalGeneration", "kimi_k2", "DeepseekV3ForCausalLM"},
+    // Kimi-VL (vllm/model_executor/models/kimi_vl.py): a DeepSeek-V3 language model (Moonlight)
+    // under a MoonViT tower; its text_config carries no model_type (transformers' KimiVLConfig
+    // builds a DeepseekV3Config from it).
+    {"KimiVLForConditionalGeneration", "deepseek_v3", "DeepseekV3ForCausalLM"},
     // Gemma 4 (vllm/model_executor/models/gemma4_mm.py): Gemma4ForCausalLM under transformers'
     // gemma4_vision tower.
     {"Gemma4ForConditionalGeneration", "gemma4_text", "Gemma4ForCausalLM"},
@@ -686,9 +690,15 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   const std::string arch = wrapper->architecture;
   if (!root.has_value("text_config")) throw InputError(root.where("text_config"), "required for " + arch);
   const JsonObjectReader top_text = root.object("text_config");
-  const std::string text_type = top_text.get_string("model_type");
   const WrapperEntry* entry = nullptr;
   std::string expected;
+  int wrapper_text_models = 0;
+  for (const auto& w : kWrappers)
+    if (arch == w.architecture) ++wrapper_text_models;
+  // A wrapper with one text model type may leave text_config's model_type out (Kimi-VL).
+  const std::string text_type = top_text.has_value("model_type") || wrapper_text_models != 1
+                                    ? top_text.get_string("model_type")
+                                    : std::string(wrapper->text_model_type);
   for (const auto& w : kWrappers) {
     if (arch != w.architecture) continue;
     expected += (expected.empty() ? "" : ", ") + std::string(w.text_model_type);
@@ -713,7 +723,7 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
     m.vision_profile = vision.profile;
   }
   else if (root.has_value("vision_config"))
-    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model, gemma4_vision)";
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model, gemma4_vision, moonvit)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   check_model_size(m, origin);  // again with the vision tower's parameters

@@ -98,6 +98,31 @@ Count siglip(const JsonObjectReader& v, Count text_hidden) {
   return layers * block + embed + h + h * text_hidden;
 }
 
+/// MoonViT (Kimi-VL's tower, vLLM moonvit.py): LayerNorm blocks with biased q/k/v/o and a biased
+/// GELU MLP (fc0, fc1), the same block as SigLIP's; a biased patch convolution, learned positions
+/// of init_pos_emb_height x init_pos_emb_width and a final LayerNorm (its 2D RoPE is computed, not
+/// loaded). Kimi-VL's projector (kimi_vl.py KimiVLMultiModalProjector): a LayerNorm over the
+/// vision width, then the merged patches (hidden x merge_h x merge_w) through a biased square
+/// linear and a biased linear to the text width.
+Count moonvit(const JsonObjectReader& v, Count text_hidden) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
+  const Count patch = need_size(v, "patch_size");
+  const Count pos = need_size(v, "init_pos_emb_height") * need_size(v, "init_pos_emb_width");
+  Count merge = 4;  // merge_kernel_size [2, 2]
+  if (v.has("merge_kernel_size")) {
+    const auto& k = v.raw("merge_kernel_size");
+    if (!k.is_array() || k.size() != 2 || !k[0].is_number_integer() || !k[1].is_number_integer() || k[0].get<int64_t>() < 1 ||
+        k[1].get<int64_t>() < 1 || k[0].get<int64_t>() > 64 || k[1].get<int64_t>() > 64)
+      throw InputError(v.where("merge_kernel_size"), "expected two kernel sizes from 1 to 64");
+    merge = static_cast<Count>(k[0].get<int64_t>() * k[1].get<int64_t>());
+  }
+  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count embed = 3 * patch * patch * h + h + pos * h;
+  const Count merged = merge * h;
+  const Count projector = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden;
+  return layers * block + embed + 2 * h + projector;
+}
+
 /// Gemma 4's tower (transformers modeling_gemma4.py, which vLLM's gemma4_mm.py loads through
 /// AutoModel): RMSNorm "sandwich" blocks (input, post-attention, pre- and post-feedforward) with
 /// bias-free q/k/v/o over num_attention_heads / num_key_value_heads heads of head_dim, q and k
@@ -136,6 +161,9 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.params = checked(pixtral(v, root, static_cast<Count>(text_hidden)));
   } else if (c.type == "siglip_vision_model") {
     c.params = checked(siglip(v, static_cast<Count>(text_hidden)));
+  } else if (c.type == "moonvit") {
+    // Its profiling image is not modelled.
+    c.params = checked(moonvit(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "gemma4_vision") {
     // Its profiling image (vision_soft_tokens_per_image, 280 tokens) is not modelled.
     c.params = checked(gemma4_vision(v, static_cast<Count>(text_hidden)));

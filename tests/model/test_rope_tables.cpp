@@ -17,16 +17,16 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kConfigs = std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/";
-constexpr int64_t kMiB = 1024 * 1024;
+const std::string kRopeConfigs = std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/";
+constexpr int64_t kRopeMiB = 1024 * 1024;
 
-json llama_like() {
+json rope_llama_like() {
   return json::parse(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":1024,
     "intermediate_size":4096,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,
     "vocab_size":1000,"max_position_embeddings":2048,"torch_dtype":"bfloat16"})");
 }
 
-void check_tables(const ModelSpec& m, std::initializer_list<std::pair<int64_t, int64_t>> expected) {
+void check_rope_tables(const ModelSpec& m, std::initializer_list<std::pair<int64_t, int64_t>> expected) {
   REQUIRE(m.rope_tables.size() == expected.size());
   size_t i = 0;
   for (const auto& [positions, dims] : expected) {
@@ -42,56 +42,56 @@ void check_tables(const ModelSpec& m, std::initializer_list<std::pair<int64_t, i
 TEST_CASE("RoPE tables: one per distinct get_rope call, sized as vLLM's classes size them") {
   // Llama 3 scaling keeps max_position_embeddings positions: 131,072 x 128 x 2 B = 32 MiB.
   const ModelSpec llama = load_model("llama-3.1-8b");
-  check_tables(llama, {{131072, 128}});
-  CHECK(rope_cache_bytes(llama, DType::bf16) == 32 * kMiB);
-  CHECK(rope_cache_bytes(llama, DType::fp32) == 64 * kMiB);  // --dtype float32 keeps the table in fp32
+  check_rope_tables(llama, {{131072, 128}});
+  CHECK(rope_cache_bytes(llama, DType::bf16) == 32 * kRopeMiB);
+  CHECK(rope_cache_bytes(llama, DType::fp32) == 64 * kRopeMiB);  // --dtype float32 keeps the table in fp32
 
   // Llama 4 Scout: 10,485,760 positions x 128 x 2 B = 2.5 GiB, on each of its TP ranks.
-  const ModelSpec scout = load_model(kConfigs + "meta-llama--Llama-4-Scout-17B-16E-Instruct.json");
-  check_tables(scout, {{10485760, 128}});
-  CHECK(rope_cache_bytes(scout, DType::bf16) == 2560 * kMiB);
+  const ModelSpec scout = load_model(kRopeConfigs + "meta-llama--Llama-4-Scout-17B-16E-Instruct.json");
+  check_rope_tables(scout, {{10485760, 128}});
+  CHECK(rope_cache_bytes(scout, DType::bf16) == 2560 * kRopeMiB);
 
   // DeepSeek YaRN ropes the 64-wide decoupled key over original 4,096 x factor 40 positions.
-  check_tables(load_model("deepseek-v3"), {{163840, 64}});
+  check_rope_tables(load_model("deepseek-v3"), {{163840, 64}});
   // gpt-oss YaRN: max(4,096 x 32, 131,072) positions of head_dim 64.
-  check_tables(load_model("gpt-oss-20b"), {{131072, 64}});
+  check_rope_tables(load_model("gpt-oss-20b"), {{131072, 64}});
   // Qwen3.6 M-RoPE: 4 x 262,144 positions (MRotaryEmbedding) x 256 x 0.25 rotated dims.
-  check_tables(load_model("qwen3.6-35b-a3b"), {{1048576, 64}});
+  check_rope_tables(load_model("qwen3.6-35b-a3b"), {{1048576, 64}});
   // Qwen3-VL's trimmed config has no mrope keys; its text model runs M-RoPE all the same.
-  check_tables(load_model(kConfigs + "Qwen--Qwen3-VL-235B-A22B-Instruct.json"), {{1048576, 128}});
+  check_rope_tables(load_model(kRopeConfigs + "Qwen--Qwen3-VL-235B-A22B-Instruct.json"), {{1048576, 128}});
   // MiniMax-M2 passes config.rotary_dim (64 of 128).
-  check_tables(load_model(kConfigs + "MiniMaxAI--MiniMax-M2.5.json"), {{196608, 64}});
+  check_rope_tables(load_model(kRopeConfigs + "MiniMaxAI--MiniMax-M2.5.json"), {{196608, 64}});
   // GLM-4.5 rotates half its 128-wide heads.
-  check_tables(load_model(kConfigs + "zai-org--GLM-4.5.json"), {{131072, 64}});
+  check_rope_tables(load_model(kRopeConfigs + "zai-org--GLM-4.5.json"), {{131072, 64}});
   // Gemma 4: sliding layers (default RoPE, 256 wide) and global ones (proportional RoPE keeps the
   // whole 512-wide head although it rotates a quarter): 128 MiB + 256 MiB.
-  const ModelSpec gemma4 = load_model(kConfigs + "google--gemma-4-26B-A4B.json");
-  check_tables(gemma4, {{262144, 256}, {262144, 512}});
-  CHECK(rope_cache_bytes(gemma4, DType::bf16) == 384 * kMiB);
+  const ModelSpec gemma4 = load_model(kRopeConfigs + "google--gemma-4-26B-A4B.json");
+  check_rope_tables(gemma4, {{262144, 256}, {262144, 512}});
+  CHECK(rope_cache_bytes(gemma4, DType::bf16) == 384 * kRopeMiB);
 }
 
 TEST_CASE("RoPE tables: linear, dynamic, longrope and Gemma 3's two tables") {
-  json c = llama_like();
+  json c = rope_llama_like();
   c["rope_scaling"] = json::parse(R"({"rope_type":"linear","factor":4.0})");
-  check_tables(model_from_hf_config(c, "cfg.json"), {{8192, 128}});
+  check_rope_tables(model_from_hf_config(c, "cfg.json"), {{8192, 128}});
   c["rope_scaling"] = json::parse(R"({"type":"dynamic","factor":2.0})");
-  check_tables(model_from_hf_config(c, "cfg.json"), {{4096, 128}});
+  check_rope_tables(model_from_hf_config(c, "cfg.json"), {{4096, 128}});
   // Phi-3's short table (original positions) and long table (max_position_embeddings) together.
   c["rope_scaling"] = json::parse(R"({"type":"longrope","original_max_position_embeddings":512,"short_factor":[1],"long_factor":[1]})");
-  check_tables(model_from_hf_config(c, "cfg.json"), {{2560, 128}});
+  check_rope_tables(model_from_hf_config(c, "cfg.json"), {{2560, 128}});
   c["rope_scaling"] = nullptr;
   c["partial_rotary_factor"] = 0.5;
-  check_tables(model_from_hf_config(c, "cfg.json"), {{2048, 64}});
+  check_rope_tables(model_from_hf_config(c, "cfg.json"), {{2048, 64}});
 
   // Gemma 3: sliding layers take the local base without scaling, global ones the config's linear x8.
   const json g = json::parse(R"({"architectures":["Gemma3ForCausalLM"],"model_type":"gemma3_text","hidden_size":2560,
     "intermediate_size":10240,"num_hidden_layers":12,"num_attention_heads":8,"num_key_value_heads":4,"head_dim":256,
     "sliding_window":1024,"rope_scaling":{"rope_type":"linear","factor":8.0},"torch_dtype":"bfloat16"})");
-  check_tables(model_from_hf_config(g, "cfg.json"), {{131072, 256}, {1048576, 256}});
+  check_rope_tables(model_from_hf_config(g, "cfg.json"), {{131072, 256}, {1048576, 256}});
 }
 
 TEST_CASE("RoPE parameters kvcap cannot size are refused, naming the key") {
-  json c = llama_like();
+  json c = rope_llama_like();
   c["rope_scaling"] = "linear";
   CHECK(test::contains(test::input_error_of([&] { model_from_hf_config(c, "cfg.json"); }), "/rope_scaling"));
   c["rope_scaling"] = json::parse(R"({"rope_type":"linear","factor":-2})");
@@ -110,10 +110,10 @@ TEST_CASE("the budget charges the tables on every GPU: Llama 4 Scout on 4 x H100
   cfg.max_model_len = 8192;
   cfg.gpu_memory_utilization = 0.95;
   cfg.vllm_version = "0.19.0";
-  const MemoryBudget b = compute_memory_budget(load_model(kConfigs + "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"),
+  const MemoryBudget b = compute_memory_budget(load_model(kRopeConfigs + "meta-llama--Llama-4-Scout-17B-16E-Instruct.json"),
                                                load_gpu("h100-sxm"), cfg);
-  CHECK(b.rope_cache_bytes_per_gpu == 2560 * kMiB);
-  CHECK(b.model_loading_bytes_per_gpu() == b.weight_bytes_per_gpu + 2560 * kMiB);
+  CHECK(b.rope_cache_bytes_per_gpu == 2560 * kRopeMiB);
+  CHECK(b.model_loading_bytes_per_gpu() == b.weight_bytes_per_gpu + 2560 * kRopeMiB);
   CHECK(static_cast<double>(b.model_loading_bytes_per_gpu()) / (1 << 30) == doctest::Approx(53.12).epsilon(0.002));
   CHECK(static_cast<double>(b.kv_cache_tokens) == doctest::Approx(365968).epsilon(0.015));
 }
