@@ -30,7 +30,7 @@ SharedName MetricsCollector::intern(std::string_view text) {
 
 RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, RequestOutcome o) {
   RequestRecord& r = records_.emplace_back();
-  r.id = s.req.id;
+  r.id = ids_.add(s.req.id);
   r.request_class = intern(s.req.request_class);
   r.priority = s.req.priority;
   r.replica = replica;
@@ -48,7 +48,7 @@ RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, 
 
 void MetricsCollector::on_reject(const Request& req, double now_s, std::string_view reason) {
   RequestRecord& r = records_.emplace_back();
-  r.id = req.id;
+  r.id = ids_.add(req.id);
   r.request_class = intern(req.request_class);
   r.priority = req.priority;
   r.outcome = RequestOutcome::rejected;
@@ -85,7 +85,7 @@ void MetricsCollector::on_in_flight(const SeqState& s, int32_t replica) {
 
 void MetricsCollector::on_in_flight_front_end(const Request& req) {
   RequestRecord& r = records_.emplace_back();
-  r.id = req.id;
+  r.id = ids_.add(req.id);
   r.request_class = intern(req.request_class);
   r.priority = req.priority;
   r.outcome = RequestOutcome::in_flight;

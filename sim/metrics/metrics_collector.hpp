@@ -11,10 +11,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "sim/core/sequence.hpp"
 #include "sim/metrics/percentile.hpp"
+#include "sim/metrics/text_arena.hpp"
 
 namespace kvcap {
 
@@ -41,9 +43,11 @@ class SharedName {
 };
 
 /// One row of requests.csv. Kept for every request of a run (the largest per-request cost of a
-/// long run), so laid out without padding: 128 bytes.
+/// long run), so laid out without padding beyond the tail: 104 bytes, plus the id's characters
+/// in the collector's arena. The token counts stay 64-bit: the trace readers and max_model_len
+/// allow up to 2^40 tokens, and a rejected request's prompt is recorded as read.
 struct RequestRecord {
-  std::string id;
+  ArenaText id;  ///< in the collector's id arena
   SharedName request_class;
   SharedName reason;  ///< why rejected or lost ("" otherwise)
   double arrival_s = 0;
@@ -57,7 +61,8 @@ struct RequestRecord {
   int32_t preemptions = 0;
   RequestOutcome outcome = RequestOutcome::in_flight;
 };
-static_assert(sizeof(RequestRecord) <= 128, "a run keeps one RequestRecord per request");
+static_assert(sizeof(RequestRecord) == 104, "a run keeps one RequestRecord per request");
+static_assert(std::is_trivially_copyable_v<RequestRecord>, "the records' vector grows by memmove");
 
 struct SloConfig {
   double ttft_s = 0;  ///< per-request TTFT bound (0 = none)
@@ -77,10 +82,11 @@ class RequestEndListener {
 class MetricsCollector {
  public:
   MetricsCollector() = default;
-  // Records point into names_: a copy would point into the original's table.
+  // Records point into names_ and ids_: a copy would point into the original's tables.
   MetricsCollector(const MetricsCollector&) = delete;
   MetricsCollector& operator=(const MetricsCollector&) = delete;
-  MetricsCollector(MetricsCollector&&) = default;  // a deque's elements keep their addresses when it moves
+  // A deque's elements and the arena's chunks keep their addresses when they move.
+  MetricsCollector(MetricsCollector&&) = default;
   MetricsCollector& operator=(MetricsCollector&&) = default;
 
   /// Null = nobody listens. Every path that ends a request goes through on_reject / on_finish /
@@ -146,6 +152,7 @@ class MetricsCollector {
   std::vector<std::string> classes_;
   std::vector<RequestRecord> records_;
   std::deque<std::string> names_;  ///< class and reason texts the records point to (stable addresses)
+  TextArena ids_;                  ///< the records' ids
   std::vector<RunLengthSamples> itl_{1};
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;

@@ -66,7 +66,7 @@ struct Run {
                                   std::vector<EngineSettings>{engine("vllm-v1")}, 11, opt, "round_robin", 0.01,
                                   KvCacheSpec{}, std::move(setup));
     h->run();
-    for (const auto& r : h->metrics.records()) by_id[r.id] = r;
+    for (const auto& r : h->metrics.records()) by_id[std::string(r.id)] = r;
   }
 };
 

@@ -153,7 +153,7 @@ std::string run_random(const RandomScenario& rs, bool skipping, int64_t* skipped
   h.run();
   // Every request ends exactly once: one record per id, outcomes add up.
   std::map<std::string, int> seen;
-  for (const auto& r : h.metrics.records()) ++seen[r.id];
+  for (const auto& r : h.metrics.records()) ++seen[std::string(r.id)];
   // Requests after the horizon never arrive; all others are accounted for.
   size_t arrived = 0;
   for (const auto& r : rs.reqs) arrived += r.arrival_s <= rs.opt.horizon_s ? 1 : 0;

@@ -105,7 +105,7 @@ std::string run_case(const Case& c, bool skipping, int64_t* lost = nullptr, int6
   for (Replica* r : h.sim->replicas()) r->set_swap_tier(c.cpu_blocks, 1000);
   h.run();
   std::map<std::string, int> seen;
-  for (const auto& r : h.metrics.records()) ++seen[r.id];
+  for (const auto& r : h.metrics.records()) ++seen[std::string(r.id)];
   CHECK(seen.size() == c.reqs.size());
   for (const auto& [id, n] : seen) CHECK(n == 1);
   for (const auto& r : h.metrics.records()) CHECK(r.outcome != RequestOutcome::in_flight);
