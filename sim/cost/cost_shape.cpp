@@ -130,7 +130,8 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   // Activations: each intermediate written once by its producer and read once by its consumer.
   // Per layer: residual in/out and two norm outputs (4 × hidden, replicated on every rank), and
   // the sharded QKV, attention output, up/gate and down-input tensors.
-  double mlp_width = static_cast<double>(model.intermediate_size);
+  // Gated MLPs write gate-up (2 x width) and read the activation (width); ungated ones (Phi-2) one less.
+  double mlp_width = static_cast<double>(model.intermediate_size) * model.mlp_matrices() / 3.0;
   if (model.is_moe())
     mlp_width = static_cast<double>(model.moe.experts_per_token * model.moe.expert_intermediate_size +
                                     model.moe.shared_expert_intermediate_size);

@@ -67,7 +67,8 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   int64_t layer_peak = attention;
   bool any_dense = false;
   for (const auto& l : m.layers) any_dense = any_dense || !l.moe;
-  if (any_dense) layer_peak = std::max(layer_peak, 3 * T * split(m.intermediate_size) * b);
+  // The MLP's intermediates: gate-up output and activation (2I + I), or up output and activation (2I).
+  if (any_dense) layer_peak = std::max(layer_peak, m.mlp_matrices() * T * split(m.intermediate_size) * b);
   int64_t moe_workspace = 0;
   if (m.is_moe()) {
     const auto& x = m.moe;

@@ -31,7 +31,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
+enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, phi, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -59,6 +59,10 @@ constexpr ArchEntry kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2", Family::gemma2},
     {"Gemma3ForCausalLM", "gemma3_text", Family::gemma3},
     {"Phi3ForCausalLM", "phi3", Family::phi3},
+    // Phi-1.5 / Phi-2 (vllm/model_executor/models/phi.py): one LayerNorm (with bias) before attention
+    // and MLP in parallel, biased q/k/v and dense, an ungated GELU MLP (fc1, fc2) with biases, a
+    // final LayerNorm and an LM head with a bias; RoPE on partial_rotary_factor of each head.
+    {"PhiForCausalLM", "phi", Family::phi},
     {"GptOssForCausalLM", "gpt_oss", Family::gpt_oss},
     {"Llama4ForCausalLM", "llama4_text", Family::llama4},
     // MiniMax-M2 / M2.1 / M2.5 (vllm/model_executor/models/minimax_m2.py): full GQA attention in
@@ -293,6 +297,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
       break;
     case Family::llama:
     case Family::gemma:
+    case Family::phi:
     case Family::deepseek:
     case Family::llama4:
     case Family::qwen3_next:
@@ -604,6 +609,16 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
       break;
     case Family::gemma:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      break;
+    case Family::phi:
+      if (opt_bool(r, "qk_layernorm", false))
+        throw InputError(r.where("qk_layernorm"), "q/k LayerNorms are not supported for phi (Phi-1.5 and Phi-2 have none)");
+      m.qkv_bias = m.o_bias = true;
+      m.mlp_bias = true;
+      m.mlp_gated = false;
+      m.norm_bias = true;
+      m.norms_per_layer = 1;  // input_layernorm only: attention and MLP read the same normed input
+      m.lm_head_bias = true;
       break;
     case Family::gemma2:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);

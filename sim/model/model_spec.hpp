@@ -144,6 +144,15 @@ struct ModelSpec {
   bool qk_norm_full_width = false;  ///< RMSNorms over the whole q and k projections, split over TP (MiniMax-M2)
   bool attn_output_gate = false; ///< q_proj also emits a per-head output gate (Qwen3-Next): twice the query width
   int norms_per_layer = 2;       ///< RMSNorms per decoder layer (Gemma-2 has 4)
+  /// LayerNorms with a bias instead of RMSNorms (Phi-2): every norm, the final one too, holds
+  /// 2 x hidden_size.
+  bool norm_bias = false;
+  /// The dense MLP is gate, up, down (SwiGLU, GeGLU: 3 matrices); false: up and down only, the
+  /// activation between them (Phi-2's fc1, fc2).
+  bool mlp_gated = true;
+  bool lm_head_bias = false;     ///< the LM head has a bias over the vocabulary (Phi-2)
+  int64_t norm_params() const { return norm_bias ? 2 * hidden_size : hidden_size; }
+  int64_t mlp_matrices() const { return mlp_gated ? 3 : 2; }
   bool attention_sinks = false;  ///< one learned sink logit per head and layer (GPT-OSS)
   bool moe_router_bias = false;  ///< router has a bias (GPT-OSS)
   bool moe_expert_bias = false;  ///< expert projections have biases (GPT-OSS)

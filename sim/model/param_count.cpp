@@ -74,24 +74,24 @@ ParamCount count_parameters_per_gpu(const ModelSpec& m, int64_t tp) {
   ParamCount c;
   const int64_t H = m.hidden_size;
   c.embedding = split(m.vocab_size, tp) * H;
-  c.lm_head = m.tie_word_embeddings ? 0 : split(m.vocab_size, tp) * H;
-  c.norms = H;  // final norm
+  c.lm_head = m.tie_word_embeddings ? 0 : split(m.vocab_size, tp) * H + (m.lm_head_bias ? split(m.vocab_size, tp) : 0);
+  c.norms = m.norm_params();  // final norm
 
   for (const LayerSpec& layer : m.layers) {
     if (layer.attention == AttentionKind::linear) {
       add_linear_attention(m, tp, c);
-      c.norms += static_cast<int64_t>(m.norms_per_layer) * H;
+      c.norms += static_cast<int64_t>(m.norms_per_layer) * m.norm_params();
     } else {
       AttentionParams a = attention_params(m, layer, tp, layer.attention == AttentionKind::mla);
       c.attention += a.weights;
       c.biases += a.biases;
-      c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * H;
+      c.norms += a.small + static_cast<int64_t>(m.norms_per_layer) * m.norm_params();
     }
 
     if (!layer.moe || m.dense_mlp_beside_moe) {
       const int64_t inter = split(m.intermediate_size, tp);
-      c.dense_mlp += 3 * H * inter;  // gate, up, down
-      if (m.mlp_bias) c.biases += 2 * inter + H;
+      c.dense_mlp += m.mlp_matrices() * H * inter;  // (gate,) up, down
+      if (m.mlp_bias) c.biases += (m.mlp_matrices() - 1) * inter + H;
       if (!layer.moe) continue;
     }
     const MoeSpec& x = m.moe;

@@ -52,9 +52,9 @@ ParamCount count_parameters_per_stage_gpu(const ModelSpec& stage_model, int64_t 
     c.vision = 0;
   }
   if (!last) {
-    drop += c.lm_head + stage_model.hidden_size;  // LM head and final norm
+    drop += c.lm_head + stage_model.norm_params();  // LM head and final norm
     c.lm_head = 0;
-    c.norms -= stage_model.hidden_size;
+    c.norms -= stage_model.norm_params();
   } else if (!first && stage_model.tie_word_embeddings) {
     c.lm_head = vocab_matrix;
     drop -= vocab_matrix;
