@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -680,11 +681,27 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
   return m;
 }
 
+/// Wrappers by their top-level model_type, for configs without `architectures` (re-exports such as
+/// unsloth's; transformers picks the class from model_type then, as find_architecture does for
+/// text models).
+constexpr std::pair<const char*, const char*> kWrapperModelTypes[] = {
+    {"llama4", "Llama4ForConditionalGeneration"},     {"mistral3", "Mistral3ForConditionalGeneration"},
+    {"qwen3_vl", "Qwen3VLForConditionalGeneration"},  {"qwen3_vl_moe", "Qwen3VLMoeForConditionalGeneration"},
+    {"gemma3", "Gemma3ForConditionalGeneration"},     {"qwen3_5", "Qwen3_5ForConditionalGeneration"},
+    {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration"}, {"kimi_vl", "KimiVLForConditionalGeneration"},
+    {"gemma4", "Gemma4ForConditionalGeneration"},
+};
+
 const WrapperEntry* find_wrapper(const JsonObjectReader& r) {
-  if (!r.has_value("architectures") || !r.raw("architectures").is_array() || r.raw("architectures").empty() ||
-      !r.raw("architectures")[0].is_string())
-    return nullptr;
-  const std::string name = r.raw("architectures")[0].get<std::string>();
+  std::string name;
+  if (r.has_value("architectures") && r.raw("architectures").is_array() && !r.raw("architectures").empty() &&
+      r.raw("architectures")[0].is_string()) {
+    name = r.raw("architectures")[0].get<std::string>();
+  } else if (!r.has_value("architectures") && r.has_value("model_type") && r.raw("model_type").is_string()) {
+    const std::string type = r.raw("model_type").get<std::string>();
+    for (const auto& [t, arch] : kWrapperModelTypes)
+      if (type == t) name = arch;
+  }
   for (const auto& w : kWrappers)
     if (name == w.architecture) return &w;
   return nullptr;

@@ -88,6 +88,17 @@ TEST_CASE("RoPE tables: linear, dynamic, longrope and Gemma 3's two tables") {
     "intermediate_size":10240,"num_hidden_layers":12,"num_attention_heads":8,"num_key_value_heads":4,"head_dim":256,
     "sliding_window":1024,"rope_scaling":{"rope_type":"linear","factor":8.0},"torch_dtype":"bfloat16"})");
   check_rope_tables(model_from_hf_config(g, "cfg.json"), {{131072, 256}, {1048576, 256}});
+
+  // Gemma 3 12B as shipped (unsloth's re-export: no "architectures", the wrapper found from
+  // model_type "gemma3"): 64 MiB + 512 MiB of tables, which vLLM 0.19's "Model loading took 23.31
+  // GiB" on an H100 shows beside 22.70 GiB of weights.
+  const ModelSpec g12 = load_model(kRopeConfigs + "unsloth--gemma-3-12b-it.json");
+  CHECK(g12.architecture == "Gemma3ForConditionalGeneration");
+  check_rope_tables(g12, {{131072, 256}, {1048576, 256}});
+  CHECK(rope_cache_bytes(g12, DType::bf16) == 576 * kRopeMiB);
+  // Without architectures and with a model_type no wrapper has, it is still refused.
+  json bad = json::parse(R"({"model_type": "gemma9", "text_config": {}})");
+  CHECK_FALSE(test::input_error_of([&] { model_from_hf_config(bad, "cfg.json"); }).empty());
 }
 
 TEST_CASE("RoPE parameters kvcap cannot size are refused, naming the key") {
