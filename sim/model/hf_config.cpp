@@ -478,7 +478,8 @@ std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family
     return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(head_dim) * partial));
   };
   auto table = [&](const std::optional<JsonObjectReader>& p, int64_t dims) {
-    return rope_table(p ? &*p : nullptr, m.max_position_embeddings, dims, family == Family::deepseek, force_mrope);
+    return rope_table(p ? &*p : nullptr, m.max_position_embeddings, dims, family == Family::deepseek, force_mrope,
+                      r.where("max_position_embeddings"));
   };
   bool has_full = false, has_sliding = false;
   int64_t global_head_dim = m.head_dim;

@@ -21,10 +21,10 @@ double factor_of(const JsonObjectReader& p) { return p.get_number_in("factor", 1
 }  // namespace
 
 RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embeddings, int64_t rotary_dim,
-                     bool deepseek_yarn, bool force_mrope) {
+                     bool deepseek_yarn, bool force_mrope, const std::string& max_position_where) {
   double positions = static_cast<double>(max_position_embeddings);
   bool mrope = force_mrope;
-  std::string where = "max_position_embeddings";
+  std::string where = max_position_where;
   if (params != nullptr) {
     const JsonObjectReader& p = *params;
     where = p.where();

@@ -7,6 +7,7 @@
 // Most are small (Llama-3.1-8B: 131,072 x 128 x 2 B = 32 MiB), but Llama 4 Scout's 10,485,760
 // positions make 2.5 GiB a GPU, what its vLLM 0.19 log shows above the weights.
 #include <cstdint>
+#include <string>
 
 #include "sim/model/model_spec.hpp"
 #include "sim/util/json_fields.hpp"
@@ -24,8 +25,9 @@ namespace kvcap {
 ///     tables concatenated)
 ///   mrope_section present (Qwen-VL, Qwen3.5): MRotaryEmbedding keeps 4 x max_position_embeddings
 ///     (cache_max_position_num, for video positions), times the YaRN factor where one is given.
+/// `max_position_where` locates max_position_embeddings in messages when `params` is null.
 RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embeddings, int64_t rotary_dim,
-                     bool deepseek_yarn, bool force_mrope = false);
+                     bool deepseek_yarn, bool force_mrope, const std::string& max_position_where);
 
 /// Bytes one GPU holds for the model's tables in `dtype` (the model dtype vLLM runs).
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype);
