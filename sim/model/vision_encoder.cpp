@@ -29,6 +29,10 @@ Count size_or(const JsonObjectReader& r, const std::string& key, int64_t fallbac
   return static_cast<Count>(r.has(key) && !r.raw(key).is_null() ? r.get_int(key, 1, kMaxVisionDim) : fallback);
 }
 
+/// A pre-norm ViT block: two LayerNorms (weight + bias), biased q/k/v/o and a biased ungated MLP,
+/// the block of the Llama 4, Qwen3-VL, SigLIP and MoonViT towers.
+Count layernorm_vit_block(Count h, Count inter) { return 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h; }
+
 /// Pixtral (Mistral Small 3.x): RMSNorm blocks with bias-free q/k/v/o and a gated SiLU MLP
 /// (w1, w2, w3), a bias-free patch convolution and ln_pre; Mistral3's projector: an RMSNorm, the
 /// patch merger (spatial_merge_size^2 x h -> h) and two linears into the text width.
@@ -53,7 +57,7 @@ Count pixtral(const JsonObjectReader& v, const JsonObjectReader& root, Count tex
 Count llama4(const JsonObjectReader& v, Count text_hidden) {
   const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
   const Count patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
-  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count block = layernorm_vit_block(h, inter);
   const Count side = static_cast<Count>(static_cast<int64_t>(image) / static_cast<int64_t>(patch));  // whole patches
   const Count embed = channels * patch * patch * h + h + (side * side + 1) * h + 4 * h;
   // The pixel shuffle turns h-wide patches into h / ratio^2-wide ones, which transformers' adapter
@@ -73,7 +77,7 @@ Count qwen3_vl(const JsonObjectReader& v) {
   const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
   const Count channels = size_or(v, "in_channels", 3), merge = size_or(v, "spatial_merge_size", 2);
   const Count out = need_size(v, "out_hidden_size");
-  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count block = layernorm_vit_block(h, inter);
   const Count embed = channels * temporal * patch * patch * h + h + size_or(v, "num_position_embeddings", 0) * h;
   const Count m = merge * merge * h;
   const Count merger_main = 2 * h + m * m + m + m * out + out;        // norm over h
@@ -92,14 +96,14 @@ Count qwen3_vl(const JsonObjectReader& v) {
 Count siglip(const JsonObjectReader& v, Count text_hidden) {
   const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
   const Count patch = need_size(v, "patch_size"), image = need_size(v, "image_size"), channels = size_or(v, "num_channels", 3);
-  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count block = layernorm_vit_block(h, inter);
   const Count side = static_cast<Count>(static_cast<int64_t>(image) / static_cast<int64_t>(patch));  // whole patches
   const Count embed = channels * patch * patch * h + h + side * side * h + 2 * h;
   return layers * block + embed + h + h * text_hidden;
 }
 
 /// MoonViT (Kimi-VL's tower, vLLM moonvit.py): LayerNorm blocks with biased q/k/v/o and a biased
-/// GELU MLP (fc0, fc1), the same block as SigLIP's; a biased patch convolution, learned positions
+/// GELU MLP (fc0, fc1), SigLIP's block; a biased patch convolution, learned positions
 /// of init_pos_emb_height x init_pos_emb_width and a final LayerNorm (its 2D RoPE is computed, not
 /// loaded). Kimi-VL's projector (kimi_vl.py KimiVLMultiModalProjector): a LayerNorm over the
 /// vision width, then the merged patches (hidden x merge_h x merge_w) through a biased square
@@ -116,7 +120,7 @@ Count moonvit(const JsonObjectReader& v, Count text_hidden) {
       throw InputError(v.where("merge_kernel_size"), "expected two kernel sizes from 1 to 64");
     merge = static_cast<Count>(k[0].get<int64_t>() * k[1].get<int64_t>());
   }
-  const Count block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h;
+  const Count block = layernorm_vit_block(h, inter);
   const Count embed = 3 * patch * patch * h + h + pos * h;
   const Count merged = merge * h;
   const Count projector = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden;
