@@ -13,6 +13,7 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/activation.hpp"
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/weight_bytes.hpp"
@@ -250,9 +251,14 @@ int run_memory(const MemoryOptions& o) {
   row("architecture", model.architecture);
   row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
   row("parameters total / active", num(params.total) + " / " + num(params.active));
-  if (model.vision_encoder_params > 0)
-    row("vision encoder (in the total)", num(model.vision_encoder_params) +
-                                             " parameters; its profiling on dummy images is not modelled");
+  if (model.vision_encoder_params > 0) {
+    const int64_t images = images_in_profile_batch(model.vision_profile, b.max_num_batched_tokens);
+    row("vision encoder (in the total)",
+        num(model.vision_encoder_params) + " parameters; " +
+            (images > 0 ? "profiled on " + num(images) + " dummy image(s) of " + num(model.vision_profile.patches) +
+                              " patches, held through the sampler"
+                        : std::string("its profiling on dummy images is not modelled")));
+  }
   if (!model.vision_encoder_note.empty()) row("vision encoder", model.vision_encoder_note);
   std::cout << format_text("KV cache format\n");
   row("kv cache dtype", dtype_name(b.kv_dtype));

@@ -7,18 +7,33 @@
 
 namespace kvcap {
 
-int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp) {
+int64_t images_in_profile_batch(const VisionProfileShape& v, int64_t max_num_batched_tokens) {
+  if (v.patches <= 0 || v.image_tokens <= 0) return 0;
+  const int64_t budget = std::max(max_num_batched_tokens, v.image_tokens);
+  return budget / v.image_tokens;
+}
+
+int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t max_num_batched_tokens) {
   const VisionProfileShape& v = m.vision_profile;
-  if (v.patches <= 0) return 0;
+  const int64_t images = images_in_profile_batch(v, max_num_batched_tokens);
+  const int64_t b = dtype_bits(dt) / 8;
+  return images * (v.patches * v.patch_elements + v.image_tokens * m.hidden_size) * b;
+}
+
+int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t max_num_batched_tokens) {
+  const VisionProfileShape& v = m.vision_profile;
+  const int64_t images = images_in_profile_batch(v, max_num_batched_tokens);
+  if (images <= 0) return 0;
   const int64_t b = dtype_bits(dt) / 8;
   auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
-  // The dummy image's pixel values arrive in fp32 and are cast to the model dtype: both alive
+  const int64_t patches = images * v.patches;
+  // The dummy images' pixel values arrive in fp32 and are cast to the model dtype: both alive
   // while the patch embedding runs.
-  const int64_t pixels = v.patches * v.patch_elements * (4 + b);
+  const int64_t pixels = patches * v.patch_elements * (4 + b);
   // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
   // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
   // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
-  const int64_t block = v.patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
+  const int64_t block = patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
   return pixels + block;
 }
 
@@ -90,11 +105,11 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
     const int64_t chunk_states = (T + 63) / 64 * split(x.num_value_heads) * x.key_head_dim * x.value_head_dim * 4;
     layer_peak = std::max(layer_peak, proj + chunk_states);
   }
-  // The vision encoder's output for the dummy image stays cached through the language model's
-  // dummy forward.
-  const int64_t encoder_cache = profile_vision ? m.vision_profile.image_tokens * H * b : 0;
-  const int64_t forward = residual + layer_peak + encoder_cache;
-  const int64_t vision = profile_vision ? estimate_vision_profile_bytes_per_gpu(m, dt, tp) : 0;
+  // The dummy images and their encoder outputs stay alive through the language model's dummy
+  // forward and sampler (held_vision_profile_bytes_per_gpu).
+  const int64_t held = profile_vision ? held_vision_profile_bytes_per_gpu(m, dt, T) : 0;
+  const int64_t forward = residual + layer_peak + held;
+  const int64_t vision = profile_vision ? estimate_vision_profile_bytes_per_gpu(m, dt, tp, T) : 0;
   if (!samples) return std::max(forward, vision);
   const int64_t V = m.vocab_size;
   const int64_t rows = std::min(seqs, T);
@@ -113,7 +128,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
       break;
     }
   }
-  return std::max({forward, vision, T * H * b + logits + (moe_workspace_kept ? moe_workspace : 0)});
+  return std::max({forward, vision, T * H * b + logits + (moe_workspace_kept ? moe_workspace : 0) + held});
 }
 
 }  // namespace kvcap

@@ -65,10 +65,11 @@ const char* profile_sampler_name(ProfileSampler s);
 /// nothing, so its peak is the forward's alone.
 ///
 /// `profile_vision`: the stage holds a vision tower kvcap knows the profiling shape of
-/// (model.vision_profile) and the server loads it (no --language-model-only): vLLM first runs one
-/// dummy image of the processor's largest size through the encoder, then the language model with
-/// the image's encoder output cached, so the peak is the largest of the encoder pass
-/// (estimate_vision_profile_bytes_per_gpu), the forward plus that cache, and the sampler.
+/// (model.vision_profile) and the server loads it (no --language-model-only): vLLM first runs a
+/// batch of dummy images of the processor's largest size through the encoder, then the language
+/// model and the sampler with those images and their encoder outputs alive, so the peak is the
+/// larger of the encoder pass (estimate_vision_profile_bytes_per_gpu) and the forward or sampler
+/// plus what the encoder phase holds (held_vision_profile_bytes_per_gpu).
 /// `dp_gather` > 1: MoE experts are spread over that many data-parallel engines with expert
 /// parallelism; each rank gathers their tokens and runs whole experts on them, in fused_moe's
 /// 16,384-token chunks.
@@ -122,12 +123,30 @@ int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& model, DType acti
 /// Smaller batches take other sort paths; their rows are few enough that kvcap uses the same figure.
 constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 8 + 4 + 8;
 
-/// Peak bytes on one rank while the vision encoder runs vLLM's profiling image (Qwen3-VL-style
-/// towers, TP-split as vLLM's default mm_encoder_tp_mode "weights"): the image's pixel values in
-/// fp32 and in the model dtype, the residual stream and its norm (replicated), and the larger of
-/// a block's attention transients (8 x hidden) and its MLP's (2 x intermediate), split over the
-/// ranks. 0 when the tower's profiling is not modelled. An estimate from the encoder's layout:
-/// allocator rounding and kernel workspaces are left out.
-int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size);
+/// How many dummy images vLLM's profiling batches through the vision encoder: the encoder budget
+/// (max(max_num_batched_tokens, one image's embeddings): compute_mm_encoder_budget) over one
+/// image's embeddings (MultiModalBudget; get_num_embeds counts the image's soft tokens only, since
+/// PR #30475, v0.14). Gemma 3 at 8,192 batched tokens: 32 images of 256; Qwen3-VL's 16,384-token
+/// image: 1. 0 when the tower's profiling is not modelled.
+int64_t images_in_profile_batch(const VisionProfileShape& shape, int64_t max_num_batched_tokens);
+
+/// What the encoder phase of GPUModelRunner.profile_run leaves alive through the language model's
+/// dummy forward and the dummy sampler (both are released only when profile_run returns): the
+/// batched pixel values on the GPU, cast to the model dtype by the processor
+/// (InputProcessingContext's output post-processing), and the encoder outputs kept in the
+/// encoder cache, one image_tokens x text hidden_size tensor per image. For Gemma 3 at 8,192
+/// batched tokens: 32 x 3 x 896 x 896 x 2 B (0.14 GiB) + 8,192 x hidden x 2 B. llm-d-planner's
+/// vLLM 0.19.0 H100 logs of Gemma 3 4B / 12B / 27B put their activation peaks 0.22 / 0.25 /
+/// 0.28 GiB above kvcap's text-only figure; this gives 0.18 / 0.20 / 0.23.
+int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t max_num_batched_tokens);
+
+/// Peak bytes on one rank while the vision encoder runs vLLM's profiling batch
+/// (images_in_profile_batch images; TP-split as vLLM's default mm_encoder_tp_mode "weights"): the
+/// pixel values in fp32 and in the model dtype, the residual stream and its norm (replicated), and
+/// the larger of a block's attention transients (8 x hidden) and its MLP's (2 x intermediate),
+/// split over the ranks. 0 when the tower's profiling is not modelled. An estimate from the
+/// encoder's layout: allocator rounding and kernel workspaces are left out.
+int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
+                                              int64_t max_num_batched_tokens);
 
 }  // namespace kvcap

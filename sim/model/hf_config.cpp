@@ -46,6 +46,9 @@ constexpr ArchEntry kArchitectures[] = {
     {"MistralForCausalLM", "mistral", Family::mistral},
     {"MixtralForCausalLM", "mixtral", Family::mixtral},
     {"Qwen2ForCausalLM", "qwen2", Family::qwen2},
+    // IBM Granite 3.x dense (vllm/model_executor/models/granite.py): Llama's layers and tensors;
+    // its four scalar multipliers (embedding, residual, attention, logits) size nothing.
+    {"GraniteForCausalLM", "granite", Family::llama},
     // Qwen1.5-MoE / Qwen2-MoE (vllm/model_executor/models/qwen2_moe.py): Qwen2's biased q/k/v, then
     // in every decoder_sparse_step-th layer num_experts of moe_intermediate_size beside one shared
     // expert of shared_expert_intermediate_size behind a sigmoid gate (Qwen2MoeSparseMoeBlock).
@@ -536,10 +539,11 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
 
   m.num_layers = r.get_int("num_hidden_layers", 1, 100000);
   m.hidden_size = req_int(r, "hidden_size");
-  m.num_attention_heads = req_int(r, "num_attention_heads");
   // Gemma 3's published configs leave out keys whose transformers defaults they keep
-  // (Gemma3TextConfig: vocab_size 262,208, max_position_embeddings 131,072).
+  // (Gemma3TextConfig: vocab_size 262,208, max_position_embeddings 131,072, 8 attention heads,
+  // 4 KV heads, head_dim 256; google/gemma-3-4b-it's text_config names none of them).
   const bool gemma3 = arch.family == Family::gemma3;
+  m.num_attention_heads = gemma3 ? opt_int(r, "num_attention_heads").value_or(8) : req_int(r, "num_attention_heads");
   m.vocab_size = gemma3 ? opt_int(r, "vocab_size").value_or(262208) : req_int(r, "vocab_size");
   // Qwen3.5-MoE text configs have experts in every layer and no dense intermediate_size.
   if (arch.family == Family::qwen3_next && r.has_value("num_experts") && !r.has_value("intermediate_size"))
@@ -568,8 +572,9 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
     m.v_head_dim = m.mla.v_head_dim;
     m.num_mtp_layers = opt_int(r, "num_nextn_predict_layers", 0).value_or(0);
   } else {
-    // transformers: num_key_value_heads absent = no GQA (as many KV heads as query heads).
-    m.num_kv_heads = opt_int(r, "num_key_value_heads").value_or(m.num_attention_heads);
+    // transformers: num_key_value_heads absent = no GQA (as many KV heads as query heads), but for
+    // Gemma 3, whose config class defaults to 4.
+    m.num_kv_heads = opt_int(r, "num_key_value_heads").value_or(gemma3 ? 4 : m.num_attention_heads);
     if (r.has_value("head_dim")) {
       m.head_dim = req_int(r, "head_dim");  // explicit head_dim wins (Qwen3, Gemma-2, GPT-OSS)
     } else if (gemma3) {

@@ -98,15 +98,16 @@ struct WeightQuant {
   bool replicate_in_proj_ba = false;
 };
 
-/// The vision tower's shapes that set vLLM's startup profiling peak: vLLM runs one dummy image of
-/// the processor's largest size through the encoder (gpu_model_runner.profile_run) before the
-/// language model's dummy forward, so the activation peak is the larger of the two.
+/// The vision tower's shapes that set vLLM's startup profiling peak: vLLM runs a batch of dummy
+/// images of the processor's largest size through the encoder (gpu_model_runner.profile_run:
+/// as many as the encoder budget holds, images_in_profile_batch) before the language model's
+/// dummy forward and sampler, so the activation peak is the larger of the two phases.
 struct VisionProfileShape {
-  int64_t patches = 0;         ///< patches of the largest image (0 = profiling not modelled)
+  int64_t patches = 0;         ///< patches of one largest image (0 = profiling not modelled)
   int64_t patch_elements = 0;  ///< pixel values per patch (channels x temporal x patch^2)
   int64_t hidden = 0;
   int64_t intermediate = 0;
-  int64_t image_tokens = 0;    ///< tokens the image becomes in the language model
+  int64_t image_tokens = 0;    ///< embeddings one image becomes in the language model
 };
 
 /// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it

@@ -165,6 +165,16 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.params = checked(pixtral(v, root, static_cast<Count>(text_hidden)));
   } else if (c.type == "siglip_vision_model") {
     c.params = checked(siglip(v, static_cast<Count>(text_hidden)));
+    // Gemma 3's processor resizes every image to image_size x image_size (no pan-and-scan by
+    // default) and the projector pools it to mm_tokens_per_image soft tokens (Gemma3Config: 256);
+    // vLLM's profiling batches as many such images as the encoder budget holds (below).
+    const Count patch = need_size(v, "patch_size"), side = static_cast<Count>(static_cast<int64_t>(need_size(v, "image_size")) /
+                                                                              static_cast<int64_t>(patch));
+    c.profile.image_tokens = static_cast<int64_t>(size_or(root, "mm_tokens_per_image", 256));
+    c.profile.patches = static_cast<int64_t>(side * side);
+    c.profile.patch_elements = static_cast<int64_t>(size_or(v, "num_channels", 3) * patch * patch);
+    c.profile.hidden = static_cast<int64_t>(need_size(v, "hidden_size"));
+    c.profile.intermediate = static_cast<int64_t>(need_size(v, "intermediate_size"));
   } else if (c.type == "moonvit") {
     // Its profiling image is not modelled.
     c.params = checked(moonvit(v, static_cast<Count>(text_hidden)));

@@ -173,11 +173,22 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 92);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B
-  // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%.
+  CHECK(s.runnable >= 97);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B
+  // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
+  // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
+  // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu).
   CHECK(s.all.available_median_abs <= 0.0029);
-  CHECK(s.all.capacity_median_abs <= 0.0032);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0030);
+  CHECK(s.all.capacity_median_abs <= 0.0033);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0032);
+  // Gemma 3's held profiling images: 4B / 12B / 27B within 0.1 / 0.3 / 0.8% (were +0.38 / +0.65 /
+  // +1.84% with the encoder phase left out).
+  for (const auto& [id, bound] : {std::pair{"llmdplanner-gemma3-4b-it-h100-tp1", 0.001},
+                                  std::pair{"llmdplanner-gemma3-12b-it-h100-tp1", 0.003},
+                                  std::pair{"llmdplanner-gemma3-27b-it-h100-tp1", 0.008}}) {
+    const auto& row = find(checks, id);
+    REQUIRE(row.kv_tokens_error);
+    CHECK(std::abs(*row.kv_tokens_error) < bound);
+  }
   // vLLM 0.19's non-torch memory (memory_budget.cpp: non_torch_bytes): 0.25 GiB on one GPU, 2.08
   // at TP2 over NVLink on Hopper (the logs' 2.06-2.11 "non-torch forward increase"), 0.07 per
   // pipeline stage; 0.11's 0.545 at TP2 over PCIe (2 x RTX 5090).

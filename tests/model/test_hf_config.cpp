@@ -246,3 +246,30 @@ TEST_CASE("Gemma 3: five sliding layers to one global, transformers' defaults fo
   CHECK(v.vision_encoder_params == 27 * block + embed + h + h * 1152);
   CHECK(test::count_kind(v, AttentionKind::sliding_window) == 10);
 }
+
+TEST_CASE("Gemma 3 4B's sparse text_config: heads, KV heads and head_dim from Gemma3TextConfig's defaults") {
+  // google/gemma-3-4b-it's text_config names only the widths, the layer count, the window and the
+  // RoPE scaling; transformers fills 8 query heads, 4 KV heads, head_dim 256 and 262,208 tokens.
+  json c = json::parse(R"({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+    "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+      "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+    "torch_dtype": "bfloat16"})");
+  const ModelSpec m = model_from_hf_config(c, "gemma-3-4b-it.json");
+  CHECK(m.num_attention_heads == 8);
+  CHECK(m.num_kv_heads == 4);
+  CHECK(m.head_dim == 256);
+  CHECK(test::count_kind(m, AttentionKind::sliding_window) == 29);
+  // By hand, per layer: q 2560 x 2048 + k, v 2560 x 1024 each + o 2048 x 2560 = 15,728,640;
+  // q/k norms 2 x 256; gated MLP 3 x 2560 x 10240 = 78,643,200; four norms 4 x 2560:
+  // 94,382,592 x 34 = 3,209,008,128, plus the tied embedding 262,208 x 2560 = 671,252,480 and
+  // the final norm 2,560: 3,880,263,168.
+  CHECK(count_parameters(m).total == 3880263168LL);
+  // A key the config does give still wins over the default (Gemma 3 27B: 32 / 16 heads of 128).
+  c["text_config"]["num_attention_heads"] = 32;
+  c["text_config"]["num_key_value_heads"] = 16;
+  c["text_config"]["head_dim"] = 128;
+  const ModelSpec big = model_from_hf_config(c, "gemma-3-27b-it.json");
+  CHECK(big.num_attention_heads == 32);
+  CHECK(big.num_kv_heads == 16);
+  CHECK(big.head_dim == 128);
+}

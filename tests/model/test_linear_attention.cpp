@@ -296,8 +296,13 @@ TEST_CASE("vision-language checkpoints: the profiling image through the vision t
   // 65,536 x (2,304 + 4,608) x 2 = 905,969,664 B.
   const ModelSpec m = load_model("qwen3.6-35b-a3b");
   CHECK(m.vision_profile.patches == 65536);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1) == 603979776 + 1509949440);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2) == 603979776 + 905969664);
+  // One image: its 16,384 embeddings fill an encoder budget of max(8,192, 16,384) tokens.
+  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 1);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 8192) == 603979776 + 1509949440);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2, 8192) == 603979776 + 905969664);
+  // 32,768 batched tokens make room for two such images in one profiling batch.
+  CHECK(images_in_profile_batch(m.vision_profile, 32768) == 2);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 32768) == int64_t{2} * (603979776 + 1509949440));
   // It is the peak whenever it exceeds the language model's forward and sampler; served with
   // --language-model-only there is neither the tower's weights nor its profiling.
   EngineMemoryConfig c;
@@ -311,6 +316,32 @@ TEST_CASE("vision-language checkpoints: the profiling image through the vision t
   const MemoryBudget text = compute_memory_budget(nvfp4, load_gpu("h100-sxm"), c);
   CHECK(text.activation_bytes_per_gpu < with_vision.activation_bytes_per_gpu);
   CHECK(with_vision.weight_bytes_per_gpu - text.weight_bytes_per_gpu == int64_t{446571248} * 2);
+}
+
+TEST_CASE("Gemma 3: a batch of 32 dummy images and their encoder outputs stay alive through the sampler") {
+  // google/gemma-3-4b-it: SigLIP at 896 x 896 in 14-pixel patches (64 x 64 = 4,096 patches of
+  // 3 x 14 x 14 = 588 values), 256 soft tokens an image, text width 2,560. At 8,192 batched
+  // tokens the encoder budget holds 8,192 / 256 = 32 images; held through the language model's
+  // forward and sampler, in bf16: pixels 32 x 4,096 x 588 x 2 = 154,140,672 B and encoder outputs
+  // 32 x 256 x 2,560 x 2 = 41,943,040 B.
+  const ModelSpec g = load_model(kConfigs + "google--gemma-3-4b-it.json");
+  CHECK(g.vision_profile.patches == 4096);
+  CHECK(g.vision_profile.patch_elements == 588);
+  CHECK(g.vision_profile.image_tokens == 256);
+  CHECK(images_in_profile_batch(g.vision_profile, 8192) == 32);
+  CHECK(images_in_profile_batch(g.vision_profile, 100) == 1);  // the budget is at least one image
+  CHECK(held_vision_profile_bytes_per_gpu(g, DType::bf16, 8192) == 154140672 + 41943040);
+  // The sampler phase is the peak here (vLLM 0.19 on an H100: 8,192 tokens, 1,024 sequences), so
+  // the held tensors add to it whole; the encoder pass itself (131,072 patches) stays below it.
+  EngineMemoryConfig c;
+  c.vllm_version = "0.19";
+  c.max_model_len = 8192;
+  c.gpu_memory_utilization = 0.95;
+  const MemoryBudget with_vision = compute_memory_budget(g, load_gpu("h100-sxm"), c);
+  c.language_model_only = true;
+  const MemoryBudget text = compute_memory_budget(g, load_gpu("h100-sxm"), c);
+  CHECK(with_vision.activation_bytes_per_gpu - text.activation_bytes_per_gpu == 154140672 + 41943040);
+  CHECK(estimate_vision_profile_bytes_per_gpu(g, DType::bf16, 1, 8192) < with_vision.activation_bytes_per_gpu);
 }
 
 TEST_CASE("vLLM >= 0.19 refuses a hybrid model whose pool has fewer blocks than max_num_seqs") {
