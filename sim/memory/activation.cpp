@@ -17,7 +17,7 @@ int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   const VisionProfileShape& v = m.vision_profile;
   const int64_t images = images_in_profile_batch(v, max_num_batched_tokens);
   const int64_t b = dtype_bits(dt) / 8;
-  return images * (v.patches * v.patch_elements + v.image_tokens * m.hidden_size) * b;
+  return images * (v.patches * v.patch_elements + v.image_tokens * v.output_widths * m.hidden_size) * b;
 }
 
 int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t max_num_batched_tokens) {

@@ -134,7 +134,7 @@ int64_t images_in_profile_batch(const VisionProfileShape& shape, int64_t max_num
 /// dummy forward and the dummy sampler (both are released only when profile_run returns): the
 /// batched pixel values on the GPU, cast to the model dtype by the processor
 /// (InputProcessingContext's output post-processing), and the encoder outputs kept in the
-/// encoder cache, one image_tokens x text hidden_size tensor per image. For Gemma 3 at 8,192
+/// encoder cache, image_tokens x output_widths x text hidden_size per image. For Gemma 3 at 8,192
 /// batched tokens: 32 x 3 x 896 x 896 x 2 B (0.14 GiB) + 8,192 x hidden x 2 B. llm-d-planner's
 /// vLLM 0.19.0 H100 logs of Gemma 3 4B / 12B / 27B put their activation peaks 0.22 / 0.25 /
 /// 0.28 GiB above kvcap's text-only figure; this gives 0.18 / 0.20 / 0.23.

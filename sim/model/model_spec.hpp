@@ -108,6 +108,7 @@ struct VisionProfileShape {
   int64_t hidden = 0;
   int64_t intermediate = 0;
   int64_t image_tokens = 0;    ///< embeddings one image becomes in the language model
+  int64_t output_widths = 1;   ///< text-width features per embedding in the encoder's output (Qwen3-VL: 1 + deepstack levels)
 };
 
 /// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it

@@ -144,6 +144,15 @@ Count gemma4_vision(const JsonObjectReader& v, Count text_hidden) {
   return layers * block + 3 * patch * patch * h + 2 * positions * h + h * text_hidden;
 }
 
+/// A ViT tower's per-patch pixel values (channels x patch^2) and the widths its profiling pass
+/// runs at, from vision_config.
+void set_patch_shape(VisionProfileShape& p, const JsonObjectReader& v) {
+  const Count patch = need_size(v, "patch_size");
+  p.patch_elements = static_cast<int64_t>(size_or(v, "num_channels", 3) * patch * patch);
+  p.hidden = static_cast<int64_t>(need_size(v, "hidden_size"));
+  p.intermediate = static_cast<int64_t>(need_size(v, "intermediate_size"));
+}
+
 }  // namespace
 
 VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t text_hidden) {
@@ -163,6 +172,16 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
   };
   if (c.type == "pixtral") {
     c.params = checked(pixtral(v, root, static_cast<Count>(text_hidden)));
+    // Mistral 3's profiling image is an image_size square (1,540: PixtralHFEncoderInfo); its
+    // embeddings are the patches after the spatial merge, [IMG_BREAK] / [IMG_END] not counted
+    // (select_token_id): 55 x 55 = 3,025 for 1,540 / (14 x 2). Without image_size it is not modelled.
+    if (v.has_value("image_size")) {
+      const int64_t side = static_cast<int64_t>(need_size(v, "image_size")) / static_cast<int64_t>(need_size(v, "patch_size"));
+      const int64_t merged = side / static_cast<int64_t>(size_or(root, "spatial_merge_size", 1));
+      c.profile.patches = side * side;
+      c.profile.image_tokens = merged * merged;
+      set_patch_shape(c.profile, v);
+    }
   } else if (c.type == "siglip_vision_model") {
     c.params = checked(siglip(v, static_cast<Count>(text_hidden)));
     // Gemma 3's processor resizes every image to image_size x image_size (no pan-and-scan by
@@ -172,9 +191,7 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
                                                                               static_cast<int64_t>(patch));
     c.profile.image_tokens = static_cast<int64_t>(size_or(root, "mm_tokens_per_image", 256));
     c.profile.patches = static_cast<int64_t>(side * side);
-    c.profile.patch_elements = static_cast<int64_t>(size_or(v, "num_channels", 3) * patch * patch);
-    c.profile.hidden = static_cast<int64_t>(need_size(v, "hidden_size"));
-    c.profile.intermediate = static_cast<int64_t>(need_size(v, "intermediate_size"));
+    set_patch_shape(c.profile, v);
   } else if (c.type == "moonvit") {
     // Its profiling image is not modelled.
     c.params = checked(moonvit(v, static_cast<Count>(text_hidden)));
@@ -183,6 +200,17 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.params = checked(gemma4_vision(v, static_cast<Count>(text_hidden)));
   } else if (c.type == "llama4_vision_model") {
     c.params = checked(llama4(v, static_cast<Count>(text_hidden)));
+    // Llama 4's largest image (Mllama4ProcessingInfo.get_image_size_with_most_features) is
+    // max_patches (the image processor's default 16) tiles of image_size, plus the global tile:
+    // 17 chunks; each chunk's patches pass the pixel shuffle into (336 / 14)^2 x 0.5^2 = 144
+    // embeddings. preprocessor_config.json is not in config.json: the processor's default is taken.
+    constexpr int64_t kChunks = 16 + 1;
+    const int64_t side = static_cast<int64_t>(need_size(v, "image_size")) / static_cast<int64_t>(need_size(v, "patch_size"));
+    const double ratio = v.has_value("pixel_shuffle_ratio") ? v.get_number_in("pixel_shuffle_ratio", 1e-3, 1.0) : 0.5;
+    const auto shuffled = static_cast<int64_t>(static_cast<double>(side * side) * ratio * ratio);
+    c.profile.patches = kChunks * side * side;
+    c.profile.image_tokens = kChunks * shuffled;
+    set_patch_shape(c.profile, v);
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||
              c.type == "qwen3_5_moe_vision") {
     // Qwen3.5 / 3.6 reuse Qwen3-VL's vision transformer (their configs name no deepstack layers).
@@ -199,6 +227,11 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
         static_cast<int64_t>(size_or(v, "in_channels", 3) * size_or(v, "temporal_patch_size", 2) * patch * patch);
     c.profile.hidden = static_cast<int64_t>(need_size(v, "hidden_size"));
     c.profile.intermediate = static_cast<int64_t>(need_size(v, "intermediate_size"));
+    // Qwen3-VL's encoder output carries each deepstack level beside the main features
+    // (qwen3_vl.py: the merger's output concatenated with the deepstack mergers'), so an image's
+    // cached output is (1 + levels) x its tokens x the text width.
+    if (v.has("deepstack_visual_indexes") && v.raw("deepstack_visual_indexes").is_array())
+      c.profile.output_widths = 1 + static_cast<int64_t>(v.raw("deepstack_visual_indexes").size());
   } else {
     return c;
   }

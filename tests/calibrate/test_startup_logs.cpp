@@ -176,10 +176,11 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(s.runnable >= 97);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
-  // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu).
-  CHECK(s.all.available_median_abs <= 0.0029);
-  CHECK(s.all.capacity_median_abs <= 0.0033);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0032);
+  // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's
+  // and Mistral 3's profiling images, and Qwen3-VL's deepstack outputs, to 0.27/0.28/0.28%.
+  CHECK(s.all.available_median_abs <= 0.0028);
+  CHECK(s.all.capacity_median_abs <= 0.0029);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0029);
   // Gemma 3's held profiling images: 4B / 12B / 27B within 0.1 / 0.3 / 0.8% (were +0.38 / +0.65 /
   // +1.84% with the encoder phase left out).
   for (const auto& [id, bound] : {std::pair{"llmdplanner-gemma3-4b-it-h100-tp1", 0.001},
@@ -252,9 +253,11 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(s.exact.available_median_abs <= 0.0018);
   CHECK(s.exact.capacity_median_abs <= 0.0021);
   // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
-  // charged (+1.0%); now Qwen2-7B over two Ray nodes (+8.6%).
+  // charged (+1.0%; +0.37% with its three profiling images held through the sampler); now
+  // Qwen2-7B over two Ray nodes (+8.6%).
   CHECK(s.exact.capacity_worst_abs <= 0.087);
-  CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.012);
+  CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.005);
+  CHECK(std::abs(*find(checks, "llmdplanner-mistral-small-3.1-24b-h100-tp1").kv_tokens_error) < 0.003);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
   // only gives GiB (llm-d's H100 logs), so every row with either figure counts once.
   const auto& gib_only = find(checks, "llmd-llama31-8b-h100");

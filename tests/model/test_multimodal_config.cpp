@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/memory/activation.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -60,6 +61,14 @@ TEST_CASE("Llama 4 Scout: 109B total / 17B active, 3 chunked layers to 1 global,
   CHECK(p.total == 107769861120 + 871932416);
   CHECK(p.active == 17172894720);
   CHECK(p.vision == 871932416);
+  // Profiling: the largest image is 16 tiles of 336 plus the global tile, 17 chunks of
+  // (336 / 14)^2 = 576 patches, each shuffled (ratio 0.5) into 144 embeddings: 2,448. At 8,192
+  // batched tokens 3 images; held through the sampler: 3 x (17 x 576 x 3 x 14 x 14 pixels +
+  // 2,448 x 5,120) x 2 B = 3 x (5,757,696 + 12,533,760) x 2 = 109,748,736 B.
+  CHECK(m.vision_profile.patches == 17 * 576);
+  CHECK(m.vision_profile.image_tokens == 2448);
+  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 3);
+  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, 8192) == 109748736);
   // The cache: 12 global layers, 36 chunked ones in 3 groups of 12 that hold one chunk at most.
   EngineMemoryConfig cfg;
   cfg.tensor_parallel_size = 4;
@@ -90,6 +99,17 @@ TEST_CASE("Mistral 3 and Qwen3-VL wrappers: text_config read, the vision tower c
   text_only["architectures"] = {"MistralForCausalLM"};
   text_only["torch_dtype"] = "bfloat16";
   CHECK(count_parameters(m).total == count_parameters(model_from_hf_config(text_only, "t.json")).total + 2960);
+  // No image_size: its profiling is not modelled. With Mistral Small 3.1's 1,540 (patch 14, merge
+  // 2): 110 x 110 patches, 55 x 55 = 3,025 embeddings ([IMG_BREAK] / [IMG_END] are no
+  // embeddings), 2 images at 8,192 batched tokens.
+  CHECK(m.vision_profile.patches == 0);
+  mistral["vision_config"]["image_size"] = 1540;
+  mistral["vision_config"]["patch_size"] = 14;
+  m = model_from_hf_config(mistral, "m3.json");
+  CHECK(m.vision_profile.patches == 12100);
+  CHECK(m.vision_profile.image_tokens == 3025);
+  CHECK(m.vision_profile.patch_elements == 3 * 14 * 14);
+  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 2);
 
   // Qwen3-VL h 8, I 16, depth 2, patch 2, temporal 2: blocks 2 x (4x64 + 4x8 + 2x8x16 + 16 + 8 +
   // 4x8) = 1,200; patch conv 3x2x2x2x8 + 8 = 200 + positions 4x8 = 232; merger (m = 4x8 = 32):
@@ -107,6 +127,8 @@ TEST_CASE("Mistral 3 and Qwen3-VL wrappers: text_config read, the vision tower c
   CHECK(m.is_moe());
   CHECK(m.moe.num_experts == 4);
   CHECK(m.vision_encoder_params == 5736);
+  // The encoder output holds the main features and one deepstack level: twice the text width.
+  CHECK(m.vision_profile.output_widths == 2);
 
   // An encoder kvcap does not know is left out, and said so.
   qwen["vision_config"]["model_type"] = "clip_vision_model";
