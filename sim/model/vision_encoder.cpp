@@ -4,8 +4,10 @@
 // the counts are meant to be exact where the layout is known.
 #include "sim/model/vision_encoder.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "sim/util/error.hpp"
 
@@ -102,6 +104,16 @@ Count siglip(const JsonObjectReader& v, Count text_hidden) {
   return layers * block + embed + h + h * text_hidden;
 }
 
+/// MoonViT's merge_kernel_size (height, width; [2, 2] when absent).
+std::pair<int64_t, int64_t> moonvit_merge_kernel(const JsonObjectReader& v) {
+  if (!v.has("merge_kernel_size")) return {2, 2};
+  const auto& k = v.raw("merge_kernel_size");
+  if (!k.is_array() || k.size() != 2 || !k[0].is_number_integer() || !k[1].is_number_integer() || k[0].get<int64_t>() < 1 ||
+      k[1].get<int64_t>() < 1 || k[0].get<int64_t>() > 64 || k[1].get<int64_t>() > 64)
+    throw InputError(v.where("merge_kernel_size"), "expected two kernel sizes from 1 to 64");
+  return {k[0].get<int64_t>(), k[1].get<int64_t>()};
+}
+
 /// MoonViT (Kimi-VL's tower, vLLM moonvit.py): LayerNorm blocks with biased q/k/v/o and a biased
 /// GELU MLP (fc0, fc1), SigLIP's block; a biased patch convolution, learned positions
 /// of init_pos_emb_height x init_pos_emb_width and a final LayerNorm (its 2D RoPE is computed, not
@@ -112,14 +124,8 @@ Count moonvit(const JsonObjectReader& v, Count text_hidden) {
   const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), layers = need_size(v, "num_hidden_layers");
   const Count patch = need_size(v, "patch_size");
   const Count pos = need_size(v, "init_pos_emb_height") * need_size(v, "init_pos_emb_width");
-  Count merge = 4;  // merge_kernel_size [2, 2]
-  if (v.has("merge_kernel_size")) {
-    const auto& k = v.raw("merge_kernel_size");
-    if (!k.is_array() || k.size() != 2 || !k[0].is_number_integer() || !k[1].is_number_integer() || k[0].get<int64_t>() < 1 ||
-        k[1].get<int64_t>() < 1 || k[0].get<int64_t>() > 64 || k[1].get<int64_t>() > 64)
-      throw InputError(v.where("merge_kernel_size"), "expected two kernel sizes from 1 to 64");
-    merge = static_cast<Count>(k[0].get<int64_t>() * k[1].get<int64_t>());
-  }
+  const auto [merge_h, merge_w] = moonvit_merge_kernel(v);
+  const Count merge = static_cast<Count>(merge_h * merge_w);
   const Count block = layernorm_vit_block(h, inter);
   const Count embed = 3 * patch * patch * h + h + pos * h;
   const Count merged = merge * h;
@@ -193,8 +199,27 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.profile.patches = static_cast<int64_t>(side * side);
     set_patch_shape(c.profile, v);
   } else if (c.type == "moonvit") {
-    // Its profiling image is not modelled.
     c.params = checked(moonvit(v, static_cast<Count>(text_hidden)));
+    // Kimi-VL's profiling image is a fixed 1,024 x 1,024 (kimi_vl.py MaxImageTokenMeta). The
+    // processor (KimiVLImageProcessor: in_token_limit 4,096, pad_input; preprocessor_config.json,
+    // not in config.json, so its default is taken) shrinks an image of more patches than the
+    // limit by sqrt(limit / patches), then pads each side to whole merge kernels: 1,024 -> 897 ->
+    // 924 pixels, 66 x 66 patches, 33 x 33 = 1,089 embeddings; every placeholder is one.
+    const auto [merge_h, merge_w] = moonvit_merge_kernel(v);
+    if (merge_h == merge_w) {
+      constexpr int64_t kDummySide = 1024, kInTokenLimit = 4096;
+      const int64_t patch = static_cast<int64_t>(need_size(v, "patch_size"));
+      int64_t side = kDummySide;
+      const int64_t patches = (side / patch) * (side / patch);
+      if (patches > kInTokenLimit)
+        side = static_cast<int64_t>(static_cast<double>(side) *
+                                    std::sqrt(static_cast<double>(kInTokenLimit) / static_cast<double>(patches)));
+      const int64_t kernel = merge_h * patch;
+      const int64_t padded_patches = (side + kernel - 1) / kernel * merge_h;  // along one side
+      c.profile.patches = padded_patches * padded_patches;
+      c.profile.image_tokens = (padded_patches / merge_h) * (padded_patches / merge_h);
+      set_patch_shape(c.profile, v);
+    }
   } else if (c.type == "gemma4_vision") {
     // Its profiling image (vision_soft_tokens_per_image, 280 tokens) is not modelled.
     c.params = checked(gemma4_vision(v, static_cast<Count>(text_hidden)));

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sim/memory/activation.hpp"
 #include "sim/model/model_catalog.hpp"
 
 using namespace kvcap;
@@ -23,4 +24,12 @@ TEST_CASE("Kimi-VL-A3B: a DeepSeek-V3 text model without a text model_type, unde
   // Together 447,545,840.
   CHECK(m.vision_encoder_params == 447545840);
   CHECK(m.vision_encoder_note.empty());
+  // Profiling: the 1,024-pixel dummy has (1,024 / 14)^2 = 5,329 patches, over the processor's
+  // in_token_limit of 4,096, so it shrinks by sqrt(4,096 / 5,329) = 64 / 73 to 897 pixels and pads
+  // to 33 merge kernels of 28: 924 pixels, 66 x 66 = 4,356 patches, 1,089 embeddings; 8,192 / 1,089
+  // = 7 images held: 7 x (4,356 x 3 x 14 x 14 + 1,089 x 2,048) x 2 B = 67,082,400 B.
+  CHECK(m.vision_profile.patches == 4356);
+  CHECK(m.vision_profile.image_tokens == 1089);
+  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 7);
+  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, 8192) == 67082400);
 }
