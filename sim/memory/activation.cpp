@@ -37,6 +37,11 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   return pixels + block;
 }
 
+int64_t cublas_workspace_bytes(int compute_capability) {
+  if (compute_capability <= 0) return 0;  // not NVIDIA: hipBLAS(Lt) workspaces are not modelled
+  return compute_capability >= 90 ? int64_t{32} << 20 : (int64_t{4096} * 2 + 16 * 8) << 10;
+}
+
 int64_t held_all_reduce_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, bool has_embedding) {
   if (tp <= 1) return 0;
   const int64_t all_reduces = 2 * static_cast<int64_t>(m.layers.size()) + (has_embedding ? 1 : 0);
@@ -128,7 +133,12 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
       break;
     }
   }
-  return std::max({forward, vision, T * H * b + logits + (moe_workspace_kept ? moe_workspace : 0) + held});
+  // The sampler phase also holds the last positions' hidden rows twice: the gathered copy
+  // GPUModelRunner._dummy_run returns (hidden_states[logit_indices], kept by profile_run) and the
+  // torch.rand_like copy _dummy_sampler_run makes of it (2 x rows x H; V1's runner as of 0.19,
+  // taken for every version).
+  const int64_t sampled_rows = 2 * rows * H * b;
+  return std::max({forward, vision, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_workspace : 0) + held});
 }
 
 }  // namespace kvcap

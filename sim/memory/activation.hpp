@@ -123,6 +123,13 @@ int64_t early_v1_profile_logits_bytes_per_gpu(const ModelSpec& model, DType acti
 /// Smaller batches take other sort paths; their rows are few enough that kvcap uses the same figure.
 constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 8 + 4 + 8;
 
+/// PyTorch's cuBLAS workspace, allocated through the caching allocator at the first GEMM on a
+/// (handle, stream) (CublasHandlePool.cpp: getCurrentCUDABlasHandle -> setWorkspaceForHandle ->
+/// getNewWorkspace), which in vLLM is the profiling run's first forward: it counts in the
+/// activation peak. parseChosenWorkspaceSize's default: 4,096 KiB x 8 = 32 MiB on compute
+/// capability 9.0 and newer, 4,096 KiB x 2 + 16 KiB x 8 = 8.125 MiB below. 0 off NVIDIA.
+int64_t cublas_workspace_bytes(int compute_capability);
+
 /// How many dummy images vLLM's profiling batches through the vision encoder: the encoder budget
 /// (max(max_num_batched_tokens, one image's embeddings): compute_mm_encoder_budget) over one
 /// image's embeddings (MultiModalBudget; get_num_embeds counts the image's soft tokens only, since

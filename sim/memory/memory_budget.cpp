@@ -467,6 +467,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
         // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
         version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4");
+    st.activation_bytes_per_gpu += cublas_workspace_bytes(stage_gpu.compute_capability);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));

@@ -126,13 +126,15 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(std::abs(*fp8.available_kv_error) < 0.02);
   // The L40S start (vLLM 0.10.2, 8 x L40S, TP8 + EP) logs the PyTorch-native sampler fallback and a
   // 1.40 GiB activation peak. The sort's 2,048-token, 256-row profile: 256 x 151,936 x 38 +
-  // 2,048 x 4,096 x 2 = 1,494,810,624 B = 1.392 GiB, within 0.02 GiB of the log (FlashInfer's
+  // 2,048 x 4,096 x 2 = 1,494,810,624 B, + the sampled rows' two copies 2 x 256 x 4,096 x 2 =
+  // 4,194,304 and the L40S's cuBLAS workspace (compute capability 8.9: 8,519,680) =
+  // 1,507,524,608 B = 1.404 GiB, within 0.02 GiB of the log (FlashInfer's
   // term would give 0.31 GiB, and the forward is smaller). The tokens stay within 2.5%, 8% high
   // without the sort; what is left is non-torch memory (0.21 GiB logged, kvcap's fitted 0.47).
   const auto& l40s = find(checks, "l40s-qwen3-235b-2507-fp8-8xl40s-tp8-ep");
   REQUIRE(l40s.budget);
   REQUIRE(l40s.row->logged.activation_peak_gib);
-  CHECK(l40s.budget->activation_bytes_per_gpu == 1494810624);
+  CHECK(l40s.budget->activation_bytes_per_gpu == 1507524608);
   CHECK(std::abs(l40s.budget->activation_bytes_per_gpu / 1073741824.0 - *l40s.row->logged.activation_peak_gib) < 0.02);
   REQUIRE(l40s.kv_tokens_error);
   CHECK(std::abs(*l40s.kv_tokens_error) < 0.025);
@@ -144,19 +146,21 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // vLLM issue #27508: one 0.11 install started gpt-oss-120b at 0.9 with 8,192 batched tokens and
   // at 0.95 with 1,024 (1,024 sequences both); both refused, and the two leave the same memory
   // besides the 0.05 of utilization. The sort's rows are the sequences, so the peak differs only by
-  // the hidden states: 1,024 x 201,088 x 38 + 1,024 x 2,880 x 2 = 7,830,634,496 B (7.29 GiB) at
-  // 1,024 tokens, + 7,168 x 2,880 x 2 = 7,871,922,176 (7.33 GiB) at 8,192. Counting logits for
-  // every batched token instead gave 1.92 GiB at 1,024, and a pool large enough to start.
+  // the hidden states: 1,024 x 201,088 x 38 + 1,024 x 2,880 x 2 = 7,830,634,496 B at 1,024
+  // tokens, + 7,168 x 2,880 x 2 = 7,871,922,176 at 8,192; both + the sampled rows' two copies
+  // (2 x 1,024 x 2,880 x 2 = 11,796,480) and the 32 MiB cuBLAS workspace (33,554,432):
+  // 7,875,985,408 (7.34 GiB) and 7,917,273,088 (7.37 GiB). Counting logits for every batched
+  // token instead gave 1.92 GiB at 1,024, and a pool large enough to start.
   const auto& at_8192 = find(checks, "vllm27508-gpt-oss-120b-h100-default-async-fail");
   const auto& at_1024 = find(checks, "vllm27508-gpt-oss-120b-h100-0.95");
-  CHECK(at_8192.refusal.find("activations 7.33 GiB") != std::string::npos);
+  CHECK(at_8192.refusal.find("activations 7.37 GiB") != std::string::npos);
   CHECK(at_1024.refusal.find("max_model_len: ") != std::string::npos);
   CHECK(at_1024.refusal_call_right);
   StartupLogRow shorter = *at_1024.row;  // the same start at a length that fits, to read its budget
   shorter.config.max_model_len = 8192;
   const auto fits = check_startup_logs({shorter});
   REQUIRE(fits[0].budget);
-  CHECK(fits[0].budget->activation_bytes_per_gpu == 7830634496);
+  CHECK(fits[0].budget->activation_bytes_per_gpu == 7875985408);
   // vLLM 0.2 at TP 4 (PR #2031, Llama-2-70B on 4 x A100-80GB): 161 all-reduce inputs of 4,096 x
   // 8,192 x 2 B stay reserved, 10.06 GiB a GPU: 375,536 tokens against 333,840 logged (+12.5%;
   // +52% without). The rest (CUDA context, NCCL buffers) is not modelled.
@@ -177,10 +181,12 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's
-  // and Mistral 3's profiling images, and Qwen3-VL's deepstack outputs, to 0.27/0.28/0.28%.
-  CHECK(s.all.available_median_abs <= 0.0028);
-  CHECK(s.all.capacity_median_abs <= 0.0029);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0029);
+  // and Mistral 3's profiling images, and Qwen3-VL's deepstack outputs, to 0.27/0.28/0.28%;
+  // PyTorch's cuBLAS workspace and the sampled rows' two hidden-state copies (activation.hpp) to
+  // 0.17/0.24/0.20%.
+  CHECK(s.all.available_median_abs <= 0.0018);
+  CHECK(s.all.capacity_median_abs <= 0.0024);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0021);
   // Gemma 3's held profiling images: 4B / 12B / 27B within 0.1 / 0.3 / 0.8% (were +0.38 / +0.65 /
   // +1.84% with the encoder phase left out).
   for (const auto& [id, bound] : {std::pair{"llmdplanner-gemma3-4b-it-h100-tp1", 0.001},
@@ -207,11 +213,12 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(non_torch("llmd-llama33-70b-fp8-2xh100-tp2") == doctest::Approx(0.545).epsilon(1e-6));  // 0.11.0
   // vLLM 0.19 keeps fused_moe's buffers through the sampler: Qwen3-30B-A3B's logged 2.68 GiB peak is
   // the Triton sampler's 1,024 x 151,936 x 14 B + 132 x 151,936 x 4 B + 8,192 x 2,048 x 2 B (2.13 GiB)
-  // plus the experts' 8,192 x 8 x (3 x 768 + 2,048) x 2 B (0.53 GiB).
+  // plus the experts' 8,192 x 8 x (3 x 768 + 2,048) x 2 B (0.53 GiB); with the sampled rows' two
+  // copies (8 MiB) and the cuBLAS workspace (32 MiB) kvcap is 0.025 GiB above the log.
   const auto& moe = find(checks, "llmdplanner-qwen3-30b-a3b-h100-tp1");
   REQUIRE(moe.budget);
   REQUIRE(moe.row->logged.activation_peak_gib);
-  CHECK(std::abs(static_cast<double>(moe.budget->activation_bytes_per_gpu) / kGiB - *moe.row->logged.activation_peak_gib) < 0.02);
+  CHECK(std::abs(static_cast<double>(moe.budget->activation_bytes_per_gpu) / kGiB - *moe.row->logged.activation_peak_gib) < 0.03);
   CHECK(std::abs(*moe.kv_tokens_error) < 0.005);
   // Rows not used to set those figures moved towards the logs: vLLM 0.19.1 on an A100 40GB
   // (+1.11% -> +0.52%) and 0.21 on an RTX A5000 (+3.14% -> +1.35%).
@@ -249,13 +256,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
   // 37: 20 of llm-d-planner's vLLM 0.19.0 H100 rows assume nothing (catalog models, the Scout config).
   CHECK(s.exact_rows >= 43);  // 40: the CodeLlama-7B, Gemma-2-2B-it and Phi-4 configs of their own checkpoints
-  CHECK(s.exact.kv_tokens_median_abs <= 0.0021);
-  CHECK(s.exact.available_median_abs <= 0.0018);
-  CHECK(s.exact.capacity_median_abs <= 0.0021);
+  // 0.19/0.16/0.19% until the cuBLAS workspace and the sampled rows' copies: 0.08/0.06/0.07%.
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0008);
+  CHECK(s.exact.available_median_abs <= 0.0006);
+  CHECK(s.exact.capacity_median_abs <= 0.0008);
   // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
   // charged (+1.0%; +0.37% with its three profiling images held through the sampler); now
   // Qwen2-7B over two Ray nodes (+8.6%).
-  CHECK(s.exact.capacity_worst_abs <= 0.087);
+  CHECK(s.exact.capacity_worst_abs <= 0.086);
   CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.005);
   CHECK(std::abs(*find(checks, "llmdplanner-mistral-small-3.1-24b-h100-tp1").kv_tokens_error) < 0.003);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it

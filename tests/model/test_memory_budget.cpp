@@ -37,10 +37,13 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - RoPE tabl
   // 2 x 8192 x 4096 x 2 = 134,217,728 + MLP 3 x 8192 x 14,336 x 2 = 704,643,072 = 838,860,800) is
   // below the sampler's: 0.15 sorts (PyTorch-native top-k/top-p) the 1,024 rows' logits, held in
   // bf16 and fp32 with the sort's 32 bytes an entry, 1,024 x 128,256 x 38 = 4,990,697,472, beside
-  // the hidden states 8,192 x 4,096 x 2 = 67,108,864: 5,057,806,336; non-torch at TP1 (vLLM >=
-  // 0.11) 0.135 GiB = 144,955,146; the RoPE table 131,072 positions x 128 x 2 B = 33,554,432.
-  // KV = 76,526,653,537 - 16,060,522,496 - 33,554,432 - 5,057,806,336 - 144,955,146 = 55,229,815,127 B
-  // -> floor(/ 2,097,152) = 26,335 blocks = 421,360 tokens (vLLM 0.11.0 logs 421,504 for this
+  // the hidden states 8,192 x 4,096 x 2 = 67,108,864 and the sampled rows' hidden states twice
+  // (the gathered copy and the dummy sampler's random one), 2 x 1,024 x 4,096 x 2 = 16,777,216:
+  // 5,074,583,552; plus PyTorch's cuBLAS workspace, 32 MiB on compute capability 9.0 =
+  // 33,554,432: 5,108,137,984. Non-torch at TP1 (vLLM >= 0.11) 0.135 GiB = 144,955,146; the RoPE
+  // table 131,072 positions x 128 x 2 B = 33,554,432.
+  // KV = 76,526,653,537 - 16,060,522,496 - 33,554,432 - 5,108,137,984 - 144,955,146 = 55,179,483,479 B
+  // -> floor(/ 2,097,152) = 26,311 blocks = 420,976 tokens (vLLM 0.11.0 logs 421,504 for this
   // model on an H100 with CUDA graphs captured, llmd-llama31-8b-h100 in the startup logs).
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.15";  // the accounting worked above: 0.9, the sort, no graph reserve
@@ -53,26 +56,26 @@ TEST_CASE("the profiled path: usable = total x utilization - weights - RoPE tabl
   CHECK(b.requested_bytes_per_gpu == 76526653537);
   CHECK(b.weight_bytes_per_gpu == 16060522496);
   CHECK(b.rope_cache_bytes_per_gpu == 33554432);
-  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  CHECK(b.activation_bytes_per_gpu == 5108137984);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
-  CHECK(b.kv_cache_bytes_per_gpu == 55229815127);
-  CHECK(b.num_gpu_blocks == 26335);
-  CHECK(b.kv_cache_tokens == 421360);
-  CHECK(b.max_concurrency == doctest::Approx(26335.0 / 2048));
-  // Given limits are kept: 256 sequences sort 256 rows, 256 x 128,256 x 38 + 67,108,864 =
-  // 1,314,783,232, still above the forward.
+  CHECK(b.kv_cache_bytes_per_gpu == 55179483479);
+  CHECK(b.num_gpu_blocks == 26311);
+  CHECK(b.kv_cache_tokens == 420976);
+  CHECK(b.max_concurrency == doctest::Approx(26311.0 / 2048));
+  // Given limits are kept: 256 sequences sort 256 rows, 256 x 128,256 x 38 + 67,108,864 + 2 x 256
+  // x 4,096 x 2 = 1,318,977,536, still above the forward; + 33,554,432 = 1,352,531,968.
   cfg.max_num_seqs = 256;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.max_num_seqs == 256);
-  CHECK(b.activation_bytes_per_gpu == 1314783232);
-  CHECK(b.kv_cache_bytes_per_gpu == 58972838231);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 1,314,783,232 - 144,955,146
+  CHECK(b.activation_bytes_per_gpu == 1352531968);
+  CHECK(b.kv_cache_bytes_per_gpu == 58935089495);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 1,352,531,968 - 144,955,146
   // FlashInfer's sampler (VLLM_USE_FLASHINFER_SAMPLER=1) holds fp32 logits and probabilities of the
-  // 256 rows, 2 x 256 x 128,256 x 4 + 67,108,864 = 329,777,152: below the forward, whose 838,860,800
-  // is then the peak.
+  // 256 rows, 2 x 256 x 128,256 x 4 + 67,108,864 + 4,194,304 = 333,971,456: below the forward,
+  // whose 838,860,800 is then the peak, with the workspace 872,415,232.
   cfg.sampler = "flashinfer";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 838860800);
-  CHECK(b.kv_cache_bytes_per_gpu == 59448760663);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 838,860,800 - 144,955,146
+  CHECK(b.activation_bytes_per_gpu == 872415232);
+  CHECK(b.kv_cache_bytes_per_gpu == 59415206231);  // 76,526,653,537 - 16,060,522,496 - 33,554,432 - 872,415,232 - 144,955,146
 }
 
 TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's non-torch memory and the CUDA-graph reserve") {
@@ -80,13 +83,14 @@ TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's no
   //   usable floor(85,029,615,042 x 0.92) = 78,227,245,838
   //   weights 16,060,522,496 + the RoPE table 33,554,432
   //   activations: FlashInfer's sampler (0.21 and later) holds 14 B per logit of its 1,024 rows,
-  //     1,024 x 128,256 x 14 = 1,838,678,016, beside the hidden states 67,108,864: 1,905,786,880
-  //     (above the forward's 838,860,800)
+  //     1,024 x 128,256 x 14 = 1,838,678,016, beside the hidden states 67,108,864 and the sampled
+  //     rows' two copies 16,777,216 (above the forward's 838,860,800), + the cuBLAS workspace
+  //     33,554,432: 1,956,118,528
   //   non-torch 0.25 GiB = 268,435,456 (one GPU, vLLM >= 0.19)
   //   CUDA graphs: 51 PIECEWISE and 51 FULL up to 512 tokens, (4 + 0.064 x 4,096) MiB for the
   //     first FULL capture + 100 x 0.19 x 32 MiB = 874.144 MiB = 916,606,418
-  //   KV = 78,227,245,838 - 16,060,522,496 - 33,554,432 - 1,905,786,880 - 268,435,456 - 916,606,418
-  //      = 59,042,340,156 B -> 28,153 blocks of 2 MiB = 450,448 tokens
+  //   KV = 78,227,245,838 - 16,060,522,496 - 33,554,432 - 1,956,118,528 - 268,435,456 - 916,606,418
+  //      = 58,992,008,508 B -> 28,129 blocks of 2 MiB = 450,064 tokens
   // (vLLM 0.31.0 logged 460,496 tokens, 56.21 GiB, for a Llama-3.1-8B-class model on an 80 GB
   // A100 at 131,072 tokens; kvcap says 462,592 there, +0.5%: docs/research/vllm-current-release.md.)
   EngineMemoryConfig cfg;
@@ -96,14 +100,14 @@ TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's no
   CHECK(b.gpu_memory_utilization == 0.92);
   CHECK(b.requested_bytes_per_gpu == 78227245838);
   CHECK(b.sampler == "flashinfer");
-  CHECK(b.activation_bytes_per_gpu == 1905786880);
+  CHECK(b.activation_bytes_per_gpu == 1956118528);
   CHECK(b.non_torch_bytes_per_gpu == 268435456);
   CHECK(b.cuda_graph_reserve_estimated);
   CHECK(b.model_runner_v2);
   CHECK(b.cuda_graph_bytes_per_gpu == 916606418);
-  CHECK(b.kv_cache_bytes_per_gpu == 59042340156);
-  CHECK(b.num_gpu_blocks == 28153);
-  CHECK(b.kv_cache_tokens == 450448);
+  CHECK(b.kv_cache_bytes_per_gpu == 58992008508);
+  CHECK(b.num_gpu_blocks == 28129);
+  CHECK(b.kv_cache_tokens == 450064);
 }
 
 TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget applies them") {
@@ -127,14 +131,15 @@ TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget 
 
   // The same Llama-3.1-8B on an A100-80GB under vLLM 0.10: 2,048 tokens, 256 sequences. Forward:
   // residual 2 x 2048 x 4096 x 2 = 33,554,432 + MLP 3 x 2048 x 14,336 x 2 = 176,160,768 =
-  // 209,715,200; sampler 2 x 256 x 128,256 x 4 + 2048 x 4096 x 2 = 262,668,288 + 16,777,216 =
-  // 279,445,504, the larger.
+  // 209,715,200; sampler 2 x 256 x 128,256 x 4 + 2048 x 4096 x 2 + 2 x 256 x 4,096 x 2 =
+  // 262,668,288 + 16,777,216 + 4,194,304 = 283,639,808, the larger; + the cuBLAS workspace below
+  // compute capability 9.0 (4,096 KiB x 2 + 16 KiB x 8 = 8,519,680): 292,159,488.
   EngineMemoryConfig cfg;
   cfg.max_model_len = 32768;
   cfg.vllm_version = "0.10.1.1";
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), a100, cfg);
   CHECK(b.max_num_batched_tokens == 2048);
-  CHECK(b.activation_bytes_per_gpu == 279445504);
+  CHECK(b.activation_bytes_per_gpu == 292159488);
 }
 
 TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 run Triton, 0.21 FlashInfer; 0.10 has the older non-torch figure") {
@@ -142,10 +147,11 @@ TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 ru
   cfg.max_model_len = 32768;
   cfg.vllm_version = "0.11.0";
   MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  // After the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864 and the sampler's 1,024 rows of
-  // logits in bf16 and fp32 with the sort's buffers, 1,024 x 128,256 x (2 + 4 + 32) =
-  // 4,990,697,472: 5,057,806,336 (above the forward's 838,860,800).
-  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  // After the forward: hidden states 8,192 x 4,096 x 2 = 67,108,864, the sampled rows' two copies
+  // 16,777,216 and the sampler's 1,024 rows of logits in bf16 and fp32 with the sort's buffers,
+  // 1,024 x 128,256 x (2 + 4 + 32) = 4,990,697,472: 5,074,583,552 (above the forward's
+  // 838,860,800), + the cuBLAS workspace 33,554,432 = 5,108,137,984.
+  CHECK(b.activation_bytes_per_gpu == 5108137984);
   CHECK(b.non_torch_bytes_per_gpu == 144955146);
   cfg.tensor_parallel_size = 2;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
@@ -153,7 +159,7 @@ TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 ru
   cfg.tensor_parallel_size = 1;
   cfg.vllm_version = "0.10.1.1";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 1117782016);  // the sampler's, as in the test above
+  CHECK(b.activation_bytes_per_gpu == 1168113664);  // 2 x 1,024 x 128,256 x 4 + 67,108,864 + 16,777,216 + 33,554,432
   CHECK(b.non_torch_bytes_per_gpu == 268435456);  // 0.25 GiB: V1 before 0.11, one GPU (fitted to the 0.10.1.1 logs)
   cfg.tensor_parallel_size = 2;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
@@ -167,37 +173,40 @@ TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 ru
   CHECK(b.max_num_seqs == 256);
   cfg.vllm_version = "v0.15.1rc2";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  CHECK(b.activation_bytes_per_gpu == 5108137984);
   // 0.16 still sorts (the v0.16.0 branch has PR #26859, not the Triton kernel of PR #33538).
   cfg.vllm_version = "0.16";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  CHECK(b.activation_bytes_per_gpu == 5108137984);
   CHECK(b.sampler == "pytorch");
   // 0.17-0.20: the Triton kernel for 8 rows or more. The bf16 logits, their fp32 copy, the
   // probabilities and random_sample's q: 1,024 x 128,256 x (2 + 12) = 1,838,678,016; its cached
   // buffer of min(bit_ceil(min(132 SMs, 1,024)), 132) = 132 rows x 128,256 x 4 = 67,719,168; the
-  // hidden states 67,108,864: 1,973,506,048.
+  // hidden states 67,108,864, the sampled rows' two copies 16,777,216 and the cuBLAS workspace
+  // 33,554,432: 2,023,837,696.
   for (const char* v : {"0.17", "0.20.1"}) {
     cfg.vllm_version = v;
     b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-    CHECK(b.activation_bytes_per_gpu == 1973506048);
+    CHECK(b.activation_bytes_per_gpu == 2023837696);
     CHECK(b.sampler == "triton");
   }
-  // On a GPU without a recorded SM count the buffer is left out: 1,905,786,880.
+  // On a GPU without a recorded SM count the buffer is left out: 1,956,118,528.
   GpuSpec no_sms = load_gpu("h100-sxm");
   no_sms.sm_count = 0;
   b = compute_memory_budget(load_model("llama-3.1-8b"), no_sms, cfg);
-  CHECK(b.activation_bytes_per_gpu == 1905786880);
-  // Under 8 sampled rows 0.17-0.20 sort (the forward, 838,860,800, is then the peak).
+  CHECK(b.activation_bytes_per_gpu == 1956118528);
+  // Under 8 sampled rows 0.17-0.20 sort (the forward, 838,860,800, is then the peak: 872,415,232
+  // with the workspace).
   cfg.max_num_seqs = 4;
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.sampler == "pytorch");
-  CHECK(b.activation_bytes_per_gpu == 838860800);
+  CHECK(b.activation_bytes_per_gpu == 872415232);
   cfg.max_num_seqs = 0;
-  // 0.21: FlashInfer again (PR #40376), no buffer: 1,838,678,016 + 67,108,864 = 1,905,786,880.
+  // 0.21: FlashInfer again (PR #40376), no buffer: 1,838,678,016 + 67,108,864 + 16,777,216 +
+  // 33,554,432 = 1,956,118,528.
   cfg.vllm_version = "0.21";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 1905786880);
+  CHECK(b.activation_bytes_per_gpu == 1956118528);
   CHECK(b.sampler == "flashinfer");
   for (const char* bad : {"", "latest", "0", "1.x", "0.", "nightly"}) {
     cfg.vllm_version = bad;
@@ -267,17 +276,19 @@ TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p holds 32 more bytes pe
   // x 12,288 x 2 = 150,994,944). The sort holds the rows' logits in bf16 and fp32 (2 + 4) with,
   // inside torch.sort, the sorted values (4), their int64 indices (8), the source indices (8) and
   // CUB's alternate key and value buffers (4 + 8): 256 x 151,936 x 38 = 1,478,033,408, beside the
-  // hidden states 16,777,216: 1,494,810,624 in all, 1,166,868,480 B more.
+  // hidden states 16,777,216: 1,494,810,624 in all, 1,166,868,480 B more. Both add the sampled
+  // rows' two copies (2 x 256 x 4,096 x 2 = 4,194,304) and the A100's cuBLAS workspace
+  // (8,519,680): 340,656,128 and 1,507,524,608.
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.9.2";
   MemoryBudget b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
   REQUIRE(b.max_num_batched_tokens == 2048);
   REQUIRE(b.max_num_seqs == 256);
-  CHECK(b.activation_bytes_per_gpu == 327942144);
+  CHECK(b.activation_bytes_per_gpu == 340656128);
   const int64_t kv_flashinfer = b.kv_cache_bytes_per_gpu;
   cfg.sampler = "pytorch";
   b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
-  CHECK(b.activation_bytes_per_gpu == 1494810624);
+  CHECK(b.activation_bytes_per_gpu == 1507524608);
   CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 1166868480);
   // The sort is V1's sampler from 0.8 (later the fallback of the Triton and FlashInfer paths);
   // V0 samples otherwise. The Triton kernel exists from 0.17.

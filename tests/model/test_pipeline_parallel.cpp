@@ -48,14 +48,15 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   // Whole-model weights 16,060,522,496 B (test_memory_budget.cpp) = embedding 128,256 x 4,096 x 2
   // = 1,050,673,152 + LM head the same + final norm 8,192 + 32 layers x 436,224,000.
   // Stage 0: 16 x 436,224,000 + embedding = 8,030,257,152; stage 1: + LM head + norm = 8,030,265,344.
-  // Activations (vLLM's H100 defaults, 8,192 tokens and 1,024 sequences): stage 0 only runs the
-  // forward, 838,860,800; stage 1 also samples (0.15's sort, test_memory_budget.cpp),
-  // 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336. Non-torch 0.545 GiB = 585,189,294
-  // (more than one GPU). Each stage holds the whole RoPE table, 131,072 x 128 x 2 = 33,554,432.
-  // Usable 76,526,653,537 (79.19 GiB x 0.9). KV: stage 0 67,038,791,859 B (63,933 blocks of 16
-  // layers = 1,048,576 B), stage 1 76,526,653,537 - 8,030,265,344 - 33,554,432 - 5,057,806,336 -
-  // 585,189,294 = 62,819,838,131 B = 59,909 blocks: the sampling stage binds, 958,544 tokens per
-  // stage.
+  // Activations (vLLM's H100 defaults, 8,192 tokens and 1,024 sequences), each with the 32 MiB
+  // cuBLAS workspace (33,554,432): stage 0 only runs the forward, 838,860,800 + 33,554,432 =
+  // 872,415,232; stage 1 also samples (0.15's sort, test_memory_budget.cpp), 1,024 x 128,256 x 38
+  // + 8,192 x 4,096 x 2 + 2 x 1,024 x 4,096 x 2 + 33,554,432 = 5,108,137,984. Non-torch 0.545 GiB
+  // = 585,189,294 (more than one GPU). Each stage holds the whole RoPE table, 131,072 x 128 x 2 =
+  // 33,554,432. Usable 76,526,653,537 (79.19 GiB x 0.9). KV: stage 0 67,005,237,427 B (63,901
+  // blocks of 16 layers = 1,048,576 B), stage 1 76,526,653,537 - 8,030,265,344 - 33,554,432 -
+  // 5,108,137,984 - 585,189,294 = 62,769,506,483 B = 59,861 blocks: the sampling stage binds,
+  // 957,776 tokens per stage.
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
@@ -65,14 +66,14 @@ TEST_CASE("Llama-3.1-8B over 2 H100 stages: each holds 16 layers and the fuller 
   CHECK(b.binding_stage == 1);
   CHECK(b.weight_bytes_per_gpu == 8030265344);
   CHECK(b.weight_bytes == 16060522496);
-  CHECK(b.activation_bytes_per_gpu == 5057806336);
+  CHECK(b.activation_bytes_per_gpu == 5108137984);
   CHECK(b.non_torch_bytes_per_gpu == 585189294);
   CHECK(b.rope_cache_bytes_per_gpu == 33554432);
-  CHECK(b.kv_cache_bytes_per_gpu == 62819838131);
+  CHECK(b.kv_cache_bytes_per_gpu == 62769506483);
   CHECK(b.page_bytes_per_gpu == 1048576);
   CHECK(b.kv_bytes_per_token_per_gpu == 16 * 4096);
-  CHECK(b.num_gpu_blocks == 59909);
-  CHECK(b.kv_cache_tokens == 958544);
+  CHECK(b.num_gpu_blocks == 59861);
+  CHECK(b.kv_cache_tokens == 957776);
 }
 
 TEST_CASE("vLLM V1 checks a pipeline stage's cache against all layers and refuses; V0 did not") {
@@ -118,15 +119,16 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   // 436,224,000 B, the embedding and the LM head 1,050,673,152 each, the final norm 8,192.
   // Stage 0: 8 layers + embedding = 4,540,465,152 B; stage 1: 24 layers + LM head + norm =
   // 11,520,057,344 (together the whole model's 16,060,522,496). The first stage's card sets the serve
-  // defaults (H100: 8,192 tokens, 1,024 sequences). Stage 0 runs the forward only, 838,860,800;
-  // stage 1 samples, 0.15's sort: 1,024 x 128,256 x 38 + 8,192 x 4,096 x 2 = 5,057,806,336.
+  // defaults (H100: 8,192 tokens, 1,024 sequences). With the 32 MiB cuBLAS workspace of both
+  // cards: stage 0 runs the forward only, 872,415,232; stage 1 samples, 0.15's sort, 5,108,137,984
+  // (both worked in the test above).
   // Non-torch at 2 GPUs 585,189,294. Usable: H100 floor(85,029,615,042 x 0.9) = 76,526,653,537;
   // H200 floor(150,119,844,413 x 0.9) = 135,107,859,971. Each stage holds the RoPE table,
   // 33,554,432 B.
-  // Stage 0: 76,526,653,537 - 4,540,465,152 - 33,554,432 - 838,860,800 - 585,189,294 = 70,528,583,859 B
-  // over 8 x 65,536 B pages = 134,522 blocks. Stage 1: 135,107,859,971 - 11,520,057,344 - 33,554,432 -
-  // 5,057,806,336 - 585,189,294 = 117,911,252,565 B over 24 x 65,536 = 74,965 blocks: stage 1 binds,
-  // 1,199,440 tokens.
+  // Stage 0: 76,526,653,537 - 4,540,465,152 - 33,554,432 - 872,415,232 - 585,189,294 = 70,495,029,427 B
+  // over 8 x 65,536 B pages = 134,458 blocks. Stage 1: 135,107,859,971 - 11,520,057,344 - 33,554,432 -
+  // 5,108,137,984 - 585,189,294 = 117,860,920,917 B over 24 x 65,536 = 74,933 blocks: stage 1 binds,
+  // 1,198,928 tokens.
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
@@ -139,9 +141,9 @@ TEST_CASE("stages on different GPUs with a layer partition: each stage's card an
   CHECK(b.binding_stage_gpu == "h200");
   CHECK(b.weight_bytes_per_gpu == 11520057344);
   CHECK(b.requested_bytes_per_gpu == 135107859971);
-  CHECK(b.kv_cache_bytes_per_gpu == 117911252565);
-  CHECK(b.num_gpu_blocks == 74965);
-  CHECK(b.kv_cache_tokens == 1199440);
+  CHECK(b.kv_cache_bytes_per_gpu == 117860920917);
+  CHECK(b.num_gpu_blocks == 74933);
+  CHECK(b.kv_cache_tokens == 1198928);
   cfg.stage_gpus.pop_back();
   CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg),
                        doctest::Contains("stage_gpus: "), InputError);
@@ -151,13 +153,14 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
   // VLLM_PP_LAYER_PARTITION=2,30, stage 0 on an RTX 5070 Ti (15,819 MiB seen), stage 1 on an H100.
   // Serve defaults from the 16 GB card: 2,048 tokens, 256 sequences. Stage 0: usable
   // floor(16,587,423,744 x 0.9) = 14,928,681,369 - (2 layers + embedding) 1,923,121,152 - forward
-  // (2 x 2,048 x 4,096 x 2 + 3 x 2,048 x 14,336 x 2) 209,715,200 - 585,189,294 - RoPE table
-  // 33,554,432 = 12,177,101,291 B: 92,903 blocks of 2 layers. Stage 1: 76,526,653,537 -
-  // 14,137,401,344 - 33,554,432 - sort 1,264,451,584 (256 x 128,256 x 38 + 2,048 x 4,096 x 2) -
-  // 585,189,294 = 60,506,056,883 B: 30,774 blocks of 30 layers, the binding stage. A 131,072-token
-  // request needs 8,192 blocks of all 32 layers (2 MiB each): stage 1 holds 28,851 of them, stage 0
-  // only 5,806, so vLLM's check on stage 0's worker refuses, with an estimated maximum length of
-  // 5,806 x 16 = 92,896.
+  // (2 x 2,048 x 4,096 x 2 + 3 x 2,048 x 14,336 x 2 = 209,715,200, + the 32 MiB cuBLAS workspace of
+  // compute capability 12.0: 243,269,632) - 585,189,294 - RoPE table 33,554,432 = 12,143,546,859 B:
+  // 92,647 blocks of 2 layers. Stage 1: 76,526,653,537 - 14,137,401,344 - 33,554,432 - sort
+  // 1,302,200,320 (256 x 128,256 x 38 + 2,048 x 4,096 x 2 + 2 x 256 x 4,096 x 2 + 33,554,432) -
+  // 585,189,294 = 60,468,308,147 B: 30,755 blocks of 30 layers, the binding stage. A 131,072-token
+  // request needs 8,192 blocks of all 32 layers (2 MiB each): stage 1 holds 28,833 of them, stage 0
+  // only 5,790, so vLLM's check on stage 0's worker refuses, with an estimated maximum length of
+  // 5,790 x 16 = 92,640.
   EngineMemoryConfig cfg;
   cfg.vllm_version = "0.15";  // the accounting worked above
   cfg.pipeline_parallel_size = 2;
@@ -169,12 +172,12 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
     FAIL("expected a refusal");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.find("holds 5806 blocks") != std::string::npos);
-    CHECK(what.find("estimated maximum model length is 92896") != std::string::npos);
+    CHECK(what.find("holds 5790 blocks") != std::string::npos);
+    CHECK(what.find("estimated maximum model length is 92640") != std::string::npos);
   }
   cfg.max_model_len = 65536;  // 4,096 blocks: every stage holds them
   const MemoryBudget b = compute_memory_budget(load_model("llama-3.1-8b"), cfg.stage_gpus[0], cfg);
   CHECK(b.binding_stage == 1);
-  CHECK(b.kv_cache_bytes_per_gpu == 60506056883);
-  CHECK(b.num_gpu_blocks == 30774);
+  CHECK(b.kv_cache_bytes_per_gpu == 60468308147);
+  CHECK(b.num_gpu_blocks == 30755);
 }
