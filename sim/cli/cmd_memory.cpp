@@ -178,6 +178,7 @@ int run_memory(const MemoryOptions& o) {
     j["weight_bytes"] = b.weight_bytes;
     j["weight_bytes_per_gpu"] = b.weight_bytes_per_gpu;
     j["rope_cache_bytes_per_gpu"] = b.rope_cache_bytes_per_gpu;
+    j["allocator_rounding_bytes_per_gpu"] = b.allocator_rounding_bytes_per_gpu;
     j["model_loading_bytes_per_gpu"] = b.model_loading_bytes_per_gpu();
     j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
     j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
@@ -277,6 +278,9 @@ int run_memory(const MemoryOptions& o) {
       tables += (tables.empty() ? "" : " + ") + num(t.positions) + " x " + num(t.rotary_dim);
     row("RoPE cos/sin tables", gib_text(b.rope_cache_bytes_per_gpu) + "  (" + tables + ", whole on every GPU)");
   }
+  if (b.allocator_rounding_bytes_per_gpu > 0)
+    row("allocator rounding", gib_text(b.allocator_rounding_bytes_per_gpu) +
+                                  "  (weight tensors' blocks beyond their bytes: PyTorch's caching allocator)");
   row("profiling batch (tokens / seqs)", num(b.max_num_batched_tokens) + " / " + num(b.max_num_seqs) +
                                            (b.batch_defaults_rule.empty() ? "" : "  (" + b.batch_defaults_rule + ")"));
   row("activation peak (estimate, vLLM " + engine.vllm_version + ")",

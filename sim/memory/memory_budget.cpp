@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "sim/memory/activation.hpp"
+#include "sim/memory/allocator_rounding.hpp"
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/linear_state.hpp"
 #include "sim/memory/vllm_batch_defaults.hpp"
@@ -461,6 +462,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
+    st.allocator_rounding_bytes_per_gpu =
+        quant.method.empty() ? allocator_rounding_bytes_per_gpu(stage_model, model_dtype, tp, first, last, ep)
+                             : 0;
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
         first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
@@ -496,6 +500,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         throw InputError(model.name + " on " + stage_gpu.id + (pp > 1 ? " (pipeline stage " + std::to_string(s) + ")" : ""),
                          "does not fit: weights per GPU " + gib_text(st.weight_bytes_per_gpu) +
                              (st.rope_cache_bytes_per_gpu > 0 ? " + RoPE tables " + gib_text(st.rope_cache_bytes_per_gpu) : "") +
+                             (st.allocator_rounding_bytes_per_gpu > 0
+                                  ? " + allocator rounding " + gib_text(st.allocator_rounding_bytes_per_gpu)
+                                  : "") +
                              " + activations " +
                              gib_text(st.activation_bytes_per_gpu) + " + non-torch " + gib_text(st.non_torch_bytes_per_gpu) +
                              (st.cuda_graph_bytes_per_gpu > 0 ? " + CUDA graphs " + gib_text(st.cuda_graph_bytes_per_gpu) : "") +

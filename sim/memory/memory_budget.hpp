@@ -112,7 +112,11 @@ struct MemoryBudget {
   /// vLLM's RoPE cos/sin tables, whole on every GPU (sim/model/rope_tables.hpp). They load with the
   /// weights, so vLLM's "Model loading took" is weight_bytes_per_gpu + this.
   int64_t rope_cache_bytes_per_gpu = 0;
-  int64_t model_loading_bytes_per_gpu() const { return weight_bytes_per_gpu + rope_cache_bytes_per_gpu; }
+  /// What the caching allocator counts beyond the weight tensors' sizes (allocator_rounding.hpp).
+  int64_t allocator_rounding_bytes_per_gpu = 0;
+  int64_t model_loading_bytes_per_gpu() const {
+    return weight_bytes_per_gpu + rope_cache_bytes_per_gpu + allocator_rounding_bytes_per_gpu;
+  }
   int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward (vLLM 0.2 under TP: + held all-reduce inputs, activation.hpp)
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
   /// CUDA graphs: vLLM < 0.21 captures them after sizing the cache (outside this budget); from

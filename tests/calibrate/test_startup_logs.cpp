@@ -183,10 +183,11 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's
   // and Mistral 3's profiling images, and Qwen3-VL's deepstack outputs, to 0.27/0.28/0.28%;
   // PyTorch's cuBLAS workspace and the sampled rows' two hidden-state copies (activation.hpp) to
-  // 0.17/0.24/0.20%.
-  CHECK(s.all.available_median_abs <= 0.0018);
-  CHECK(s.all.capacity_median_abs <= 0.0024);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0021);
+  // 0.17/0.24/0.20%; the caching allocator's rounding of weight tensors (allocator_rounding.hpp)
+  // to 0.12/0.20/0.19%.
+  CHECK(s.all.available_median_abs <= 0.0012);
+  CHECK(s.all.capacity_median_abs <= 0.0021);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0019);
   // Gemma 3's held profiling images: 4B / 12B / 27B within 0.1 / 0.3 / 0.8% (were +0.38 / +0.65 /
   // +1.84% with the encoder phase left out).
   for (const auto& [id, bound] : {std::pair{"llmdplanner-gemma3-4b-it-h100-tp1", 0.001},
@@ -256,14 +257,18 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
   // 37: 20 of llm-d-planner's vLLM 0.19.0 H100 rows assume nothing (catalog models, the Scout config).
   CHECK(s.exact_rows >= 43);  // 40: the CodeLlama-7B, Gemma-2-2B-it and Phi-4 configs of their own checkpoints
-  // 0.19/0.16/0.19% until the cuBLAS workspace and the sampled rows' copies: 0.08/0.06/0.07%.
-  CHECK(s.exact.kv_tokens_median_abs <= 0.0008);
+  // 0.19/0.16/0.19% until the cuBLAS workspace and the sampled rows' copies: 0.08/0.06/0.07%;
+  // with the allocator's rounding of weight tensors 0.05/0.05/0.05%.
+  CHECK(s.exact.kv_tokens_median_abs <= 0.0006);
   CHECK(s.exact.available_median_abs <= 0.0006);
-  CHECK(s.exact.capacity_median_abs <= 0.0008);
+  CHECK(s.exact.capacity_median_abs <= 0.0006);
+  // Qwen2.5-72B at TP 2 left 3.04 GiB for the cache: +5.2% until the cuBLAS workspace (+3.1%) and
+  // its down projections' 231 MiB tensors in 232 MiB blocks (80 MiB a GPU).
+  CHECK(std::abs(*find(checks, "llmdplanner-qwen25-72b-2xh100-tp2").kv_tokens_error) < 0.008);
   // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
   // charged (+1.0%; +0.37% with its three profiling images held through the sampler); now
   // Qwen2-7B over two Ray nodes (+8.6%).
-  CHECK(s.exact.capacity_worst_abs <= 0.086);
+  CHECK(s.exact.capacity_worst_abs <= 0.084);
   CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.005);
   CHECK(std::abs(*find(checks, "llmdplanner-mistral-small-3.1-24b-h100-tp1").kv_tokens_error) < 0.003);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it

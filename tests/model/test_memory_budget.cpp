@@ -3,6 +3,7 @@
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/activation.hpp"
+#include "sim/memory/allocator_rounding.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/vllm_batch_defaults.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -454,4 +455,42 @@ TEST_CASE("zero, negative and out-of-range engine settings are refused, naming t
   CHECK(test::contains(err([](EngineMemoryConfig& c) { c.tensor_parallel_size = -2; }), "tensor_parallel_size: "));
   CHECK(test::contains(err([](EngineMemoryConfig& c) { c.kv_cache_dtype = "fp6"; }), "kv_cache_dtype: "));
   CHECK(err([](EngineMemoryConfig&) {}).empty());
+}
+
+TEST_CASE("the caching allocator's rounding of weight tensors: Qwen2.5-7B at TP 1, 2 and 4") {
+  // PyTorch's default rules (c10/cuda/CUDACachingAllocator.cpp): a tensor of 10 MiB or more gets a
+  // segment rounded up to 2 MiB and is split only if more than 1 MiB would remain.
+  constexpr int64_t MiB = int64_t{1} << 20;
+  CHECK(caching_allocator_block_bytes(231 * MiB) == 232 * MiB);       // 1 MiB left: not split
+  CHECK(caching_allocator_block_bytes(259 * MiB + MiB / 2) == 260 * MiB);  // 0.5 MiB left
+  CHECK(caching_allocator_block_bytes(24 * MiB + MiB / 2) == 24 * MiB + MiB / 2);  // 1.5 MiB left: split
+  CHECK(caching_allocator_block_bytes(232 * MiB) == 232 * MiB);
+  CHECK(caching_allocator_block_bytes(7 * MiB + 1) == 7 * MiB + 512);  // below 10 MiB: split from 20 MiB
+  CHECK(caching_allocator_block_bytes(100) == 512);
+  // Qwen2.5-7B (hidden 3,584, 28 / 4 heads of 128, intermediate 18,944, vocab 152,064), bf16:
+  //   TP1: q/k/v 4,608 x 3,584 x 2 = 31.5 MiB -> 32 (+0.5); o 24.5 -> split; gate/up 259 -> 260
+  //        (+1); down 129.5 -> 130 (+0.5): 2 MiB x 28 layers; embedding and LM head 1,039.5 MiB
+  //        each -> +0.5 + 0.5: 57 MiB (vLLM 0.19 loads 14.25 GiB where the parameters are 14.19).
+  //   TP2: q/k/v 15.75 -> 16 (+0.25); o 12.25 split; gate/up 129.5 -> 130 (+0.5); down 64.75
+  //        split: 0.75 MiB x 28 = 21 MiB; embedding and LM head 519.75 -> 520 (+0.25 each): 21.5 MiB.
+  //   TP4: q/k/v 7.875 and o 6.125 split from 20 MiB segments; gate/up 64.75 and down 32.375 split:
+  //        0; embedding and LM head 259.875 -> 260 (+0.125 each): 0.25 MiB (vLLM logs 3.55 GiB,
+  //        the parameters' figure).
+  const ModelSpec q = load_model("qwen2.5-7b");
+  CHECK(allocator_rounding_bytes_per_gpu(q, DType::bf16, 1, true, true) == 57 * MiB);
+  CHECK(allocator_rounding_bytes_per_gpu(q, DType::bf16, 2, true, true) == 21 * MiB + MiB / 2);
+  CHECK(allocator_rounding_bytes_per_gpu(q, DType::bf16, 4, true, true) == MiB / 4);
+  // The budget charges it in "Model loading"; quantized weights are other tensors (0 here).
+  EngineMemoryConfig cfg;
+  cfg.vllm_version = "0.19";
+  cfg.max_model_len = 8192;
+  MemoryBudget b = compute_memory_budget(q, load_gpu("h100-sxm"), cfg);
+  CHECK(b.allocator_rounding_bytes_per_gpu == 57 * MiB);
+  CHECK(b.model_loading_bytes_per_gpu() == b.weight_bytes_per_gpu + b.rope_cache_bytes_per_gpu + 57 * MiB);
+  cfg.quantization = "fp8";
+  b = compute_memory_budget(q, load_gpu("h100-sxm"), cfg);
+  CHECK(b.allocator_rounding_bytes_per_gpu == 0);
+  // Llama-3.1-8B's tensors are whole multiples of 2 MiB (q/k/v 48, o 32, gate/up 224, down 112,
+  // embedding 1,002 MiB): nothing.
+  CHECK(allocator_rounding_bytes_per_gpu(load_model("llama-3.1-8b"), DType::bf16, 1, true, true) == 0);
 }
