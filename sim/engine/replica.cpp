@@ -296,6 +296,9 @@ double Replica::start_plain_decode_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
   plan_.clear();
   sessions_.reclaim(now_s);  // as start_step does, so skipping changes nothing
+  const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
+  if (kv_bulk.block_size >= 2 && pp_ == 1 && observer_ == nullptr && !sessions_.has_pending())
+    return start_plain_step_unplanned(now_s, kv_bulk);
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     const bool ok = kv_->allocate(s, 0, 1);
@@ -305,6 +308,56 @@ double Replica::start_plain_decode_step(double now_s) {
     plan_.total_tokens += 1;
   }
   return price_plan(now_s);
+}
+
+double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::BulkDecode& kv_bulk) {
+  // The plan start_plain_decode_step would build is "every running request, one token, in
+  // running order": nothing reads it but price_plan and finish_step (no observer, no pipeline),
+  // so it is not built. Only the requests whose token starts a block (or, with prefix caching,
+  // fills one) need the allocator; the others count a token (bulk_decode's rule).
+  const int64_t bs = kv_bulk.block_size;
+  const auto n = static_cast<int64_t>(state_.running.size());
+  int64_t context = 0, counted = 0;
+  for (int32_t slot : state_.running) {
+    SeqState& s = state_.seq(slot);
+    const int64_t c = s.num_computed_tokens;
+    const int64_t r = c % bs;
+    context += c + 1;
+    if (r == 0 || (kv_bulk.hashes_blocks && r == bs - 1)) {
+      const bool ok = kv_->allocate(s, 0, 1);
+      KVCAP_CHECK(ok, "plain decode step could not allocate");
+      s.num_computed_tokens = c + 1;
+    } else {
+      s.num_computed_tokens = c + 1;
+      kv_->bulk_settle(s);
+      ++counted;
+    }
+  }
+  kv_->bulk_add_tokens(counted);
+  plain_unplanned_ = true;
+  // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
+  step_start_s_ = now_s;
+  step_in_progress_ = true;
+  progressed_ = true;
+  usage_ = kv_->usage();
+  integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
+  integrals_.max_running = std::max(integrals_.max_running, n);
+  ++step_index_;
+  step_prefill_tokens_ = 0;
+  if (decode_pricing_.decode_requests != n) {
+    decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
+    decode_pricing_.decode_requests = n;
+  }
+  if (decode_prepared_) {
+    step_cost_ = price_decode_batch(decode_pricing_, context);
+  } else {
+    StepComposition comp;
+    comp.decode_requests = n;
+    comp.decode_context_tokens = context;
+    step_cost_ = cost_.price(comp);
+  }
+  KVCAP_CHECK(std::isfinite(step_cost_.time_s) && step_cost_.time_s > 0, "cost model returned a non-positive step time");
+  return now_s + step_cost_.time_s;
 }
 
 int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished) {
@@ -457,6 +510,10 @@ void Replica::finish_step(double now_s) {
     finishing_ = &b;
   } else {
     step_in_progress_ = false;
+    if (plain_unplanned_) {
+      finish_plain_step_unplanned(now_s);
+      return;
+    }
   }
   for (size_t i = 0; i < plan_.scheduled.size(); ++i) {
     const ScheduledEntry& e = plan_.scheduled[i];
@@ -482,6 +539,23 @@ void Replica::finish_step(double now_s) {
     if (is_done(s)) finish_request(s, now_s);
   }
   close_step(now_s, plan_.total_tokens, step_prefill_tokens_);
+}
+
+void Replica::finish_plain_step_unplanned(double now_s) {
+  // finish_step's loop for start_plain_step_unplanned's implicit plan: every running request
+  // (running order, none finished yet) caught up with its tokens and samples one.
+  plain_unplanned_ = false;
+  const auto n = static_cast<int64_t>(state_.running.size());
+  for (int32_t slot : state_.running) {
+    SeqState& s = state_.seq(slot);
+    s.num_output_tokens += 1;
+    const double gap = now_s - s.last_token_s;
+    metrics_.on_itl(s.class_index, gap);
+    s.max_itl_s = std::max(s.max_itl_s, gap);
+    s.last_token_s = now_s;
+    if (is_done(s)) finish_request(s, now_s);
+  }
+  close_step(now_s, n, 0);
 }
 
 void Replica::finish_request(SeqState& s, double now_s) {

@@ -87,7 +87,9 @@ class Replica {
   bool next_step_is_plain_decode() const {
     // A queue-wait bound must be checked at every step, as stepping one by one would.
     if (admission_ && admission_->bounds_queue_wait() && !state_.waiting.empty()) return false;
-    if (!inbox_.empty()) return false;  // a held-back arrival may become visible
+    // A held-back arrival that the next step may include makes it no plain decode step (one
+    // held for a later step does not: inbox_ is in arrival order, so its front is due first).
+    if (!inbox_.empty() && inbox_.front().first_step <= step_index_) return false;
     return scheduler_->next_step_is_plain_decode(state_);
   }
 
@@ -144,6 +146,11 @@ class Replica {
 
  private:
   double price_plan(double now_s);
+  /// start_plain_decode_step without building the plan (no observer, no pipeline, an allocator
+  /// with bulk support): O(1) a request that crosses no block boundary; finish_step then applies
+  /// the step with finish_plain_step_unplanned.
+  double start_plain_step_unplanned(double now_s, const KvAllocator::BulkDecode& kv_bulk);
+  void finish_plain_step_unplanned(double now_s);
   /// Pipeline parallelism: prices the scheduled plan per stage and puts it into the pipe.
   double launch_batch(double now_s, const StepComposition& comp);
   /// The process dies (OomCrash): every request held is lost, memory is gone.
@@ -186,6 +193,7 @@ class Replica {
   StepCost step_cost_;
   double step_start_s_ = 0;
   bool step_in_progress_ = false;
+  bool plain_unplanned_ = false;  ///< the step in progress is start_plain_step_unplanned's (plan_ empty)
   int64_t step_index_ = 0;
   int64_t step_prefill_tokens_ = 0;
   std::vector<PrefillChunk> prefills_;

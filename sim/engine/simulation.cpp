@@ -117,13 +117,22 @@ void Simulation::run_step(Replica& r, double now_s) {
     run_pipeline_step(r, now_s);
     return;
   }
-  double end = r.start_step(now_s);
-  if (opt_.check_invariants) check_invariants(now_s);
-  if (r.is_down()) {  // on_oom = crash: it comes back empty after restart_s
-    queue_.push(r.restart_at_s(), EventKind::restart, r.index());
-    return;
+  double end = 0;
+  // A step that the scheduler would make a plain decode step (an event only interrupted the
+  // chain of them: a client arrival still in the front end, a sample) runs as the skipping loop
+  // below runs one, in bulk where it can: the same calls in the same order, without the
+  // scheduler's pass over every running request.
+  if (opt_.event_skipping && r.next_step_is_plain_decode()) {
+    if (!run_plain_decode(r, now_s, end)) return;
+  } else {
+    end = r.start_step(now_s);
+    if (opt_.check_invariants) check_invariants(now_s);
+    if (r.is_down()) {  // on_oom = crash: it comes back empty after restart_s
+      queue_.push(r.restart_at_s(), EventKind::restart, r.index());
+      return;
+    }
+    if (!r.step_in_progress()) return;  // admission control emptied the queue
   }
-  if (!r.step_in_progress()) return;  // admission control emptied the queue
   while (true) {
     // Event skipping: when no other event can come before this step ends, the step's end (and,
     // for plain decode, the next step's start) is processed here instead of through the queue.
@@ -146,29 +155,33 @@ void Simulation::run_step(Replica& r, double now_s) {
       queue_.push(end, EventKind::step_start, r.index());
       return;
     }
-    double start = end;
-    // Bulk decode: the plain decode steps that end before the next event, up to the first that
-    // finishes a request, run in O(1) each (Replica::bulk_decode); after them, what follows a
-    // step's end above, and another stretch or a step the usual way.
-    bool again = opt_.bulk_decode;
-    while (again) {
-      const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again);
-      if (steps == 0) break;
-      steps_skipped_ += steps;
-      bulk_steps_ += steps;
-      last_event_s_ = start;
-      if (opt_.check_invariants) check_invariants(start);
-      if (!has_pending_ && completions_since_pull_) pull_next_arrival(start);
-      if (!r.has_work()) return;
-      if (!r.next_step_is_plain_decode() || !(queue_.next_time() > start)) {
-        r.step_start_pending = true;
-        queue_.push(start, EventKind::step_start, r.index());
-        return;
-      }
-    }
-    end = r.start_plain_decode_step(start);
-    if (opt_.check_invariants) check_invariants(start);
+    if (!run_plain_decode(r, end, end)) return;
   }
+}
+
+bool Simulation::run_plain_decode(Replica& r, double start, double& end) {
+  // Bulk decode: the plain decode steps that end before the next event, up to the first that
+  // finishes a request, run in O(1) each (Replica::bulk_decode); after them, what follows a
+  // step's end in run_step, and another stretch or a step the usual way.
+  bool again = opt_.bulk_decode;
+  while (again) {
+    const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again);
+    if (steps == 0) break;
+    steps_skipped_ += steps;
+    bulk_steps_ += steps;
+    last_event_s_ = start;
+    if (opt_.check_invariants) check_invariants(start);
+    if (!has_pending_ && completions_since_pull_) pull_next_arrival(start);
+    if (!r.has_work()) return false;
+    if (!r.next_step_is_plain_decode() || !(queue_.next_time() > start)) {
+      r.step_start_pending = true;
+      queue_.push(start, EventKind::step_start, r.index());
+      return false;
+    }
+  }
+  end = r.start_plain_decode_step(start);
+  if (opt_.check_invariants) check_invariants(start);
+  return true;
 }
 
 void Simulation::handle_step_end(Replica& r, double now_s) {

@@ -99,6 +99,10 @@ class Simulation final : private RequestEndListener {
   void dispatch(Request& req, double now_s);
   void pull_next_arrival(double now_s);
   void run_step(Replica& r, double now_s);
+  /// From `start`, where the next step is a plain decode step: bulk stretches, then that step
+  /// started (its end in `end`); false if it returned instead (the replica idles, or a
+  /// step_start event is queued).
+  bool run_plain_decode(Replica& r, double start, double& end);
   void run_pipeline_step(Replica& r, double now_s);
   void handle_step_end(Replica& r, double now_s);
   void take_sample(double now_s);

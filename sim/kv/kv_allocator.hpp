@@ -64,7 +64,8 @@ class KvAllocator {
   /// Bulk plain decode (Replica::bulk_decode): the block size at which a running request's
   /// one-token allocate() does more than count a token (takes a block when its context is a
   /// multiple of it; with `hashes_blocks`, also caches the block its token fills), or 0 when the
-  /// allocator does not support bulk decode.
+  /// allocator does not support bulk decode. (So such an allocator's one-token allocate() for a
+  /// running request takes at most one block: the schedulers' plain-decode checks rely on it.)
   struct BulkDecode {
     int64_t block_size = 0;
     bool hashes_blocks = false;

@@ -82,14 +82,17 @@ bool preempt_lower_priority(ReplicaState& st, int priority, StepPlan& plan, int6
 
 bool running_is_plain_decode(const ReplicaState& st, int64_t max_model_len) {
   if (st.running.empty()) return false;
+  // As VllmV1Scheduler::next_step_is_plain_decode: at most one block per request with bulk support.
+  const int64_t free = st.kv->num_free_blocks();
+  const bool all_fit = static_cast<int64_t>(st.running.size()) <= free && st.kv->bulk_decode().block_size > 0;
   int64_t blocks = 0;
   for (int32_t slot : st.running) {
     const SeqState& s = st.seq(slot);
     if (s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return false;
     if (max_model_len - 1 - s.num_computed_tokens < 1) return false;
-    blocks += st.kv->new_blocks_needed(s, 1);
+    if (!all_fit) blocks += st.kv->new_blocks_needed(s, 1);
   }
-  return blocks <= st.kv->num_free_blocks();
+  return all_fit || blocks <= free;
 }
 
 }  // namespace kvcap

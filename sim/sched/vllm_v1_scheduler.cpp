@@ -107,14 +107,18 @@ bool VllmV1Scheduler::next_step_is_plain_decode(const ReplicaState& st) const {
   if (!st.waiting.empty() && n < cfg_.max_num_seqs && n < cfg_.max_num_batched_tokens) return false;
   // Every running request needs exactly one token, and the blocks they cross into all fit in
   // the free pool, so the running pass allocates them in order without a preemption.
+  // An allocator with bulk decode support takes at most one block per one-token allocation:
+  // when there are free blocks for every running request, their count is not needed.
+  const int64_t free = st.kv->num_free_blocks();
+  const bool all_fit = n <= free && st.kv->bulk_decode().block_size > 0;
   int64_t blocks = 0;
   for (int32_t slot : st.running) {
     const SeqState& s = st.seq(slot);
     if (s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return false;
     if (cfg_.max_model_len - 1 - s.num_computed_tokens < 1) return false;
-    blocks += st.kv->new_blocks_needed(s, 1);
+    if (!all_fit) blocks += st.kv->new_blocks_needed(s, 1);
   }
-  return blocks <= st.kv->num_free_blocks();
+  return all_fit || blocks <= free;
 }
 
 }  // namespace kvcap

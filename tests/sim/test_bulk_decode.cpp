@@ -104,6 +104,13 @@ BulkCase random_bulk_case(uint64_t seed) {
     if (uni(0, 2) == 0) r.session_id = uni(0, 3);
     c.reqs.push_back(r);
   }
+  // Drawn last, so the cases above keep their shape: async scheduling holds arrivals back a step
+  // and a front-end delay splits each arrival in two events, both cutting chains of plain steps.
+  c.sc.async_scheduling = uni(0, 2) == 0;
+  if (uni(0, 2) == 0) {
+    c.opt.front_end.per_request_s = static_cast<double>(uni(0, 20)) * 0.001;
+    c.opt.front_end.per_prompt_token_s = static_cast<double>(uni(0, 5)) * 1e-5;
+  }
   return c;
 }
 
