@@ -67,7 +67,8 @@ const char* profile_sampler_name(ProfileSampler s) {
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           ProfileSampler sampler, bool samples, bool profile_vision,
-                                          int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept) {
+                                          int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept,
+                                          int64_t sampled_row_copies) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -133,11 +134,11 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
       break;
     }
   }
-  // The sampler phase also holds the last positions' hidden rows twice: the gathered copy
-  // GPUModelRunner._dummy_run returns (hidden_states[logit_indices], kept by profile_run) and the
-  // torch.rand_like copy _dummy_sampler_run makes of it (2 x rows x H; V1's runner as of 0.19,
-  // taken for every version).
-  const int64_t sampled_rows = 2 * rows * H * b;
+  // The sampler phase also holds the last positions' hidden rows: the gathered copy
+  // GPUModelRunner._dummy_run returns (hidden_states[logit_indices], kept by profile_run) and, in
+  // V1's runner (0.19), the torch.rand_like copy _dummy_sampler_run makes of it; Model Runner V2
+  // (vllm/v1/worker/gpu/model_runner.py) computes the logits from the gathered rows themselves.
+  const int64_t sampled_rows = sampled_row_copies * rows * H * b;
   return std::max({forward, vision, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_workspace : 0) + held});
 }
 

@@ -77,6 +77,8 @@ const char* profile_sampler_name(ProfileSampler s);
 /// transients. Checked against club-3090 #1087 (Qwen3.8-27B FP8, TP 2, vLLM 0.27.1): "1.59 GiB for
 /// peak activation" logged; see scenarios/memory/vllm-startup-logs.jsonl for what it gives.
 /// `sm_count`: the GPU's SMs (GpuSpec::sm_count; 0 = not recorded), for the Triton sampler's buffer.
+/// `sampled_row_copies`: copies of the sampled rows' hidden states the sampler phase holds (V1's
+/// runner 2: the gathered rows and a random copy; Model Runner V2 1).
 /// `moe_workspace_kept`: the fused-MoE intermediate buffers stay allocated after the forward, so
 /// the sampler's peak comes on top of them (vLLM 0.19's profile: Qwen3-30B-A3B on an H100 logs a
 /// 2.68 GiB peak, the sampler's 2.13 plus the experts' 0.53; Mixtral-8x7B at TP 2 1.21 GiB, 0.47
@@ -85,7 +87,8 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activati
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,
                                           bool samples = true, bool profile_vision = false, int64_t dp_gather = 1,
-                                          int64_t sm_count = 0, bool moe_workspace_kept = false);
+                                          int64_t sm_count = 0, bool moe_workspace_kept = false,
+                                          int64_t sampled_row_copies = 2);
 
 /// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
 /// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the

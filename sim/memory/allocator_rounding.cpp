@@ -10,20 +10,23 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 int64_t ceil_to(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-/// The block's bytes beyond the tensor's own.
-int64_t slack(int64_t bytes) { return bytes > 0 ? caching_allocator_block_bytes(bytes) - bytes : 0; }
-
 }  // namespace
 
-int64_t caching_allocator_block_bytes(int64_t bytes) {
+int64_t caching_allocator_block_bytes(int64_t bytes, int64_t max_split_bytes) {
   const int64_t rounded = bytes < 512 ? 512 : ceil_to(bytes, 512);
   if (rounded <= kMiB || rounded < 10 * kMiB) return rounded;  // split off a 2 or 20 MiB segment
   const int64_t segment = ceil_to(rounded, 2 * kMiB);
-  return segment - rounded > kMiB ? rounded : segment;
+  const bool may_split = max_split_bytes <= 0 || rounded < max_split_bytes;
+  return may_split && segment - rounded > kMiB ? rounded : segment;
 }
 
-int64_t allocator_rounding_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, bool first, bool last, int64_t ep) {
+int64_t allocator_rounding_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, bool first, bool last, int64_t ep,
+                                         int64_t max_split_bytes) {
   if (!m.quant.method.empty()) return 0;
+  // The block's bytes beyond the tensor's own.
+  const auto slack = [max_split_bytes](int64_t bytes) {
+    return bytes > 0 ? caching_allocator_block_bytes(bytes, max_split_bytes) - bytes : 0;
+  };
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t H = m.hidden_size;
   const int64_t q_heads = m.num_attention_heads / tp;

@@ -462,15 +462,17 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
+    // vLLM >= 0.21 loads the model under max_split_size_mb 20 on CUDA (PR #41268).
+    const int64_t load_max_split = v21 && stage_gpu.compute_capability > 0 ? int64_t{20} << 20 : 0;
     st.allocator_rounding_bytes_per_gpu =
-        quant.method.empty() ? allocator_rounding_bytes_per_gpu(stage_model, model_dtype, tp, first, last, ep)
+        quant.method.empty() ? allocator_rounding_bytes_per_gpu(stage_model, model_dtype, tp, first, last, ep, load_max_split)
                              : 0;
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
         first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
         // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
         // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
-        version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4");
+        version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4", b.model_runner_v2 ? 1 : 2);
     st.activation_bytes_per_gpu += cublas_workspace_bytes(stage_gpu.compute_capability);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(

@@ -85,13 +85,13 @@ TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's no
   //   weights 16,060,522,496 + the RoPE table 33,554,432
   //   activations: FlashInfer's sampler (0.21 and later) holds 14 B per logit of its 1,024 rows,
   //     1,024 x 128,256 x 14 = 1,838,678,016, beside the hidden states 67,108,864 and the sampled
-  //     rows' two copies 16,777,216 (above the forward's 838,860,800), + the cuBLAS workspace
-  //     33,554,432: 1,956,118,528
+  //     rows 8,388,608 (Model Runner V2 keeps one copy of them; V1's runner two) (above the
+  //     forward's 838,860,800), + the cuBLAS workspace 33,554,432: 1,947,729,920
   //   non-torch 0.25 GiB = 268,435,456 (one GPU, vLLM >= 0.19)
   //   CUDA graphs: 51 PIECEWISE and 51 FULL up to 512 tokens, (4 + 0.064 x 4,096) MiB for the
   //     first FULL capture + 100 x 0.19 x 32 MiB = 874.144 MiB = 916,606,418
-  //   KV = 78,227,245,838 - 16,060,522,496 - 33,554,432 - 1,956,118,528 - 268,435,456 - 916,606,418
-  //      = 58,992,008,508 B -> 28,129 blocks of 2 MiB = 450,064 tokens
+  //   KV = 78,227,245,838 - 16,060,522,496 - 33,554,432 - 1,947,729,920 - 268,435,456 - 916,606,418
+  //      = 59,000,397,116 B -> 28,133 blocks of 2 MiB = 450,128 tokens
   // (vLLM 0.31.0 logged 460,496 tokens, 56.21 GiB, for a Llama-3.1-8B-class model on an 80 GB
   // A100 at 131,072 tokens; kvcap says 462,592 there, +0.5%: docs/research/vllm-current-release.md.)
   EngineMemoryConfig cfg;
@@ -101,14 +101,14 @@ TEST_CASE("the current release by default: 0.92, FlashInfer's sampler, 0.19's no
   CHECK(b.gpu_memory_utilization == 0.92);
   CHECK(b.requested_bytes_per_gpu == 78227245838);
   CHECK(b.sampler == "flashinfer");
-  CHECK(b.activation_bytes_per_gpu == 1956118528);
+  CHECK(b.activation_bytes_per_gpu == 1947729920);
   CHECK(b.non_torch_bytes_per_gpu == 268435456);
   CHECK(b.cuda_graph_reserve_estimated);
   CHECK(b.model_runner_v2);
   CHECK(b.cuda_graph_bytes_per_gpu == 916606418);
-  CHECK(b.kv_cache_bytes_per_gpu == 58992008508);
-  CHECK(b.num_gpu_blocks == 28129);
-  CHECK(b.kv_cache_tokens == 450064);
+  CHECK(b.kv_cache_bytes_per_gpu == 59000397116);
+  CHECK(b.num_gpu_blocks == 28133);
+  CHECK(b.kv_cache_tokens == 450128);
 }
 
 TEST_CASE("vLLM's serve batch defaults by version and GPU, as the memory budget applies them") {
@@ -493,4 +493,15 @@ TEST_CASE("the caching allocator's rounding of weight tensors: Qwen2.5-7B at TP 
   // Llama-3.1-8B's tensors are whole multiples of 2 MiB (q/k/v 48, o 32, gate/up 224, down 112,
   // embedding 1,002 MiB): nothing.
   CHECK(allocator_rounding_bytes_per_gpu(load_model("llama-3.1-8b"), DType::bf16, 1, true, true) == 0);
+  // vLLM >= 0.21 loads under max_split_size_mb 20 (PR #41268): no tensor of 20 MiB or more is split.
+  // TP1 adds o's 1.5 MiB (24.5 in 26): 3.5 MiB x 28 + 1 = 99 MiB. TP2: q/k/v (15.75, under 20 MiB)
+  // +0.25, o (12.25) split, gate/up +0.5, down 64.75 in 66 +1.25: 2 MiB x 28 + 0.5 = 56.5 MiB.
+  CHECK(caching_allocator_block_bytes(24 * MiB + MiB / 2, 20 * MiB) == 26 * MiB);
+  CHECK(caching_allocator_block_bytes(12 * MiB + MiB / 4, 20 * MiB) == 12 * MiB + MiB / 4);
+  CHECK(allocator_rounding_bytes_per_gpu(q, DType::bf16, 1, true, true, 1, 20 * MiB) == 99 * MiB);
+  CHECK(allocator_rounding_bytes_per_gpu(q, DType::bf16, 2, true, true, 1, 20 * MiB) == 56 * MiB + MiB / 2);
+  cfg.quantization = "";
+  cfg.vllm_version = "0.21";
+  CHECK(compute_memory_budget(q, load_gpu("h100-sxm"), cfg).allocator_rounding_bytes_per_gpu == 99 * MiB);
+  CHECK(compute_memory_budget(q, load_gpu("mi300x"), cfg).allocator_rounding_bytes_per_gpu == 57 * MiB);  // CUDA only
 }
