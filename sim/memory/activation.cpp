@@ -91,6 +91,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   // The MLP's intermediates: gate-up output and activation (2I + I), or up output and activation (2I).
   if (any_dense) layer_peak = std::max(layer_peak, m.mlp_matrices() * T * split(m.intermediate_size) * b);
   int64_t moe_workspace = 0;
+  int64_t moe_kept = 0;
   if (m.is_moe()) {
     const auto& x = m.moe;
     // Expert parallelism over data-parallel engines: each rank gathers every engine's tokens
@@ -100,6 +101,11 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
     const int64_t expert_width = dp_gather > 1 ? x.expert_intermediate_size : split(x.expert_intermediate_size);
     const int64_t gathered = dp_gather > 1 ? T * dp_gather * H * b : 0;
     moe_workspace = moe_tokens * x.experts_per_token * (3 * expert_width + H) * b;
+    // What stays allocated after the forward: the process-wide WorkspaceManager buffer
+    // (vllm/v1/worker/workspace.py, PR #27532; grow-only, one for every MoE layer) that
+    // TritonExperts.workspace_shapes asks for: workspace1 (M, topk, max(I, K)), holding the
+    // output too (PR #31531), and workspace2 (M, topk, max(2I, K)), in the activation dtype.
+    moe_kept = moe_tokens * x.experts_per_token * (std::max(expert_width, H) + std::max(2 * expert_width, H)) * b;
     const int64_t moe = moe_workspace + gathered + 3 * T * split(x.shared_expert_intermediate_size) * b;
     layer_peak = std::max(layer_peak, moe);
   }
@@ -139,7 +145,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   // V1's runner (0.19), the torch.rand_like copy _dummy_sampler_run makes of it; Model Runner V2
   // (vllm/v1/worker/gpu/model_runner.py) computes the logits from the gathered rows themselves.
   const int64_t sampled_rows = sampled_row_copies * rows * H * b;
-  return std::max({forward, vision, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_workspace : 0) + held});
+  return std::max({forward, vision, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_kept : 0) + held});
 }
 
 }  // namespace kvcap

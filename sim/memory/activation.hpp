@@ -79,10 +79,12 @@ const char* profile_sampler_name(ProfileSampler s);
 /// `sm_count`: the GPU's SMs (GpuSpec::sm_count; 0 = not recorded), for the Triton sampler's buffer.
 /// `sampled_row_copies`: copies of the sampled rows' hidden states the sampler phase holds (V1's
 /// runner 2: the gathered rows and a random copy; Model Runner V2 1).
-/// `moe_workspace_kept`: the fused-MoE intermediate buffers stay allocated after the forward, so
-/// the sampler's peak comes on top of them (vLLM 0.19's profile: Qwen3-30B-A3B on an H100 logs a
-/// 2.68 GiB peak, the sampler's 2.13 plus the experts' 0.53; Mixtral-8x7B at TP 2 1.21 GiB, 0.47
-/// plus 0.78; llm-d-planner's 0.19.0 logs at d3121e0).
+/// `moe_workspace_kept`: the fused-MoE workspace stays allocated after the forward, so the
+/// sampler's peak comes on top of it: vLLM's process-wide WorkspaceManager buffer (one for all MoE
+/// layers, grow-only) sized by TritonExperts.workspace_shapes, M x topk x (max(I, K) + max(2I, K))
+/// elements for M tokens, I the per-rank expert width and K the hidden size. vLLM 0.19's H100
+/// logs (llm-d-planner at d3121e0): Qwen3-30B-A3B 2.68 GiB (the sampler's 2.17 + 0.50), Mixtral-8x7B
+/// at TP 2 1.21 (0.54 + 0.66), Qwen1.5-MoE 2.47, DeepSeek-V2-Lite 1.93.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,

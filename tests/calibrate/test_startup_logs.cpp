@@ -184,9 +184,11 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // and Mistral 3's profiling images, and Qwen3-VL's deepstack outputs, to 0.27/0.28/0.28%;
   // PyTorch's cuBLAS workspace and the sampled rows' two hidden-state copies (activation.hpp) to
   // 0.17/0.24/0.20%; the caching allocator's rounding of weight tensors (allocator_rounding.hpp)
-  // to 0.12/0.20/0.19%.
+  // to 0.12/0.20/0.19%; vLLM's kept MoE workspace sized as its WorkspaceManager sizes it (the MoE
+  // rows' activation peaks now within 0.01 GiB, which shows MLA's unexplained weights gap) to
+  // 0.11/0.22/0.19%.
   CHECK(s.all.available_median_abs <= 0.0012);
-  CHECK(s.all.capacity_median_abs <= 0.0021);
+  CHECK(s.all.capacity_median_abs <= 0.0023);
   CHECK(s.all.kv_tokens_median_abs <= 0.0019);
   // Gemma 3's held profiling images: 4B / 12B / 27B within 0.1 / 0.3 / 0.8% (were +0.38 / +0.65 /
   // +1.84% with the encoder phase left out).
@@ -214,12 +216,19 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(non_torch("llmd-llama33-70b-fp8-2xh100-tp2") == doctest::Approx(0.545).epsilon(1e-6));  // 0.11.0
   // vLLM 0.19 keeps fused_moe's buffers through the sampler: Qwen3-30B-A3B's logged 2.68 GiB peak is
   // the Triton sampler's 1,024 x 151,936 x 14 B + 132 x 151,936 x 4 B + 8,192 x 2,048 x 2 B (2.13 GiB)
-  // plus the experts' 8,192 x 8 x (3 x 768 + 2,048) x 2 B (0.53 GiB); with the sampled rows' two
-  // copies (8 MiB) and the cuBLAS workspace (32 MiB) kvcap is 0.025 GiB above the log.
+  // plus, with the sampled rows' two copies (8 MiB) and the cuBLAS workspace (32 MiB), vLLM's kept
+  // MoE workspace, 8,192 x 8 x (max(768, 2,048) + max(1,536, 2,048)) x 2 B = 0.50 GiB
+  // (activation.hpp). Mixtral-8x7B at TP 2 (1.21 GiB logged), Qwen1.5-MoE (2.47) and
+  // DeepSeek-V2-Lite (1.93) come within 0.02 GiB too.
+  for (const char* id : {"llmdplanner-qwen3-30b-a3b-h100-tp1", "llmdplanner-mixtral-8x7b-2xh100-tp2",
+                         "llmdplanner-qwen1.5-moe-a2.7b-h100-tp1", "llmdplanner-deepseek-v2-lite-chat-h100-tp1"}) {
+    CAPTURE(id);
+    const auto& row = find(checks, id);
+    REQUIRE(row.budget);
+    REQUIRE(row.row->logged.activation_peak_gib);
+    CHECK(std::abs(static_cast<double>(row.budget->activation_bytes_per_gpu) / kGiB - *row.row->logged.activation_peak_gib) < 0.02);
+  }
   const auto& moe = find(checks, "llmdplanner-qwen3-30b-a3b-h100-tp1");
-  REQUIRE(moe.budget);
-  REQUIRE(moe.row->logged.activation_peak_gib);
-  CHECK(std::abs(static_cast<double>(moe.budget->activation_bytes_per_gpu) / kGiB - *moe.row->logged.activation_peak_gib) < 0.03);
   CHECK(std::abs(*moe.kv_tokens_error) < 0.005);
   // Rows not used to set those figures moved towards the logs: vLLM 0.19.1 on an A100 40GB
   // (+1.11% -> +0.52%) and 0.21 on an RTX A5000 (+3.14% -> +1.35%).

@@ -505,3 +505,18 @@ TEST_CASE("the caching allocator's rounding of weight tensors: Qwen2.5-7B at TP 
   CHECK(compute_memory_budget(q, load_gpu("h100-sxm"), cfg).allocator_rounding_bytes_per_gpu == 99 * MiB);
   CHECK(compute_memory_budget(q, load_gpu("mi300x"), cfg).allocator_rounding_bytes_per_gpu == 57 * MiB);  // CUDA only
 }
+
+TEST_CASE("vLLM 0.19 keeps its MoE workspace through the sampler, sized as TritonExperts asks for it") {
+  // Qwen3-30B-A3B on an H100 (8,192 tokens, 1,024 sequences): the process-wide workspace holds
+  // workspace1 (M, topk, max(I, K)) and workspace2 (M, topk, max(2I, K)) with I 768 and K 2,048:
+  // 8,192 x 8 x (2,048 + 2,048) x 2 B = 536,870,912 B. 0.18 runs the same Triton sampler and does
+  // not keep it, so the two peaks differ by exactly that.
+  EngineMemoryConfig cfg;
+  cfg.max_model_len = 8192;
+  cfg.vllm_version = "0.19";
+  const ModelSpec m = load_model("qwen3-30b-a3b");
+  const MemoryBudget kept = compute_memory_budget(m, load_gpu("h100-sxm"), cfg);
+  cfg.vllm_version = "0.18";
+  const MemoryBudget freed = compute_memory_budget(m, load_gpu("h100-sxm"), cfg);
+  CHECK(kept.activation_bytes_per_gpu - freed.activation_bytes_per_gpu == 536870912);
+}
