@@ -14,7 +14,7 @@ int64_t ceil_to(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 int64_t caching_allocator_block_bytes(int64_t bytes, int64_t max_split_bytes) {
   const int64_t rounded = bytes < 512 ? 512 : ceil_to(bytes, 512);
-  if (rounded <= kMiB || rounded < 10 * kMiB) return rounded;  // split off a 2 or 20 MiB segment
+  if (rounded < 10 * kMiB) return rounded;  // split off a 2 MiB (up to 1 MiB) or 20 MiB segment
   const int64_t segment = ceil_to(rounded, 2 * kMiB);
   const bool may_split = max_split_bytes <= 0 || rounded < max_split_bytes;
   return may_split && segment - rounded > kMiB ? rounded : segment;
