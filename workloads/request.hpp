@@ -67,6 +67,9 @@ class RequestSource {
   /// True while next() returned false only because in-flight requests must finish first: the
   /// simulator then calls next() again after each on_completion(). Open-loop sources: false.
   virtual bool waiting_for_completions() const { return false; }
+  /// At most this many requests will come out of next() (-1: not known). A sizing hint only
+  /// (the simulator reserves its per-request records up front); nothing depends on it for results.
+  virtual int64_t max_requests_hint() const { return -1; }
 };
 
 /// A source over requests already in memory (tests, inline workloads).
@@ -80,6 +83,7 @@ class VectorSource final : public RequestSource {
     return true;
   }
   WorkloadCounts counts() const override { return counts_; }
+  int64_t max_requests_hint() const override { return static_cast<int64_t>(reqs_.size()); }
 
  private:
   std::vector<Request> reqs_;

@@ -1,5 +1,7 @@
 #include "sim/metrics/metrics_collector.hpp"
 
+#include <algorithm>
+
 namespace kvcap {
 
 const char* outcome_name(RequestOutcome o) {
@@ -26,6 +28,11 @@ SharedName MetricsCollector::intern(std::string_view text) {
   for (const std::string& n : names_)
     if (n == text) return n.c_str();
   return names_.emplace_back(text).c_str();
+}
+
+void MetricsCollector::reserve_records(int64_t requests) {
+  constexpr int64_t kMaxReserved = int64_t{1} << 22;  // 436 MB of records
+  if (requests > 0) records_.reserve(static_cast<size_t>(std::min(requests, kMaxReserved)));
 }
 
 RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, RequestOutcome o) {

@@ -97,6 +97,11 @@ class MetricsCollector {
   int32_t class_index(const std::string& request_class);
   const std::vector<std::string>& classes() const { return classes_; }
 
+  /// Room for `requests` records (a workload's stated request count; < 0: unknown, nothing
+  /// reserved), so that the records' vector does not grow by doubling (copies, page faults) during
+  /// the run. Capped: a stated count far above what a run reaches costs address space only.
+  void reserve_records(int64_t requests);
+
   void on_arrival() { ++arrived_; }
   void on_reject(const Request& req, double now_s, std::string_view reason);
   void on_finish(const SeqState& s, double now_s, int32_t replica);

@@ -236,7 +236,9 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   opt.sample_interval_s = s.sample_interval_s;
   opt.max_model_len = max_model_len;
   opt.front_end = binding.front_end;
-  run->sim = std::make_unique<Simulation>(opt, factory(), std::move(replicas), make_router(s.deployment.router),
+  std::unique_ptr<RequestSource> source = factory();
+  run->metrics.reserve_records(source->max_requests_hint());
+  run->sim = std::make_unique<Simulation>(opt, std::move(source), std::move(replicas), make_router(s.deployment.router),
                                           run->metrics);
 
   RunHeader& h = run->header;

@@ -49,6 +49,7 @@ class GeneratorSource final : public RequestSource {
   explicit GeneratorSource(const GeneratorSpec& spec);
   bool next(Request& out) override;
   WorkloadCounts counts() const override { return counts_; }
+  int64_t max_requests_hint() const override { return spec_.max_requests; }  ///< -1 = unlimited
   void on_completion(const Request& r, double time_s) override;
   bool waiting_for_completions() const override;
 

@@ -50,6 +50,10 @@ class SharedPrefixSource final : public RequestSource {
   explicit SharedPrefixSource(const SharedPrefixSpec& spec);
   bool next(Request& out) override;
   WorkloadCounts counts() const override { return counts_; }
+  int64_t max_requests_hint() const override {
+    const int64_t a = spec_.constant_load_requests, b = spec_.max_requests;
+    return a < 0 ? b : (b < 0 || a < b ? a : b);
+  }
 
   /// Content ids, exposed so tests can name what a request should carry.
   static uint64_t system_prompt_id(uint64_t seed, int64_t group);

@@ -177,4 +177,14 @@ bool MergeSource::waiting_for_completions() const {
   return false;
 }
 
+int64_t MergeSource::max_requests_hint() const {
+  int64_t total = 0;
+  for (const auto& s : src_) {
+    const int64_t n = s->max_requests_hint();
+    if (n < 0) return -1;
+    total += n;
+  }
+  return total;
+}
+
 }  // namespace kvcap

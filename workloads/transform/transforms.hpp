@@ -27,6 +27,8 @@ class WrappingSource : public RequestSource {
   }
   void on_completion(const Request& r, double t) override { inner_->on_completion(r, t); }
   bool waiting_for_completions() const override { return inner_->waiting_for_completions(); }
+  /// The wrappers drop, relabel, retime or truncate requests; none adds one.
+  int64_t max_requests_hint() const override { return inner_->max_requests_hint(); }
 
  protected:
   std::unique_ptr<RequestSource> inner_;
@@ -65,6 +67,10 @@ class TakeSource final : public WrappingSource {
     if (taken_ >= limit_ || !inner_->next(out)) return false;
     ++taken_;
     return true;
+  }
+  int64_t max_requests_hint() const override {
+    const int64_t inner = inner_->max_requests_hint();
+    return inner >= 0 && inner < limit_ ? inner : limit_;
   }
 
  private:
@@ -169,6 +175,7 @@ class MergeSource final : public RequestSource {
   WorkloadCounts counts() const override;
   void on_completion(const Request& r, double t) override;
   bool waiting_for_completions() const override;
+  int64_t max_requests_hint() const override;  ///< the sum over the sources, if each knows
 
  private:
   std::vector<std::unique_ptr<RequestSource>> src_;
