@@ -1,6 +1,7 @@
 #include "sim/metrics/metrics_collector.hpp"
 
 #include <algorithm>
+#include <new>
 
 namespace kvcap {
 
@@ -32,7 +33,13 @@ SharedName MetricsCollector::intern(std::string_view text) {
 
 void MetricsCollector::reserve_records(int64_t requests) {
   constexpr int64_t kMaxReserved = int64_t{1} << 22;  // 436 MB of records
-  if (requests > 0) records_.reserve(static_cast<size_t>(std::min(requests, kMaxReserved)));
+  if (requests <= 0) return;
+  // Only an optimisation: under a --max-memory address-space limit (or beside other sweep points)
+  // the run goes on growing the records as it would have without the hint.
+  try {
+    records_.reserve(static_cast<size_t>(std::min(requests, kMaxReserved)));
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 RequestRecord& MetricsCollector::new_record(const SeqState& s, int32_t replica, RequestOutcome o) {
