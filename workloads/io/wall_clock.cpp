@@ -119,7 +119,9 @@ std::string format_wall_clock_ns(int64_t ns) {
   const unsigned d = doy - (153 * mp + 2) / 5 + 1;
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   y += m <= 2;
-  char buf[64];
+  // Room for every field at its widest (126 characters), so no value is ever cut off, as GCC's
+  // -Wformat-truncation wants shown when it cannot bound them (unoptimised builds).
+  char buf[128];
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u %02lld:%02lld:%02lld.%07lld",
                 static_cast<long long>(y), m, d, static_cast<long long>(sod / 3600),
                 static_cast<long long>(sod / 60 % 60), static_cast<long long>(sod % 60),
