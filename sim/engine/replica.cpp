@@ -310,6 +310,17 @@ double Replica::start_plain_decode_step(double now_s) {
   return price_plan(now_s);
 }
 
+void Replica::note_plain_decode_step(double now_s, int64_t n) {
+  // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
+  step_start_s_ = now_s;
+  progressed_ = true;
+  usage_ = kv_->usage();
+  integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
+  integrals_.max_running = std::max(integrals_.max_running, n);
+  ++step_index_;
+  step_prefill_tokens_ = 0;
+}
+
 double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::BulkDecode& kv_bulk) {
   // The plan start_plain_decode_step would build is "every running request, one token, in
   // running order": nothing reads it but price_plan and finish_step (no observer, no pipeline),
@@ -335,15 +346,8 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   }
   kv_->bulk_add_tokens(counted);
   plain_unplanned_ = true;
-  // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
-  step_start_s_ = now_s;
   step_in_progress_ = true;
-  progressed_ = true;
-  usage_ = kv_->usage();
-  integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
-  integrals_.max_running = std::max(integrals_.max_running, n);
-  ++step_index_;
-  step_prefill_tokens_ = 0;
+  note_plain_decode_step(now_s, n);
   if (decode_pricing_.decode_requests != n) {
     decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
     decode_pricing_.decode_requests = n;
@@ -444,15 +448,8 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
       ++through_allocator;
     }
     kv_->bulk_add_tokens(n - through_allocator);
-    // price_plan's bookkeeping for a plan of n decode tokens.
-    step_start_s_ = now_s;
-    progressed_ = true;
-    usage_ = kv_->usage();
-    integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
-    integrals_.max_running = std::max(integrals_.max_running, n);
-    ++step_index_;
+    note_plain_decode_step(now_s, n);
     step_cost_ = cost;
-    step_prefill_tokens_ = 0;
     // The step's end (Simulation::run_step's skipping loop), then finish_step: every request
     // samples a token now_s after its previous one.
     advance(end);

@@ -151,6 +151,9 @@ class Replica {
   /// the step with finish_plain_step_unplanned.
   double start_plain_step_unplanned(double now_s, const KvAllocator::BulkDecode& kv_bulk);
   void finish_plain_step_unplanned(double now_s);
+  /// A plain decode step of n requests starts at now_s: price_plan's bookkeeping (step start,
+  /// usage and its peaks, step index), shared by start_plain_step_unplanned and bulk_decode.
+  void note_plain_decode_step(double now_s, int64_t n);
   /// Pipeline parallelism: prices the scheduled plan per stage and puts it into the pipe.
   double launch_batch(double now_s, const StepComposition& comp);
   /// The process dies (OomCrash): every request held is lost, memory is gone.
