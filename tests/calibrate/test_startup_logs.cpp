@@ -276,8 +276,11 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(std::abs(*find(checks, "llmdplanner-qwen25-72b-2xh100-tp2").kv_tokens_error) < 0.008);
   // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
   // charged (+1.0%; +0.37% with its three profiling images held through the sampler); now
-  // Qwen2-7B over two Ray nodes (+8.6%).
-  CHECK(s.exact.capacity_worst_abs <= 0.084);
+  // Qwen2-7B over two Ray nodes (+8.3%) until its workers' logged fallback to the PyTorch sampler
+  // was read (-1.55%); now the RTX 5090 hybrid rows (+4.7%), whose CUDA-graph reserve kvcap does
+  // not estimate.
+  CHECK(s.exact.capacity_worst_abs <= 0.047);
+  CHECK(std::abs(*find(checks, "dl22-qwen2-7b-2xa100-40gb-tp2-0.5-ray-2nodes").kv_tokens_error) < 0.016);
   CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.005);
   CHECK(std::abs(*find(checks, "llmdplanner-mistral-small-3.1-24b-h100-tp1").kv_tokens_error) < 0.003);
   // KV capacity: a row's token error where the log counts tokens, its available-KV error where it
