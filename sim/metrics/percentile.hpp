@@ -81,6 +81,8 @@ class RunLengthSamples {
   size_t buffer_runs_;
   std::vector<Run> runs_;       ///< buffered, arrival order
   std::vector<Run> distinct_;   ///< sorted by value, one entry per value (exact mode)
+  std::vector<Run> spare_;         ///< the next table's storage (exact mode)
+  std::vector<Run> sort_scratch_;  ///< the buffer's sort (exact mode)
   bool sketch_ = false;
   LogBuckets buckets_;  ///< sketch mode
   double log_gamma_ = 0;

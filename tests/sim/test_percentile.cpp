@@ -56,6 +56,46 @@ TEST_CASE("RunLengthSamples: exact across buffer compactions while distinct valu
   CHECK(s.mean == doctest::Approx(sum / static_cast<double>(e.values.size())).epsilon(1e-12));
 }
 
+TEST_CASE("RunLengthSamples: exact across compactions of a full buffer (radix-sorted) of signed values") {
+  // A buffer of 1024 runs is sorted by radix (below 256 runs it is a comparison sort): values of
+  // both signs over 2^-30..2^30, zeros of both signs, and a stretch of values sharing their sign and
+  // exponent (digits every run shares cost no pass), 1,500 distinct in all (max_distinct 2048).
+  std::mt19937_64 rng(23);
+  std::vector<double> pool{0.0, -0.0};
+  while (pool.size() < 1000) {
+    const double v = std::ldexp(static_cast<double>(1 + rng() % 1000000), static_cast<int>(rng() % 61) - 50);
+    pool.push_back(rng() % 3 == 0 ? -v : v);
+  }
+  for (int i = 0; i < 500; ++i) pool.push_back(0.015 + 1e-6 * i);
+  RunLengthSamples r(1024);
+  Expanded e;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < 30000; ++i) {
+      // First pass: the same-exponent stretch alone, so whole buffers share their top digits.
+      const double v = pass == 0 ? pool[1000 + rng() % 500] : pool[rng() % pool.size()];
+      const auto c = static_cast<int64_t>(1 + rng() % 4);
+      r.add(v, c);
+      for (int64_t k = 0; k < c; ++k) e.values.push_back(v);
+    }
+  }
+  CHECK_FALSE(r.approximate());
+  std::sort(e.values.begin(), e.values.end());
+  const Summary s = r.summarize({1, 10, 25, 75});
+  CHECK(s.count == static_cast<int64_t>(e.values.size()));
+  CHECK(s.relative_error == 0);
+  CHECK(s.p50 == numpy_linear(e.values, 0.50));
+  CHECK(s.p90 == numpy_linear(e.values, 0.90));
+  CHECK(s.p99 == numpy_linear(e.values, 0.99));
+  REQUIRE(s.at_percentiles.size() == 4);
+  CHECK(s.at_percentiles[0] == numpy_linear(e.values, 0.01));
+  CHECK(s.at_percentiles[1] == numpy_linear(e.values, 0.10));
+  CHECK(s.at_percentiles[2] == numpy_linear(e.values, 0.25));
+  CHECK(s.at_percentiles[3] == numpy_linear(e.values, 0.75));
+  CHECK(s.max == e.values.back());
+  // -0.0 and 0.0 are one value: the table holds each distinct value once.
+  CHECK(r.stored_entries() <= 1024 + 1499);
+}
+
 TEST_CASE("RunLengthSamples: below the buffer it is the same as summarize() on the values") {
   std::mt19937_64 rng(11);
   std::vector<double> values;
