@@ -22,10 +22,12 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
     throw InputError("num_gpu_blocks", "expected at most 2^31 - 1 blocks, got " + std::to_string(num_gpu_blocks));
   const size_t reserve = std::min<size_t>(static_cast<size_t>(num_gpu_blocks), kInitialBlocks);
   meta_.reserve(reserve);
+  next_.reserve(reserve);
   // Block 0 is the null block: permanently taken, never in the queue (vLLM reserves it). Every
   // other block starts virgin: the queue is the one virgin node, in block order.
   touched_ = 1;
-  meta_.push_back(BlockMeta{1, kNone, kNone, kNone, kNoHash, 0});
+  meta_.push_back(BlockMeta{kNoHash, 1, kNone, kNone, 0});
+  next_.push_back(kNone);
   link_after(kSentinel, kVirgin);
   num_free_ = num_gpu_blocks - 1;
   size_t slots = 16;  // a power of two: probes wrap with the mask
@@ -38,7 +40,7 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
 int32_t& BlockPool::next_of(int32_t node) {
   if (node == kSentinel) return head_;
   if (node == kVirgin) return virgin_next_;
-  return meta_[static_cast<size_t>(node)].next;
+  return next_[static_cast<size_t>(node)];
 }
 
 int32_t& BlockPool::prev_of(int32_t node) {
@@ -63,7 +65,8 @@ void BlockPool::unlink(int32_t node) {
 
 int32_t BlockPool::materialize() {
   const int32_t b = touched_++;
-  meta_.push_back(BlockMeta{0, kNone, kNone, kNone, kNoHash, 0});
+  meta_.push_back(BlockMeta{kNoHash, 0, kNone, kNone, 0});
+  next_.push_back(kNone);
   if (touched_ == num_blocks_) unlink(kVirgin);  // the last virgin block: the node goes
   return b;
 }
@@ -116,7 +119,7 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
         meta_[i].hash = kNoHash;
       }
       *o++ = b;
-      b = meta_[i].next;
+      b = next_[i];
     } while (o != end && b >= 0);  // b < 0: the sentinel or the virgin node
     head_ = b;
     prev_of(b) = kSentinel;

@@ -104,15 +104,19 @@ class BlockPool {
   int32_t touched_ = 0;                ///< materialized blocks: ids below are in meta_
   /// One record per materialized block, so that the queue and cache work on a block touches one
   /// cache line (separate arrays per field cost a line each: the pool's D1 misses were most of the
-  /// run's).
+  /// run's), but for the free queue's forward links, which have an array of their own: popping
+  /// blocks from the head follows them one after another, and at 4 bytes a block they stay in the
+  /// nearest cache while the records of the popped blocks are fetched side by side (pop_free's
+  /// share of the 1M benchmark 10.6-13.0% -> 8.1-8.3%, perf, in spite of more simulated D1 misses).
   struct BlockMeta {
-    int32_t ref;        ///< ref_cnt
-    int32_t prev, next; ///< free-queue links
-    int32_t dup_next;   ///< next block with the same hash (insertion order), or kUnindexed
     uint64_t hash;
+    int32_t ref;        ///< ref_cnt
+    int32_t prev;       ///< free-queue link to the previous node (next_ holds the forward one)
+    int32_t dup_next;   ///< next block with the same hash (insertion order), or kUnindexed
     uint8_t in_queue;
   };
   std::vector<BlockMeta> meta_;
+  std::vector<int32_t> next_;  ///< free-queue link to the next node, per materialized block
   int32_t head_ = kSentinel, tail_ = kSentinel;      ///< the sentinel's links
   int32_t virgin_prev_ = kSentinel, virgin_next_ = kSentinel;
   int64_t num_free_ = 0;
