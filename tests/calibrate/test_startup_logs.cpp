@@ -124,6 +124,19 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& fp8 = find(checks, "club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown");
   REQUIRE(fp8.available_kv_error);
   CHECK(std::abs(*fp8.available_kv_error) < 0.02);
+  // Qwen3.6-35B-A3B NVFP4 on one RTX 5090 (vLLM 0.24): kvcap estimates no CUDA-graph reserve for
+  // hybrid models, so these rows were +4.3% / +4.7% until #652's log was read: "Estimated CUDA graph
+  // memory: 0.41 GiB total" (PIECEWISE=2, FULL=1 captures). #612 (same author, card, engine, flags
+  // and captures, three days earlier) is mapped with that figure, its own being unreadable.
+  for (const auto& [id, bound] : {std::pair{"club3090-652-qwen3.6-35b-a3b-nvfp4-rtx5090-fp8kv", 0.027},
+                                  std::pair{"club3090-612-qwen3.6-35b-a3b-nvfp4-rtx5090-fp8kv", 0.024}}) {
+    const auto& row = find(checks, id);
+    REQUIRE(row.budget);
+    CHECK(row.budget->cuda_graph_bytes_per_gpu == static_cast<int64_t>(0.41 * 1073741824.0));
+    CHECK_FALSE(row.budget->cuda_graph_reserve_unknown);
+    REQUIRE(row.kv_tokens_error);
+    CHECK(std::abs(*row.kv_tokens_error) < bound);
+  }
   // The L40S start (vLLM 0.10.2, 8 x L40S, TP8 + EP) logs the PyTorch-native sampler fallback and a
   // 1.40 GiB activation peak. The sort's 2,048-token, 256-row profile: 256 x 151,936 x 38 +
   // 2,048 x 4,096 x 2 = 1,494,810,624 B, + the sampled rows' two copies 2 x 256 x 4,096 x 2 =
@@ -265,7 +278,9 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // 17: the Marlin kernel of vllm27508-gpt-oss-120b-h100-default-async-fail is inferred from the
   // install (pip on Python 3.13, before vLLM bundled triton_kernels), so that row left the tier.
   // 37: 20 of llm-d-planner's vLLM 0.19.0 H100 rows assume nothing (catalog models, the Scout config).
-  CHECK(s.exact_rows >= 43);  // 40: the CodeLlama-7B, Gemma-2-2B-it and Phi-4 configs of their own checkpoints
+  // 42: club3090-612 left the tier: its CUDA-graph reserve is #652's logged 0.41 GiB (same author,
+  // card, engine and captures), its own estimate line not being readable.
+  CHECK(s.exact_rows >= 42);  // 40: the CodeLlama-7B, Gemma-2-2B-it and Phi-4 configs of their own checkpoints
   // 0.19/0.16/0.19% until the cuBLAS workspace and the sampled rows' copies: 0.08/0.06/0.07%;
   // with the allocator's rounding of weight tensors 0.05/0.05/0.05%.
   CHECK(s.exact.kv_tokens_median_abs <= 0.0006);
@@ -277,9 +292,9 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // The tier's worst row was Llama 4 Scout on 4 x H100 (+15.9%) until its 2.5 GiB RoPE table was
   // charged (+1.0%; +0.37% with its three profiling images held through the sampler); now
   // Qwen2-7B over two Ray nodes (+8.3%) until its workers' logged fallback to the PyTorch sampler
-  // was read (-1.55%); now the RTX 5090 hybrid rows (+4.7%), whose CUDA-graph reserve kvcap does
-  // not estimate.
-  CHECK(s.exact.capacity_worst_abs <= 0.047);
+  // was read (-1.55%); then the RTX 5090 hybrid rows (+4.7%), whose CUDA-graph reserve kvcap does
+  // not estimate, until #652's logged reserve (0.41 GiB) was read: now that row, -2.67%.
+  CHECK(s.exact.capacity_worst_abs <= 0.027);
   CHECK(std::abs(*find(checks, "dl22-qwen2-7b-2xa100-40gb-tp2-0.5-ray-2nodes").kv_tokens_error) < 0.016);
   CHECK(std::abs(*find(checks, "llmdplanner-llama4-scout-4xh100-tp4").kv_tokens_error) < 0.005);
   CHECK(std::abs(*find(checks, "llmdplanner-mistral-small-3.1-24b-h100-tp1").kv_tokens_error) < 0.003);
