@@ -27,14 +27,25 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   const int64_t b = dtype_bits(dt) / 8;
   auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
   const int64_t patches = images * v.patches;
-  // The dummy images' pixel values arrive in fp32 and are cast to the model dtype: both alive
-  // while the patch embedding runs.
-  const int64_t pixels = patches * v.patch_elements * (4 + b);
+  // The dummy images' pixel values reach the GPU already in the model dtype, as the held term
+  // above counts them: the profiling batch comes from vLLM's own processor
+  // (GPUModelRunner._get_mm_dummy_batch -> MultiModalRegistry.get_dummy_mm_inputs), whose
+  // InputProcessingContext.call_hf_processor casts every floating-point output of the HF processor
+  // to model_config.dtype (_postprocess_output, "this emulates output.to(dtype=
+  // self.model_config.dtype)"; vllm/multimodal/processing.py: every copy the code index holds casts,
+  // the older ones through an inline maybe_cast_dtype; the exact v0.24.0 file could not be listed).
+  // The tower's `.type(self.visual.dtype)` then copies nothing; one model-dtype copy is alive.
+  const int64_t pixels = patches * v.patch_elements * b;
+  // Qwen3-VL's tower (vllm/model_executor/models/qwen3_vl.py, Qwen3_VisionTransformer.forward; the
+  // code index's copy, commit 002d7b93, whose forward Qwen3.5/3.6 reuse) adds fast_pos_embed_interpolate's position embeddings, [patches, hidden] in the model dtype, to
+  // the patch embeddings and keeps them bound (`pos_embeds`) while its blocks run; replicated (one
+  // nn.Embedding). Only the Qwen3-VL-family profiles set `hidden`, so 0 for the other towers.
+  const int64_t pos_embeds = patches * v.hidden * b;
   // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
   // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
   // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
   const int64_t block = patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
-  return pixels + block;
+  return pixels + pos_embeds + block;
 }
 
 int64_t cublas_workspace_bytes(int compute_capability) {

@@ -154,10 +154,12 @@ int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activati
 
 /// Peak bytes on one rank while the vision encoder runs vLLM's profiling batch
 /// (images_in_profile_batch images; TP-split as vLLM's default mm_encoder_tp_mode "weights"): the
-/// pixel values in fp32 and in the model dtype, the residual stream and its norm (replicated), and
-/// the larger of a block's attention transients (8 x hidden) and its MLP's (2 x intermediate),
-/// split over the ranks. 0 when the tower's profiling is not modelled. An estimate from the
-/// encoder's layout: allocator rounding and kernel workspaces are left out.
+/// pixel values in the model dtype (the processor casts them, as above), Qwen3-VL's interpolated
+/// position embeddings (patches x hidden, kept through the blocks), the residual stream and its
+/// norm (replicated), and the larger of a block's attention transients (8 x hidden) and its MLP's
+/// (2 x intermediate), split over the ranks. 0 when the tower's profiling is not modelled. An
+/// estimate from the encoder's layout: allocator rounding, kernel workspaces and the rotary
+/// cos/sin tables (patches x head_dim / 2, about 9 MiB a table for Qwen3.6's image) are left out.
 int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                               int64_t max_num_batched_tokens);
 

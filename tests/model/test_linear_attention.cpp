@@ -289,20 +289,22 @@ TEST_CASE("AutoRound INT4: 4 bits plus a 16-bit scale per 128, LM head plain, in
 
 TEST_CASE("vision-language checkpoints: the profiling image through the vision tower sets the activation peak") {
   // Qwen3.6's processors cap an image at 16,384 tokens: 65,536 patches of 3 x 2 x 16 x 16 = 1,536
-  // pixel values, in fp32 and bf16 while the patch embedding runs: 65,536 x 1,536 x 6 =
-  // 603,979,776 B. A block holds the residual stream and its norm (2 x 1,152) plus the larger of
-  // attention's 8 x 1,152 = 9,216 and the MLP's 2 x 4,304 = 8,608 per patch, in bf16:
-  // 65,536 x (2,304 + 9,216) x 2 = 1,509,949,440 B. TP 2 splits the transients:
+  // pixel values, in bf16 (vLLM's processor casts them to the model dtype): 65,536 x 1,536 x 2 =
+  // 201,326,592 B, and the interpolated position embeddings the tower keeps through its blocks,
+  // 65,536 x 1,152 x 2 = 150,994,944 B (352,321,536 B together; the pixels were counted in fp32
+  // and bf16, 603,979,776 B, before). A block holds the residual stream and its norm (2 x 1,152)
+  // plus the larger of attention's 8 x 1,152 = 9,216 and the MLP's 2 x 4,304 = 8,608 per patch, in
+  // bf16: 65,536 x (2,304 + 9,216) x 2 = 1,509,949,440 B. TP 2 splits the transients:
   // 65,536 x (2,304 + 4,608) x 2 = 905,969,664 B.
   const ModelSpec m = load_model("qwen3.6-35b-a3b");
   CHECK(m.vision_profile.patches == 65536);
   // One image: its 16,384 embeddings fill an encoder budget of max(8,192, 16,384) tokens.
   CHECK(images_in_profile_batch(m.vision_profile, 8192) == 1);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 8192) == 603979776 + 1509949440);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2, 8192) == 603979776 + 905969664);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 8192) == 352321536 + 1509949440);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2, 8192) == 352321536 + 905969664);
   // 32,768 batched tokens make room for two such images in one profiling batch.
   CHECK(images_in_profile_batch(m.vision_profile, 32768) == 2);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 32768) == int64_t{2} * (603979776 + 1509949440));
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 32768) == int64_t{2} * (352321536 + 1509949440));
   // It is the peak whenever it exceeds the language model's forward and sampler; served with
   // --language-model-only there is neither the tower's weights nor its profiling.
   EngineMemoryConfig c;
@@ -311,7 +313,7 @@ TEST_CASE("vision-language checkpoints: the profiling image through the vision t
   c.max_num_seqs = 8;
   const ModelSpec nvfp4 = load_model(kConfigs + "nvidia--Qwen3.6-35B-A3B-NVFP4.json");
   const MemoryBudget with_vision = compute_memory_budget(nvfp4, load_gpu("h100-sxm"), c);
-  CHECK(with_vision.activation_bytes_per_gpu == int64_t{603979776} + 1509949440 + 33554432);  // + the H100's 32 MiB cuBLAS workspace
+  CHECK(with_vision.activation_bytes_per_gpu == int64_t{352321536} + 1509949440 + 33554432);  // + the H100's 32 MiB cuBLAS workspace
   c.language_model_only = true;
   const MemoryBudget text = compute_memory_budget(nvfp4, load_gpu("h100-sxm"), c);
   CHECK(text.activation_bytes_per_gpu < with_vision.activation_bytes_per_gpu);
