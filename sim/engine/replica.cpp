@@ -382,12 +382,19 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   bulk_class_n_.assign(metrics_.classes().size(), 0);
   int64_t limit = std::numeric_limits<int64_t>::max();
   int64_t context = 0;
+  // Each request's residue, kept for the counting sort below (one read of each request's state;
+  // a mask where the block size is a power of two, as it nearly always is).
+  const bool pow2 = (bs & (bs - 1)) == 0;
+  bulk_phase_of_.resize(static_cast<size_t>(n));
+  int32_t* phase_of = bulk_phase_of_.data();
   for (int32_t slot : run) {
     const SeqState& s = state_.seq(slot);
     if (s.last_token_s != now_s || s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return 0;
     limit = std::min(limit, std::min(s.req.output_tokens - s.num_output_tokens, cfg_.max_model_len - s.num_tokens()));
     context += s.num_computed_tokens + 1;
-    ++bulk_phase_start_[static_cast<size_t>(s.num_computed_tokens % bs) + 1];
+    const auto phase = static_cast<int32_t>(pow2 ? s.num_computed_tokens & (bs - 1) : s.num_computed_tokens % bs);
+    *phase_of++ = phase;
+    ++bulk_phase_start_[static_cast<size_t>(phase) + 1];
     if (s.class_index >= 0) ++bulk_class_n_[static_cast<size_t>(s.class_index)];
   }
   if (limit < 1) return 0;  // (a request that is already done would not be running)
@@ -395,10 +402,8 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   for (size_t p = 1; p < bulk_phase_start_.size(); ++p) bulk_phase_start_[p] += bulk_phase_start_[p - 1];
   bulk_cursor_.assign(bulk_phase_start_.begin(), bulk_phase_start_.end() - 1);
   bulk_order_.resize(static_cast<size_t>(n));
-  for (int32_t i = 0; i < static_cast<int32_t>(n); ++i) {
-    const auto phase = static_cast<size_t>(state_.seq(run[static_cast<size_t>(i)]).num_computed_tokens % bs);
-    bulk_order_[static_cast<size_t>(bulk_cursor_[phase]++)] = i;
-  }
+  for (int32_t i = 0; i < static_cast<int32_t>(n); ++i)
+    bulk_order_[static_cast<size_t>(bulk_cursor_[static_cast<size_t>(bulk_phase_of_[static_cast<size_t>(i)])]++)] = i;
   bulk_base_.assign(static_cast<size_t>(n), 0);
   bulk_classes_.clear();
   for (size_t c = 0; c < bulk_class_n_.size(); ++c)

@@ -204,7 +204,7 @@ class Replica {
   /// bulk_decode scratch (kept between calls: no allocation in steady state). The running
   /// requests by context length modulo the block size (stable), with the offsets of each residue;
   /// per running request, the step its SeqState is up to date at; per class, running requests.
-  std::vector<int32_t> bulk_order_, bulk_phase_start_, bulk_cursor_;
+  std::vector<int32_t> bulk_order_, bulk_phase_start_, bulk_cursor_, bulk_phase_of_;
   std::vector<int64_t> bulk_base_, bulk_class_n_;
   std::vector<std::pair<int32_t, int64_t>> bulk_classes_;
   /// bulk_decode's steps priced by context alone, for the batch size last prepared (if the cost
