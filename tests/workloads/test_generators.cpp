@@ -183,6 +183,24 @@ TEST_CASE("empirical lengths resample the trace's own values") {
   CHECK(wltest::error_of([&] { draws({{"dist", "empirical"}, {"path", p}, {"field", "x"}}, 1); }).find("/d/field") != std::string::npos);
 }
 
+TEST_CASE("prefetch_next follows an empirical draw and leaves other shapes alone") {
+  auto p = wltest::write_file("emp2.csv", "num_prefill_tokens,num_decode_tokens\n100,1\n200,2\n300,3\n400,4\n");
+  const Distribution emp = Distribution::parse({{"dist", "empirical"}, {"path", p}, {"field", "prompt"}}, "t", "/d", "");
+  const Distribution logn = Distribution::parse({{"dist", "lognormal"}, {"mean", 100}, {"cv", 1}}, "t", "/d", "");
+  Rng rng(5);
+  for (int i = 0; i < 50; ++i) {
+    // The peek advances as the real draw does: both generators stay in step.
+    Rng peek = rng;
+    CHECK(emp.prefetch_next(peek));
+    emp.sample_tokens(rng);
+    CHECK(peek.next_u64() == Rng(rng).next_u64());
+    // A shape it does not follow: no advance.
+    Rng untouched = rng;
+    CHECK_FALSE(logn.prefetch_next(untouched));
+    CHECK(untouched.next_u64() == Rng(rng).next_u64());
+  }
+}
+
 TEST_CASE("bad distribution and arrival objects name the field") {
   CHECK(wltest::error_of([] { draws({{"dist", "pareto"}}, 1); }).find("/d/dist") != std::string::npos);
   CHECK(wltest::error_of([] { draws({{"dist", "uniform"}, {"min", 5}, {"max", 1}}, 1); }).find("/d/max") != std::string::npos);

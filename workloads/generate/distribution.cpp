@@ -114,6 +114,12 @@ double Distribution::sample(Rng& rng) const {
   return std::clamp(v, lo, hi);
 }
 
+bool Distribution::prefetch_next(Rng& peek) const {
+  if (kind != Kind::empirical) return false;
+  __builtin_prefetch(values->data() + peek.below(values->size()));
+  return true;
+}
+
 int64_t Distribution::sample_tokens(Rng& rng) const {
   if (kind == Kind::uniform) {  // every whole number in [a, b] equally likely
     auto lo_i = std::llround(std::ceil(a)), hi_i = std::llround(std::floor(b));

@@ -35,6 +35,12 @@ class Distribution {
   double sample(Rng& rng) const;
   /// Whole tokens >= 1.
   int64_t sample_tokens(Rng& rng) const;
+  /// A hint, nothing more: asks the cache for the value the next sample_tokens(peek) of an
+  /// empirical distribution will read, advancing `peek` (a copy of the real generator) as that
+  /// call would. Returns false, advancing nothing, for the other shapes (their draws are not
+  /// followed). Why: a 1M-request run resamples a trace's lengths at random, and each read was a
+  /// cache miss by the time the next request was generated (2.5% of the run).
+  bool prefetch_next(Rng& peek) const;
   /// Mean before clamping (exact for the parametric shapes; the sample mean for empirical).
   double nominal_mean() const;
 

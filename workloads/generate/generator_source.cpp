@@ -65,6 +65,12 @@ void GeneratorSource::emit_turn(Session& s, double at_s, Request& out) {
   --s.turns_left;
   ++emitted_;
   ++counts_.emitted;
+  // The next request's lengths, if they come from a trace and no session draw comes first: in
+  // cache by the time the simulation asks for it.
+  if (!spec_.sessions) {
+    Rng peek = len_rng_;
+    if (spec_.prompt_tokens.prefetch_next(peek)) spec_.output_tokens.prefetch_next(peek);
+  }
 }
 
 bool GeneratorSource::next(Request& out) {
