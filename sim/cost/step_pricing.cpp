@@ -114,6 +114,62 @@ StepBatchTerms step_batch_terms(const ModelCostShape& s, const CostCoefficients&
   return t;
 }
 
+namespace {
+
+// Decode attention, per layer group: each sequence reads its context once per layer.
+struct DecodeAttention {
+  double time_s = 0, flops = 0, read = 0, write = 0;
+};
+DecodeAttention decode_attention(const ModelCostShape& s, const CostCoefficients& c, double decode_seq_s, double decode,
+                                 int64_t decode_context_tokens) {
+  DecodeAttention d;
+  for (const auto& g : s.attention_groups) {
+    const double group_layers = static_cast<double>(g.layers);
+    if (g.linear) {
+      d.flops += group_layers * g.flops_per_token * decode;
+      d.read += group_layers * g.state_bytes_per_sequence * decode;
+      d.write += group_layers * g.state_bytes_per_sequence * decode;
+      continue;
+    }
+    double keys = static_cast<double>(decode_context_tokens);
+    // Only Σ context is known: min(Σ ctx, n × window) is exact when every sequence is on the
+    // same side of the window and an upper bound otherwise.
+    if (g.window_tokens > 0) keys = std::min(keys, decode * static_cast<double>(g.window_tokens));
+    d.flops += group_layers * g.decode_flops_per_key * keys;
+    d.read += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * keys;
+    d.write += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * decode;
+  }
+  d.time_s = static_cast<double>(s.num_layers) * c.attention_launch_s + decode_seq_s +
+             std::max(d.flops / c.attention_flops_per_s, d.read / c.kv_read_bytes_per_s + d.write / c.kv_write_bytes_per_s);
+  return d;
+}
+
+// The step's time (the phases in one fixed order: the same sum wherever a step is priced), FLOPs,
+// bytes and utilizations.
+void finish_cost(const StepBreakdown& b, double decode_attention_s, double swap_s, double flops, double bytes,
+                 const CostCoefficients& c, StepCost& cost) {
+  cost.time_s = b.linear_s + b.prefill_attention_s + decode_attention_s + b.allreduce_s + swap_s + b.overhead_s +
+                b.cpu_s + b.launch_s + b.moe_routing_s;
+  cost.flops = flops;
+  cost.hbm_bytes = bytes;
+  if (cost.time_s > 0) {
+    cost.compute_utilization = std::min(1.0, flops / (cost.time_s * c.peak_flops));
+    cost.bandwidth_utilization = std::min(1.0, bytes / (cost.time_s * c.peak_hbm_bytes_per_s));
+  }
+}
+
+StepEngineTerms engine_terms(const StepBreakdown& b, double tokens) {
+  return {b.cpu_s,
+          b.launch_s,
+          b.moe_routing_s,
+          b.allreduce_latency_s,
+          b.attention_seq_s,
+          b.padding_s,
+          std::max<int64_t>(0, b.padded_tokens - static_cast<int64_t>(tokens))};
+}
+
+}  // namespace
+
 StepCost price_with_context(const ModelCostShape& s, const CostCoefficients& c, const StepBatchTerms& t,
                             int64_t decode_requests, int64_t decode_context_tokens, int64_t swap_bytes,
                             StepBreakdown* out) {
@@ -123,50 +179,43 @@ StepCost price_with_context(const ModelCostShape& s, const CostCoefficients& c, 
   double bytes = t.bytes;
   const double decode = static_cast<double>(decode_requests);
   if (t.tokens > 0) {
-    // ---- decode attention, per layer group: each sequence reads its context once per layer ----
-    double da_flops = 0, da_read = 0, da_write = 0;
+    DecodeAttention d;
     if (decode > 0) {
-      for (const auto& g : s.attention_groups) {
-        const double group_layers = static_cast<double>(g.layers);
-        if (g.linear) {
-          da_flops += group_layers * g.flops_per_token * decode;
-          da_read += group_layers * g.state_bytes_per_sequence * decode;
-          da_write += group_layers * g.state_bytes_per_sequence * decode;
-          continue;
-        }
-        double keys = static_cast<double>(decode_context_tokens);
-        // Only Σ context is known: min(Σ ctx, n × window) is exact when every sequence is on the
-        // same side of the window and an upper bound otherwise.
-        if (g.window_tokens > 0) keys = std::min(keys, decode * static_cast<double>(g.window_tokens));
-        da_flops += group_layers * g.decode_flops_per_key * keys;
-        da_read += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * keys;
-        da_write += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * decode;
-      }
-      b.decode_attention_s = static_cast<double>(s.num_layers) * c.attention_launch_s + t.decode_seq_s +
-                             std::max(da_flops / c.attention_flops_per_s,
-                                      da_read / c.kv_read_bytes_per_s + da_write / c.kv_write_bytes_per_s);
+      d = decode_attention(s, c, t.decode_seq_s, decode, decode_context_tokens);
+      b.decode_attention_s = d.time_s;
     }
-    flops += t.pa_flops + da_flops;
-    bytes += t.pa_bytes + da_read + da_write;
+    flops += t.pa_flops + d.flops;
+    bytes += t.pa_bytes + d.read + d.write;
   }
   if (swap_bytes > 0) b.swap_s = static_cast<double>(swap_bytes) / c.host_link_bytes_per_s;
-
-  cost.time_s = b.linear_s + b.prefill_attention_s + b.decode_attention_s + b.allreduce_s + b.swap_s + b.overhead_s +
-                b.cpu_s + b.launch_s + b.moe_routing_s;
-  cost.flops = flops;
-  cost.hbm_bytes = bytes;
-  if (cost.time_s > 0) {
-    cost.compute_utilization = std::min(1.0, flops / (cost.time_s * c.peak_flops));
-    cost.bandwidth_utilization = std::min(1.0, bytes / (cost.time_s * c.peak_hbm_bytes_per_s));
-  }
-  cost.engine = {b.cpu_s,
-                 b.launch_s,
-                 b.moe_routing_s,
-                 b.allreduce_latency_s,
-                 b.attention_seq_s,
-                 b.padding_s,
-                 std::max<int64_t>(0, b.padded_tokens - static_cast<int64_t>(t.tokens))};
+  finish_cost(b, b.decode_attention_s, b.swap_s, flops, bytes, c, cost);
+  cost.engine = engine_terms(b, t.tokens);
   if (out) *out = b;
+  return cost;
+}
+
+StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
+  // price_with_context for a step of decode requests alone and no swap, without its copy of the
+  // breakdown: only decode attention depends on the context (the engine terms were kept when the
+  // batch was prepared). Every operation is the same, in the same order: the same bits.
+  const StepBatchTerms& t = p.terms;
+  const StepBreakdown& b = t.breakdown;
+  StepCost cost;
+  double flops = t.flops;
+  double bytes = t.bytes;
+  double decode_attention_s = b.decode_attention_s;
+  const double decode = static_cast<double>(p.decode_requests);
+  if (t.tokens > 0) {
+    DecodeAttention d;
+    if (decode > 0) {
+      d = decode_attention(*p.shape, *p.coefficients, t.decode_seq_s, decode, decode_context_tokens);
+      decode_attention_s = d.time_s;
+    }
+    flops += t.pa_flops + d.flops;
+    bytes += t.pa_bytes + d.read + d.write;
+  }
+  finish_cost(b, decode_attention_s, b.swap_s, flops, bytes, *p.coefficients, cost);
+  cost.engine = p.engine;
   return cost;
 }
 
@@ -184,6 +233,7 @@ void prepare_decode_batch(const ModelCostShape& s, const CostCoefficients& c, co
   out.coefficients = &c;
   out.decode_requests = decode_requests;
   out.terms = step_batch_terms(s, c, e, step);
+  out.engine = engine_terms(out.terms.breakdown, out.terms.tokens);
 }
 
 UtilizationCeiling utilization_ceiling(const CostCoefficients& c) {

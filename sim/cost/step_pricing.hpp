@@ -85,11 +85,10 @@ struct DecodeBatchPricing {
   const CostCoefficients* coefficients = nullptr;
   int64_t decode_requests = -1;  ///< -1: not prepared
   StepBatchTerms terms;
+  StepEngineTerms engine;  ///< the steps' engine terms (the context does not move them)
 };
 void prepare_decode_batch(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
                           int64_t decode_requests, DecodeBatchPricing& out);
-inline StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
-  return price_with_context(*p.shape, *p.coefficients, p.terms, p.decode_requests, decode_context_tokens, 0);
-}
+StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens);
 
 }  // namespace kvcap
