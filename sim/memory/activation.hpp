@@ -48,10 +48,11 @@ const char* profile_sampler_name(ProfileSampler s);
 /// peak = max(residual + largest layer transient, sampler).
 ///
 /// This is an estimate, not a measurement: it leaves out the torch caching allocator's rounding,
-/// cuBLAS/attention workspaces and torch.compile buffers. Against the one published vLLM profile we
-/// could check (vLLM PR #10511: Llama-3-8B, 8,192 batched tokens, 256 seqs, "PyTorch activation peak
-/// memory 1.26GiB") it gives 0.78 GiB, i.e. it underestimates by about 0.5 GiB there. When the real
-/// figure matters, read it from the server's log and pass --kv-cache-memory-bytes.
+/// attention workspaces and torch.compile buffers. vLLM PR #10511's V0 start (Llama-3-8B, 8,192
+/// batched tokens, 256 seqs, "PyTorch activation peak memory 1.26GiB") is V0's sampler, a sort
+/// (ModelRunner.profile_run asks for top-p and top-k; Sampler.forward sorts the fp32 logits unless
+/// VLLM_USE_FLASHINFER_SAMPLER=1): 1.26 GiB here, where FlashInfer's fp32 term gave 0.78-0.81.
+/// When the real figure matters, read it from the server's log and pass --kv-cache-memory-bytes.
 ///
 /// The sort sampler's term is what the vLLM 0.11.0 logs from llm-d show (H100, 8,192 tokens, 1,024
 /// sequences), within 0.03-0.07 GiB: Llama-3.1-8B 4.76 GiB logged, Qwen3-0.6B 5.56, gpt-oss-20b

@@ -314,10 +314,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
   if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch" && cfg.sampler != "triton")
     throw FieldError("sampler", "expected auto, flashinfer, pytorch or triton, got " + quote_input(cfg.sampler));
-  // The sort-based sampler is V1's (V0 samples differently), from 0.8; the Triton kernel from 0.17.
-  if (cfg.sampler == "pytorch" && version < std::pair<int, int>{0, 8})
-    throw FieldError("sampler", "pytorch models vLLM V1's sort-based top-k/top-p sampler (0.8 and later); vllm_version " +
-                                    cfg.vllm_version + " samples otherwise");
+  // The sort-based sampler: V1's from 0.8, and V0's own (below); the Triton kernel from 0.17.
   if (cfg.sampler == "triton" && version < std::pair<int, int>{0, 17})
     throw FieldError("sampler", "triton models the Triton top-k/top-p kernel of vLLM 0.17 and later (PR #33538); "
                                 "vllm_version is " + cfg.vllm_version);
@@ -345,8 +342,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       : cfg.sampler == "triton" ? ProfileSampler::triton
       : cfg.sampler == "flashinfer"
           ? (version < std::pair<int, int>{0, 11} ? ProfileSampler::flashinfer_before_0_11 : ProfileSampler::flashinfer)
-          : default_profile_sampler(version, sampled_rows);
-  b.sampler = cfg.vllm_use_v1 ? "none" : version < std::pair<int, int>{0, 8} ? "v0" : profile_sampler_name(sampler);
+          : !cfg.vllm_use_v1 && version < std::pair<int, int>{0, 8}
+              // V0 (the engine before 0.8): ModelRunner.profile_run samples with top_p 0.99 and
+              // top_k vocab - 1, and V0's Sampler.forward casts the logits to fp32 and, FlashInfer's
+              // sampler being off by default (VLLM_USE_FLASHINFER_SAMPLER "0"), applies
+              // _apply_top_k_top_p: a full sort, the model-dtype logits alive in the caller.
+              ? ProfileSampler::sort
+              : default_profile_sampler(version, sampled_rows);
+  b.sampler = cfg.vllm_use_v1 ? "none" : profile_sampler_name(sampler);
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
   if (cfg.data_parallel_size < 1)
     throw FieldError("data_parallel_size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));

@@ -154,9 +154,9 @@ struct MemoryBudget {
   int64_t linear_state_bytes_per_gpu = 0;
   int64_t requested_block_size = 16;
   std::string mamba_cache_mode;
-  /// The top-k/top-p sampler the activation estimate priced: "pytorch" (the sort), "flashinfer" or
-  /// "triton", as --sampler resolved for the version; "v0"
-  /// (the V0 engine's sampler), "none" (0.7's V1 profiled logits without sampling).
+  /// The top-k/top-p sampler the activation estimate priced: "pytorch" (the sort; V0's own too),
+  /// "flashinfer" or "triton", as --sampler resolved for the version; "none" (0.7's V1 profiled
+  /// logits without sampling).
   std::string sampler;
   int64_t draft_layers = 0;                ///< MTP layers drafting (num_speculative_tokens > 0)
   /// vLLM >= 0.20 logs "GPU KV cache size" as int(max_concurrency x max_model_len) (vLLM issue

@@ -151,6 +151,15 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // 1,507,524,608 B = 1.404 GiB, within 0.02 GiB of the log (FlashInfer's
   // term would give 0.31 GiB, and the forward is smaller). The tokens stay within 2.5%, 8% high
   // without the sort; what is left is non-torch memory (0.21 GiB logged, kvcap's fitted 0.47).
+  // V0 (before 0.8) profiles its sampler with top_p 0.99 and top_k vocab - 1, and its Sampler sorts
+  // the fp32 logits (FlashInfer's sampler off by default): PR #10511's V0 start of Llama-3-8B on an
+  // H100 logs a 1.26 GiB activation peak. The sort over 256 rows of 128,256: 256 x 128,256 x 38 =
+  // 1,247,674,368 B, + 8,192 x 4,096 x 2 hidden states, + the cuBLAS workspace (32 MiB) and the
+  // sampled rows' copies (4 MiB) = about 1.26 GiB (FlashInfer's fp32 term gave 0.81).
+  const auto& v0 = find(checks, "vllm10511-llama3-8b-tp1-80gb");
+  REQUIRE(v0.budget);
+  REQUIRE(v0.row->logged.activation_peak_gib);
+  CHECK(std::abs(v0.budget->activation_bytes_per_gpu / 1073741824.0 - *v0.row->logged.activation_peak_gib) < 0.01);
   const auto& l40s = find(checks, "l40s-qwen3-235b-2507-fp8-8xl40s-tp8-ep");
   REQUIRE(l40s.budget);
   REQUIRE(l40s.row->logged.activation_peak_gib);

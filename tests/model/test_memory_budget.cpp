@@ -291,11 +291,18 @@ TEST_CASE("--sampler pytorch: V1's sort-based top-k/top-p holds 32 more bytes pe
   b = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
   CHECK(b.activation_bytes_per_gpu == 1507524608);
   CHECK(kv_flashinfer - b.kv_cache_bytes_per_gpu == 1166868480);
-  // The sort is V1's sampler from 0.8 (later the fallback of the Triton and FlashInfer paths);
-  // V0 samples otherwise. The Triton kernel exists from 0.17.
+  // The sort is V1's sampler from 0.8 (later the fallback of the Triton and FlashInfer paths) and
+  // V0's (its Sampler sorts unless VLLM_USE_FLASHINFER_SAMPLER=1): V0's default profile is the
+  // sort's. The Triton kernel exists from 0.17.
   cfg.vllm_version = "0.6";
-  CHECK_THROWS_WITH_AS(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg),
-                       doctest::Contains("sampler: "), InputError);
+  const MemoryBudget v0_sort = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
+  cfg.sampler = "auto";
+  const MemoryBudget v0_auto = compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg);
+  CHECK(v0_auto.activation_bytes_per_gpu == v0_sort.activation_bytes_per_gpu);
+  cfg.sampler = "flashinfer";
+  CHECK(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg).activation_bytes_per_gpu <
+        v0_sort.activation_bytes_per_gpu);
+  cfg.sampler = "pytorch";
   cfg.vllm_version = "0.21";
   CHECK(compute_memory_budget(load_model("qwen3-8b"), load_gpu("a100-40gb"), cfg).sampler == "pytorch");
   cfg.sampler = "triton";
