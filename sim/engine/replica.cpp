@@ -413,7 +413,11 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
     decode_pricing_.decode_requests = n;
   }
-  auto residue = [bs](int64_t x) { return static_cast<size_t>(((x % bs) + bs) % bs); };
+  // x mod bs in [0, bs), x may be negative (two's complement: the mask is the modulus for a power
+  // of two; two divisions a call otherwise, and the loop below calls it twice a step).
+  auto residue = [bs, pow2](int64_t x) {
+    return static_cast<size_t>(pow2 ? (x & (bs - 1)) : ((x % bs) + bs) % bs);
+  };
   double max_gap = 0;
   int64_t k = 0;  // steps run
   while (k < limit) {
