@@ -14,8 +14,6 @@ namespace {
 
 using Run = std::pair<double, int64_t>;
 
-// Buffered runs grow by doubling up to this many (1 MiB), then to the whole buffer at once.
-constexpr size_t kRunsBeforeFullBuffer = size_t{1} << 16;
 
 // numpy's linear method over a sorted multiset, given value_at(sorted index).
 template <class ValueAt>
@@ -91,10 +89,9 @@ void sort_by_value(std::vector<Run>& a, std::vector<Run>& scratch) {
   if (src != &a) a.swap(scratch);
 }
 
-// Sorted runs with one entry per value: `a`, sorted here in place, merged with the already
-// distinct `b` into `out` (cleared first; `scratch` serves the sort). Equal values' counts add up.
-void merge_distinct(std::vector<Run>& a, const std::vector<Run>& b, std::vector<Run>& out, std::vector<Run>& scratch) {
-  sort_by_value(a, scratch);
+// Sorted runs with one entry per value: `a`, sorted by value, merged with the already distinct
+// `b` into `out` (cleared first). Equal values' counts add up.
+void merge_distinct(const std::vector<Run>& a, const std::vector<Run>& b, std::vector<Run>& out) {
   out.clear();
   out.reserve(a.size() + b.size());
   auto push = [&out](const Run& r) {
@@ -208,13 +205,6 @@ void RunLengthSamples::add_new_run(double value, int64_t count) {
     return;
   }
   if (runs_.size() == buffer_runs_) compact();
-  if (runs_.size() == runs_.capacity() && runs_.size() >= kRunsBeforeFullBuffer && runs_.size() < buffer_runs_) {
-    // A run this long will most likely fill the buffer: take all of it at once, in huge pages,
-    // rather than doubling (each doubling copies the runs and touches new 4 KiB pages, and on a
-    // virtual machine a page fault costs microseconds: they were an eighth of the Azure replay).
-    runs_.reserve(buffer_runs_);
-    advise_huge_pages(runs_.data(), runs_.capacity() * sizeof(Run));
-  }
   runs_.emplace_back(value, count);
 }
 
@@ -239,7 +229,8 @@ void RunLengthSamples::compact() {
       advise_huge_pages(distinct_.data(), distinct_.capacity() * sizeof(Run));
       advise_huge_pages(spare_.data(), spare_.capacity() * sizeof(Run));
     }
-    merge_distinct(runs_, distinct_, spare_, sort_scratch_);
+    sort_by_value(runs_, sort_scratch_);
+    merge_distinct(runs_, distinct_, spare_);
     distinct_.swap(spare_);
     if (distinct_.size() > max_distinct()) {
       sketch_ = true;
@@ -284,8 +275,11 @@ Summary RunLengthSamples::summarize(const std::vector<double>& percentiles) cons
   s.mean = sum / static_cast<double>(total_);
   s.max = max_;
   if (!sketch_) {
-    std::vector<Run> pending = runs_, sorted, scratch;
-    merge_distinct(pending, distinct_, sorted, scratch);
+    // Sorted in place (no scratch: a report's peak memory is the run's); any order of equal
+    // values gives the same table.
+    std::vector<Run> pending = runs_, sorted;
+    std::sort(pending.begin(), pending.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+    merge_distinct(pending, distinct_, sorted);
     double centred = 0;  // exact values at hand: the centred sum, as summarize() computes it
     for (const auto& [v, c] : sorted) centred += (v - s.mean) * (v - s.mean) * static_cast<double>(c);
     s.std_dev = population_std(centred, total_);
