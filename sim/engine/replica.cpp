@@ -382,9 +382,14 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   bulk_class_n_.assign(metrics_.classes().size(), 0);
   int64_t limit = std::numeric_limits<int64_t>::max();
   int64_t context = 0;
-  // Each request's residue, kept for the counting sort below (one read of each request's state;
-  // a mask where the block size is a power of two, as it nearly always is).
+  // x mod bs in [0, bs), x may be negative (two's complement: the mask is the modulus for a power
+  // of two, as the block size nearly always is; two divisions a call otherwise, and the stretch's
+  // loop below calls it twice a step).
   const bool pow2 = (bs & (bs - 1)) == 0;
+  auto residue = [bs, pow2](int64_t x) {
+    return static_cast<size_t>(pow2 ? (x & (bs - 1)) : ((x % bs) + bs) % bs);
+  };
+  // Each request's residue, kept for the counting sort below (one read of each request's state).
   bulk_phase_of_.resize(static_cast<size_t>(n));
   int32_t* phase_of = bulk_phase_of_.data();
   for (int32_t slot : run) {
@@ -392,7 +397,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     if (s.last_token_s != now_s || s.num_output_tokens == 0 || s.num_tokens() - s.num_computed_tokens != 1) return 0;
     limit = std::min(limit, std::min(s.req.output_tokens - s.num_output_tokens, cfg_.max_model_len - s.num_tokens()));
     context += s.num_computed_tokens + 1;
-    const auto phase = static_cast<int32_t>(pow2 ? s.num_computed_tokens & (bs - 1) : s.num_computed_tokens % bs);
+    const auto phase = static_cast<int32_t>(residue(s.num_computed_tokens));
     *phase_of++ = phase;
     ++bulk_phase_start_[static_cast<size_t>(phase) + 1];
     if (s.class_index >= 0) ++bulk_class_n_[static_cast<size_t>(s.class_index)];
@@ -413,11 +418,6 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
     decode_pricing_.decode_requests = n;
   }
-  // x mod bs in [0, bs), x may be negative (two's complement: the mask is the modulus for a power
-  // of two; two divisions a call otherwise, and the loop below calls it twice a step).
-  auto residue = [bs, pow2](int64_t x) {
-    return static_cast<size_t>(pow2 ? (x & (bs - 1)) : ((x % bs) + bs) % bs);
-  };
   double max_gap = 0;
   int64_t k = 0;  // steps run
   while (k < limit) {

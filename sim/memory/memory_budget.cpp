@@ -216,7 +216,12 @@ int64_t hybrid_block_size(const ModelSpec& m, const GpuSpec& gpu, int64_t reques
 /// FlashInfer (--sampler flashinfer). The logs agree where they can tell: llm-d's H100 starts of
 /// early 2026 (the sort, activation.hpp), tokenkaki's and myoceane's 0.19 starts on A100s
 /// (the Triton kernel; the sort would cost gpt-oss-20b 6.8 GiB more).
-ProfileSampler default_profile_sampler(const std::pair<int, int>& v, int64_t rows) {
+ProfileSampler default_profile_sampler(const std::pair<int, int>& v, bool v0_engine, int64_t rows) {
+  // V0 (the engine before 0.8): ModelRunner.profile_run samples with top_p 0.99 and top_k
+  // vocab - 1, and V0's Sampler.forward casts the logits to fp32 and, FlashInfer's sampler being
+  // off by default (VLLM_USE_FLASHINFER_SAMPLER "0"), applies _apply_top_k_top_p: a full sort, the
+  // model-dtype logits alive in the caller.
+  if (v0_engine) return ProfileSampler::sort;
   if (v < std::pair<int, int>{0, 11}) return ProfileSampler::flashinfer_before_0_11;
   if (v < std::pair<int, int>{0, 17}) return ProfileSampler::sort;
   if (v < std::pair<int, int>{0, 21}) return rows >= 8 ? ProfileSampler::triton : ProfileSampler::sort;
@@ -342,13 +347,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       : cfg.sampler == "triton" ? ProfileSampler::triton
       : cfg.sampler == "flashinfer"
           ? (version < std::pair<int, int>{0, 11} ? ProfileSampler::flashinfer_before_0_11 : ProfileSampler::flashinfer)
-          : !cfg.vllm_use_v1 && version < std::pair<int, int>{0, 8}
-              // V0 (the engine before 0.8): ModelRunner.profile_run samples with top_p 0.99 and
-              // top_k vocab - 1, and V0's Sampler.forward casts the logits to fp32 and, FlashInfer's
-              // sampler being off by default (VLLM_USE_FLASHINFER_SAMPLER "0"), applies
-              // _apply_top_k_top_p: a full sort, the model-dtype logits alive in the caller.
-              ? ProfileSampler::sort
-              : default_profile_sampler(version, sampled_rows);
+          : default_profile_sampler(version, !cfg.vllm_use_v1 && version < std::pair<int, int>{0, 8}, sampled_rows);
   b.sampler = cfg.vllm_use_v1 ? "none" : profile_sampler_name(sampler);
   if (cfg.max_num_batched_tokens == 0 || cfg.max_num_seqs == 0) b.batch_defaults_rule = defaults.rule;
   if (cfg.data_parallel_size < 1)

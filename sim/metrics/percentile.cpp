@@ -14,6 +14,7 @@ namespace {
 
 using Run = std::pair<double, int64_t>;
 
+bool value_less(const Run& x, const Run& y) { return x.first < y.first; }
 
 // numpy's linear method over a sorted multiset, given value_at(sorted index).
 template <class ValueAt>
@@ -55,11 +56,11 @@ uint64_t order_key(double v) {
 // through `scratch` (resized here; its capacity is kept from call to call, so a run that compacts
 // many times allocates once). A digit every run shares (a step's latency keeps its sign and most of
 // its exponent) costs no pass. Three times std::sort's speed on a full buffer of step latencies,
-// and it touches no new memory.
+// and once the scratch exists it touches no new memory.
 void sort_by_value(std::vector<Run>& a, std::vector<Run>& scratch) {
   const size_t n = a.size();
   if (n < 256 || n > std::numeric_limits<uint32_t>::max()) {
-    std::stable_sort(a.begin(), a.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+    std::stable_sort(a.begin(), a.end(), value_less);
     return;
   }
   constexpr int kBits = 11, kDigits = (64 + kBits - 1) / kBits;
@@ -278,7 +279,7 @@ Summary RunLengthSamples::summarize(const std::vector<double>& percentiles) cons
     // Sorted in place (no scratch: a report's peak memory is the run's); any order of equal
     // values gives the same table.
     std::vector<Run> pending = runs_, sorted;
-    std::sort(pending.begin(), pending.end(), [](const Run& x, const Run& y) { return x.first < y.first; });
+    std::sort(pending.begin(), pending.end(), value_less);
     merge_distinct(pending, distinct_, sorted);
     double centred = 0;  // exact values at hand: the centred sum, as summarize() computes it
     for (const auto& [v, c] : sorted) centred += (v - s.mean) * (v - s.mean) * static_cast<double>(c);
