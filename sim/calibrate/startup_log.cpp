@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/mm_limits.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -61,6 +62,11 @@ void read_settings(const JsonObjectReader& r, StartupLogRow& row) {
   if (auto v = opt_int(r, "num_speculative_tokens", 0, 64)) c.num_speculative_tokens = *v;
   if (r.has("language_model_only") && !r.raw("language_model_only").is_null())
     c.language_model_only = r.get_bool("language_model_only");
+  if (r.has_value("limit_mm_per_prompt")) {
+    const MmLimits limits = read_mm_limits(r.object("limit_mm_per_prompt"));
+    c.mm_image_limit = limits.image;
+    c.mm_video_limit = limits.video;
+  }
   if (auto v = opt_string(r, "mamba_cache_dtype")) c.mamba_cache_dtype = *v;
   if (auto v = opt_string(r, "mamba_ssm_cache_dtype")) c.mamba_ssm_cache_dtype = *v;
   if (auto v = opt_string(r, "sampler")) c.sampler = *v;
@@ -118,7 +124,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "max_model_len", "gpu_memory_utilization", "kv_cache_dtype", "quantization", "dtype",
                       "max_num_seqs", "max_num_batched_tokens", "block_size", "vllm_version", "enforce_eager",
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
-                      "cuda_graph_memory_gib", "not_runnable", "language_model_only", "data_parallel_size",
+                      "cuda_graph_memory_gib", "not_runnable", "language_model_only", "limit_mm_per_prompt", "data_parallel_size",
                       "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "stage_gpus", "pp_layer_partition",
                       "assumed"});
     if (k.has("assumed")) {

@@ -16,6 +16,7 @@
 #include "sim/memory/activation.hpp"
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/memory_budget.hpp"
+#include "sim/memory/mm_limits.hpp"
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
@@ -40,6 +41,7 @@ struct MemoryOptions {
   std::optional<int64_t> max_num_batched_tokens, max_num_seqs;  ///< unset: vLLM's serve defaults
   std::optional<double> gpu_memory_utilization;                  ///< unset: vLLM's default for the version
   std::optional<double> cuda_graph_memory_bytes;
+  std::string mm_limits;  ///< --limit-mm-per-prompt's JSON
   bool json = false;
 };
 
@@ -122,6 +124,11 @@ int run_memory(const MemoryOptions& o) {
   if (o.cuda_graph_memory_bytes)
     engine.cuda_graph_memory_bytes =
         *o.cuda_graph_memory_bytes == 0 ? 0 : whole_bytes(*o.cuda_graph_memory_bytes, "--cuda-graph-memory-bytes");
+  if (!o.mm_limits.empty()) {
+    const MmLimits limits = parse_mm_limits(o.mm_limits, "--limit-mm-per-prompt");
+    engine.mm_image_limit = limits.image;
+    engine.mm_video_limit = limits.video;
+  }
   if (o.max_num_batched_tokens) engine.max_num_batched_tokens = *o.max_num_batched_tokens;
   if (o.max_num_seqs) engine.max_num_seqs = *o.max_num_seqs;
   constexpr int64_t kMaxLoad = int64_t{1} << 40;
@@ -173,6 +180,12 @@ int run_memory(const MemoryOptions& o) {
     j["params_active"] = params.active;
     j["vision_encoder_params"] = model.vision_encoder_params;
     if (!model.vision_encoder_note.empty()) j["vision_encoder_note"] = model.vision_encoder_note;
+    if (b.vision_profile.items > 0) {
+      const VisionProfileBatch& v = b.vision_profile;
+      j["vision_profile"] = {{"modality", v.video ? "video" : "image"},     {"items", v.items},
+                             {"patches_per_item", v.patches_per_item},      {"embeddings_per_item", v.embeds_per_item},
+                             {"encoder_budget_tokens", v.budget_tokens},    {"cache_rows_per_item", v.cache_rows_per_item}};
+    }
     j["kv_bytes_per_token"] = b.kv_bytes_per_token;
     j["kv_bytes_per_token_per_gpu"] = b.kv_bytes_per_token_per_gpu;
     j["weight_bytes"] = b.weight_bytes;
@@ -253,12 +266,21 @@ int run_memory(const MemoryOptions& o) {
   row("layers", num(model.num_layers) + " (" + attention_summary(model) + ")");
   row("parameters total / active", num(params.total) + " / " + num(params.active));
   if (model.vision_encoder_params > 0) {
-    const int64_t images = images_in_profile_batch(model.vision_profile, b.max_num_batched_tokens);
-    row("vision encoder (in the total)",
-        num(model.vision_encoder_params) + " parameters; " +
-            (images > 0 ? "profiled on " + num(images) + " dummy image(s) of " + num(model.vision_profile.patches) +
-                              " patches, held through the sampler"
-                        : std::string("its profiling on dummy images is not modelled")));
+    const VisionProfileBatch& v = b.vision_profile;
+    std::string profiled;
+    if (v.items > 0) {
+      profiled = "profiled on " + num(v.items) + " dummy " + (v.video ? "video(s)" : "image(s)") + " of " +
+                 num(v.patches_per_item) + " patches (" + num(v.embeds_per_item) + " embeddings; encoder budget " +
+                 num(v.budget_tokens) + " tokens)" +
+                 (v.cache_rows_per_item > 0 ? ", each cached as a zero-filled copy of " + num(v.cache_rows_per_item) + " rows"
+                                            : std::string()) +
+                 ", held through the sampler";
+    } else if (engine.language_model_only || model.vision_profile.patches > 0) {
+      profiled = "not loaded (text only)";
+    } else {
+      profiled = "its profiling on dummy images is not modelled";
+    }
+    row("vision encoder (in the total)", num(model.vision_encoder_params) + " parameters; " + profiled);
   }
   if (!model.vision_encoder_note.empty()) row("vision encoder", model.vision_encoder_note);
   std::cout << format_text("KV cache format\n");
@@ -387,7 +409,8 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "int8/int4 KV: elements per fp16 scale (default 64)");
   cmd->add_option("--dtype", o->engine.dtype, "model dtype: auto|bfloat16|float16|float32");
   cmd->add_option("--quantization", o->engine.quantization,
-                  "weight quantization: none|fp8|int8|awq|gptq|int4|mxfp4 (default: as the config declares)");
+                  "weight quantization: none, fp8, fp8-block, int8, awq, gptq, int4, auto-round, nvfp4 or mxfp4 (default: as "
+                  "the config declares; fp8-block: 128 x 128 block scales, as Qwen's and DeepSeek's -FP8 checkpoints)");
   cmd->add_option("--gpu-memory-utilization", o->gpu_memory_utilization,
                   "fraction of GPU memory vLLM may use (default: vLLM's, 0.9; 0.92 from 0.21)");
   cmd->add_option("--cuda-graph-memory-bytes", o->cuda_graph_memory_bytes,
@@ -420,6 +443,9 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       ->capture_default_str();
   cmd->add_flag("--language-model-only", o->engine.language_model_only,
                 "serve a vision-language checkpoint as text only: no vision tower weights or image profiling");
+  cmd->add_option("--limit-mm-per-prompt", o->mm_limits,
+                  "vLLM's --limit-mm-per-prompt as JSON, e.g. '{\"video\": 0}': items per prompt by modality (image, "
+                  "video); 0 turns a modality off, so it is not profiled (every modality off: text only)");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,
                   "MTP speculative decoding with the model's own MTP layers (vLLM --speculative-config method mtp)");
   cmd->add_option("--mamba-cache-dtype", o->engine.mamba_cache_dtype,

@@ -7,47 +7,6 @@
 
 namespace kvcap {
 
-int64_t images_in_profile_batch(const VisionProfileShape& v, int64_t max_num_batched_tokens) {
-  if (v.patches <= 0 || v.image_tokens <= 0) return 0;
-  const int64_t budget = std::max(max_num_batched_tokens, v.image_tokens);
-  return budget / v.image_tokens;
-}
-
-int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t max_num_batched_tokens) {
-  const VisionProfileShape& v = m.vision_profile;
-  const int64_t images = images_in_profile_batch(v, max_num_batched_tokens);
-  const int64_t b = dtype_bits(dt) / 8;
-  return images * (v.patches * v.patch_elements + v.image_tokens * v.output_widths * m.hidden_size) * b;
-}
-
-int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t max_num_batched_tokens) {
-  const VisionProfileShape& v = m.vision_profile;
-  const int64_t images = images_in_profile_batch(v, max_num_batched_tokens);
-  if (images <= 0) return 0;
-  const int64_t b = dtype_bits(dt) / 8;
-  auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
-  const int64_t patches = images * v.patches;
-  // The dummy images' pixel values reach the GPU already in the model dtype, as the held term
-  // above counts them: the profiling batch comes from vLLM's own processor
-  // (GPUModelRunner._get_mm_dummy_batch -> MultiModalRegistry.get_dummy_mm_inputs), whose
-  // InputProcessingContext.call_hf_processor casts every floating-point output of the HF processor
-  // to model_config.dtype (_postprocess_output, "this emulates output.to(dtype=
-  // self.model_config.dtype)"; vllm/multimodal/processing.py: every copy the code index holds casts,
-  // the older ones through an inline maybe_cast_dtype; the exact v0.24.0 file could not be listed).
-  // The tower's `.type(self.visual.dtype)` then copies nothing; one model-dtype copy is alive.
-  const int64_t pixels = patches * v.patch_elements * b;
-  // Qwen3-VL's tower (vllm/model_executor/models/qwen3_vl.py, Qwen3_VisionTransformer.forward; the
-  // code index's copy, commit 002d7b93, whose forward Qwen3.5/3.6 reuse) adds fast_pos_embed_interpolate's position embeddings, [patches, hidden] in the model dtype, to
-  // the patch embeddings and keeps them bound (`pos_embeds`) while its blocks run; replicated (one
-  // nn.Embedding). Only the Qwen3-VL-family profiles set `hidden`, so 0 for the other towers.
-  const int64_t pos_embeds = patches * v.hidden * b;
-  // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
-  // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
-  // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
-  const int64_t block = patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
-  return pixels + pos_embeds + block;
-}
-
 int64_t cublas_workspace_bytes(int compute_capability) {
   if (compute_capability <= 0) return 0;  // not NVIDIA: hipBLAS(Lt) workspaces are not modelled
   return compute_capability >= 90 ? int64_t{32} << 20 : (int64_t{4096} * 2 + 16 * 8) << 10;
@@ -77,7 +36,7 @@ const char* profile_sampler_name(ProfileSampler s) {
 }
 
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
-                                          ProfileSampler sampler, bool samples, bool profile_vision,
+                                          ProfileSampler sampler, bool samples, const VisionProfileBatch& vision,
                                           int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept,
                                           int64_t sampled_row_copies) {
   const int64_t b = dtype_bits(dt) / 8;
@@ -130,10 +89,10 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   }
   // The dummy images and their encoder outputs stay alive through the language model's dummy
   // forward and sampler (held_vision_profile_bytes_per_gpu).
-  const int64_t held = profile_vision ? held_vision_profile_bytes_per_gpu(m, dt, T) : 0;
+  const int64_t held = held_vision_profile_bytes_per_gpu(m, dt, vision);
   const int64_t forward = residual + layer_peak + held;
-  const int64_t vision = profile_vision ? estimate_vision_profile_bytes_per_gpu(m, dt, tp, T) : 0;
-  if (!samples) return std::max(forward, vision);
+  const int64_t encoder = estimate_vision_profile_bytes_per_gpu(m, dt, tp, vision);
+  if (!samples) return std::max(forward, encoder);
   const int64_t V = m.vocab_size;
   const int64_t rows = std::min(seqs, T);
   int64_t logits = 0;
@@ -156,7 +115,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   // V1's runner (0.19), the torch.rand_like copy _dummy_sampler_run makes of it; Model Runner V2
   // (vllm/v1/worker/gpu/model_runner.py) computes the logits from the gathered rows themselves.
   const int64_t sampled_rows = sampled_row_copies * rows * H * b;
-  return std::max({forward, vision, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_kept : 0) + held});
+  return std::max({forward, encoder, T * H * b + sampled_rows + logits + (moe_workspace_kept ? moe_kept : 0) + held});
 }
 
 }  // namespace kvcap

@@ -2,6 +2,7 @@
 // Estimate of the activation peak vLLM measures in its startup profiling run.
 #include <cstdint>
 
+#include "sim/memory/vision_profile.hpp"
 #include "sim/model/model_spec.hpp"
 
 namespace kvcap {
@@ -65,12 +66,11 @@ const char* profile_sampler_name(ProfileSampler s);
 /// `samples` is false on a pipeline stage before the last: it computes no logits and samples
 /// nothing, so its peak is the forward's alone.
 ///
-/// `profile_vision`: the stage holds a vision tower kvcap knows the profiling shape of
-/// (model.vision_profile) and the server loads it (no --language-model-only): vLLM first runs a
-/// batch of dummy images of the processor's largest size through the encoder, then the language
-/// model and the sampler with those images and their encoder outputs alive, so the peak is the
-/// larger of the encoder pass (estimate_vision_profile_bytes_per_gpu) and the forward or sampler
-/// plus what the encoder phase holds (held_vision_profile_bytes_per_gpu).
+/// `vision`: what the stage's vision tower is profiled on (plan_vision_profile; items 0 = none):
+/// vLLM first runs a batch of dummy items of the processor's largest size through the encoder,
+/// then the language model and the sampler with those items and their encoder outputs alive, so
+/// the peak is the larger of the encoder pass (estimate_vision_profile_bytes_per_gpu) and the
+/// forward or sampler plus what the encoder phase holds (held_vision_profile_bytes_per_gpu).
 /// `dp_gather` > 1: MoE experts are spread over that many data-parallel engines with expert
 /// parallelism; each rank gathers their tokens and runs whole experts on them, in fused_moe's
 /// 16,384-token chunks.
@@ -89,7 +89,7 @@ const char* profile_sampler_name(ProfileSampler s);
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,
-                                          bool samples = true, bool profile_vision = false, int64_t dp_gather = 1,
+                                          bool samples = true, const VisionProfileBatch& vision = {}, int64_t dp_gather = 1,
                                           int64_t sm_count = 0, bool moe_workspace_kept = false,
                                           int64_t sampled_row_copies = 2);
 
@@ -135,33 +135,5 @@ constexpr int64_t kSortSamplerExtraBytesPerElement = 4 + 8 + 8 + 4 + 8;
 /// activation peak. parseChosenWorkspaceSize's default: 4,096 KiB x 8 = 32 MiB on compute
 /// capability 9.0 and newer, 4,096 KiB x 2 + 16 KiB x 8 = 8.125 MiB below. 0 off NVIDIA.
 int64_t cublas_workspace_bytes(int compute_capability);
-
-/// How many dummy images vLLM's profiling batches through the vision encoder: the encoder budget
-/// (max(max_num_batched_tokens, one image's embeddings): compute_mm_encoder_budget) over one
-/// image's embeddings (MultiModalBudget; get_num_embeds counts the image's soft tokens only, since
-/// PR #30475, v0.14). Gemma 3 at 8,192 batched tokens: 32 images of 256; Qwen3-VL's 16,384-token
-/// image: 1. 0 when the tower's profiling is not modelled.
-int64_t images_in_profile_batch(const VisionProfileShape& shape, int64_t max_num_batched_tokens);
-
-/// What the encoder phase of GPUModelRunner.profile_run leaves alive through the language model's
-/// dummy forward and the dummy sampler (both are released only when profile_run returns): the
-/// batched pixel values on the GPU, cast to the model dtype by the processor
-/// (InputProcessingContext's output post-processing), and the encoder outputs kept in the
-/// encoder cache, image_tokens x output_widths x text hidden_size per image. For Gemma 3 at 8,192
-/// batched tokens: 32 x 3 x 896 x 896 x 2 B (0.14 GiB) + 8,192 x hidden x 2 B. llm-d-planner's
-/// vLLM 0.19.0 H100 logs of Gemma 3 4B / 12B / 27B put their activation peaks 0.22 / 0.25 /
-/// 0.28 GiB above kvcap's text-only figure; this gives 0.18 / 0.20 / 0.23.
-int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t max_num_batched_tokens);
-
-/// Peak bytes on one rank while the vision encoder runs vLLM's profiling batch
-/// (images_in_profile_batch images; TP-split as vLLM's default mm_encoder_tp_mode "weights"): the
-/// pixel values in the model dtype (the processor casts them, as above), Qwen3-VL's interpolated
-/// position embeddings (patches x hidden, kept through the blocks), the residual stream and its
-/// norm (replicated), and the larger of a block's attention transients (8 x hidden) and its MLP's
-/// (2 x intermediate), split over the ranks. 0 when the tower's profiling is not modelled. An
-/// estimate from the encoder's layout: allocator rounding, kernel workspaces and the rotary
-/// cos/sin tables (patches x head_dim / 2, about 9 MiB a table for Qwen3.6's image) are left out.
-int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
-                                              int64_t max_num_batched_tokens);
 
 }  // namespace kvcap

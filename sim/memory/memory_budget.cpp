@@ -107,6 +107,11 @@ void validate(const EngineMemoryConfig& c) {
     throw FieldError("max_num_batched_tokens", "expected a positive integer, got " + std::to_string(c.max_num_batched_tokens));
   if (c.max_num_seqs < 0) throw FieldError("max_num_seqs", "expected a positive integer, got " + std::to_string(c.max_num_seqs));
   if (c.max_model_len < 0) throw FieldError("max_model_len", "expected a positive integer, got " + std::to_string(c.max_model_len));
+  if (c.mm_image_limit < -1 || c.mm_video_limit < -1)
+    throw FieldError("limit_mm_per_prompt", "expected items per prompt of 0 or more, got " +
+                                                std::to_string(std::min(c.mm_image_limit, c.mm_video_limit)));
+  at_most(c.mm_image_limit, int64_t{1} << 20, "limit_mm_per_prompt");
+  at_most(c.mm_video_limit, int64_t{1} << 20, "limit_mm_per_prompt");
   if (c.kv_quant_group_size < 1)
     throw FieldError("kv_quant_group_size", "expected a positive integer, got " + std::to_string(c.kv_quant_group_size));
   if (c.kv_cache_memory_bytes && *c.kv_cache_memory_bytes < 1)
@@ -280,14 +285,19 @@ std::pair<int, int> parse_vllm_version(const std::string& text, const std::strin
 }
 
 MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& gpu, const EngineMemoryConfig& cfg) {
-  // --language-model-only: vLLM neither builds the vision tower nor profiles it.
+  // --language-model-only, or --limit-mm-per-prompt turning off every modality the tower takes
+  // (image, and video for the towers that have one): vLLM neither builds the vision tower nor
+  // profiles it (Qwen3-VL's __init__ leaves `visual` None when both limits are 0).
+  const bool every_modality_off =
+      cfg.mm_image_limit == 0 && (checkpoint.vision_profile.video.max_frames <= 0 || cfg.mm_video_limit == 0);
+  const bool text_model_only = cfg.language_model_only || (checkpoint.vision_encoder_params > 0 && every_modality_off);
   ModelSpec text_only;
-  if (cfg.language_model_only) {
+  if (text_model_only) {
     text_only = checkpoint;
     text_only.vision_encoder_params = 0;
     text_only.vision_profile = {};
   }
-  const ModelSpec& model = cfg.language_model_only ? text_only : checkpoint;
+  const ModelSpec& model = text_model_only ? text_only : checkpoint;
   validate(cfg);
   check_tensor_parallel(model, cfg.tensor_parallel_size);
   const int64_t tp = cfg.tensor_parallel_size;
@@ -304,7 +314,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const KvFormat kv{b.kv_dtype, cfg.kv_quant_group_size, 16};
   b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
 
-  const WeightQuant quant = resolve_weight_quant(cfg.quantization, model);
+  const WeightQuant declared_quant = resolve_weight_quant(cfg.quantization, model);
+  const WeightQuant quant = as_loaded_on(declared_quant, gpu.compute_capability, model_dtype);
   b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
   std::pair<int, int> version;
   try {
@@ -437,6 +448,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // Every stage profiles and sizes its own cache; vLLM then gives all of them the smallest block
   // count (V1: the engine core takes the minimum num_blocks over the workers' KV-cache configs),
   // so the stage with the fewest blocks binds. Without pipeline parallelism there is one stage.
+  // The first stage's workers run the encoder phase of profile_run (vision_profile.hpp).
+  b.vision_profile = plan_vision_profile(model.vision_profile, {version, b.max_num_batched_tokens, b.max_model_len,
+                                                                b.max_num_seqs, cfg.mm_image_limit, cfg.mm_video_limit});
   int64_t least_stage_kv_bytes = 0;  // vLLM's refusal check below runs on every stage's own memory
   for (int64_t s = 0; s < pp; ++s) {
     const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s, cfg.pp_layer_partition);
@@ -460,7 +474,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       stage_params.total -= routed - held;
     }
     st.weight_bytes_per_gpu =
-        weight_bytes(stage_params, model_dtype, quant, model.moe_router_fp32) +
+        weight_bytes(stage_params, model_dtype, as_loaded_on(declared_quant, stage_gpu.compute_capability, model_dtype),
+                     model.moe_router_fp32) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
     st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
@@ -471,7 +486,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                              : 0;
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
-        first && stage_model.vision_profile.patches > 0, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
+        first ? b.vision_profile : VisionProfileBatch{}, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
         // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
         // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
         version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4", b.model_runner_v2 ? 1 : 2);

@@ -11,6 +11,7 @@
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/cuda_graph_estimate.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
+#include "sim/memory/vision_profile.hpp"
 #include "sim/model/model_spec.hpp"
 
 namespace kvcap {
@@ -77,6 +78,11 @@ struct EngineMemoryConfig {
   /// --language-model-only (or every --limit-mm-per-prompt modality 0): a vision-language
   /// checkpoint served as text only, without its vision tower's weights or profiling.
   bool language_model_only = false;
+  /// --limit-mm-per-prompt's image and video items per prompt; -1 = not given. 0 turns the
+  /// modality off: vLLM neither profiles it (vision_profile.hpp) nor, with every modality of the
+  /// model off, loads the tower (as language_model_only).
+  int64_t mm_image_limit = -1;
+  int64_t mm_video_limit = -1;
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
   /// The top-k/top-p sampler the profiling run exercises (vllm/v1/sample/ops/topk_topp_sampler.py):
@@ -154,6 +160,8 @@ struct MemoryBudget {
   int64_t linear_state_bytes_per_gpu = 0;
   int64_t requested_block_size = 16;
   std::string mamba_cache_mode;
+  /// What the first stage's vision tower was profiled on (items 0: nothing; vision_profile.hpp).
+  VisionProfileBatch vision_profile;
   /// The top-k/top-p sampler the activation estimate priced: "pytorch" (the sort; V0's own too),
   /// "flashinfer" or "triton", as --sampler resolved for the version; "none" (0.7's V1 profiled
   /// logits without sampling).

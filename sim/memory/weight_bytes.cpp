@@ -16,6 +16,14 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
     q.bits = 8;
     q.group_size = 0;
     q.scale_bits = 32;
+  } else if (name == "fp8-block") {
+    // The block-wise FP8 of Qwen's and DeepSeek's own -FP8 checkpoints: one fp32 scale per
+    // 128 x 128 block (their quantization_config's weight_block_size).
+    q.method = "fp8";
+    q.bits = 8;
+    q.group_size = 128 * 128;
+    q.scale_bits = 32;
+    q.block_k = 128;
   } else if (name == "awq" || name == "gptq" || name == "int4") {
     q.bits = 4;
     q.group_size = 128;
@@ -45,8 +53,24 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
     q.experts_only = true;
   } else {
     throw FieldError("quantization",
-                     "unknown quantization \"" + name + "\" (expected none, fp8, int8, awq, gptq, int4, auto-round, nvfp4, mxfp4)");
+                     "unknown quantization \"" + name +
+                         "\" (expected none, fp8, fp8-block, int8, awq, gptq, int4, auto-round, nvfp4, mxfp4)");
   }
+  return q;
+}
+
+WeightQuant as_loaded_on(const WeightQuant& declared, int compute_capability, DType model_dtype) {
+  WeightQuant q = declared;
+  if (q.method != "fp8" || q.block_k <= 0 || compute_capability <= 0 || compute_capability >= 89) return q;
+  const int64_t block = q.group_size;
+  const auto regroup = [&](int64_t& group_size, int& scale_bits) {
+    if (group_size != block) return;
+    group_size = q.block_k;
+    scale_bits = dtype_bits(model_dtype);
+  };
+  regroup(q.group_size, q.scale_bits);
+  for (auto* f : {&q.attention, &q.linear_attention, &q.dense_mlp, &q.routed_experts, &q.shared_experts, &q.lm_head})
+    if (*f && (*f)->bits == 8) regroup((*f)->group_size, (*f)->scale_bits);
   return q;
 }
 

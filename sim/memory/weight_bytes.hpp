@@ -18,6 +18,17 @@ namespace kvcap {
 /// --quantization for anything else.
 WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model);
 
+/// The quantization as vLLM holds it on a GPU of `compute_capability` (0 = not NVIDIA). GPUs
+/// without FP8 compute (below 8.9: Ampere, Turing) run FP8 weights through Marlin as weight-only
+/// FP8, and Marlin takes no block scales: prepare_fp8_layer_for_marlin and
+/// prepare_moe_fp8_layer_for_marlin (vllm/model_executor/layers/quantization/utils/
+/// marlin_utils_fp8.py) repeat each block's scale over its block_n output columns and keep one
+/// scale per block_k inputs and column, in the model dtype: 2 bytes per 128 weights for 128 x 128
+/// blocks where the checkpoint's fp32 block scales took 4 per 16,384 (+1.5% of the FP8 bytes; for
+/// Qwen3-VL-235B-A22B-FP8 at TP 8, about 0.43 GiB a GPU). Per-tensor and per-channel FP8 becomes
+/// per-channel scales (negligible, as before); everything else is returned unchanged.
+WeightQuant as_loaded_on(const WeightQuant& declared, int compute_capability, DType model_dtype);
+
 /// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
 /// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (float32
 /// with `router_fp32`, which says the MoE routers are float32 whatever the model dtype) (and,

@@ -76,6 +76,9 @@ struct WeightQuant {
   int bits = 16;        ///< bits per quantized weight
   int64_t group_size = 0;  ///< weights per scale group (0 = per-channel/per-tensor)
   int scale_bits = 16;     ///< bits per scale
+  /// Block-wise fp8 (weight_block_size [n, k]): weights per block along the input dimension, k;
+  /// 0 = not block-wise. GPUs without FP8 compute load such weights differently (weight_bytes.hpp).
+  int64_t block_k = 0;
   /// Only the MoE experts are quantized; attention, dense MLPs, routers, embeddings stay in the
   /// model dtype (vLLM's mxfp4 path, and GPT-OSS's `modules_to_not_convert`).
   bool experts_only = false;
@@ -98,9 +101,20 @@ struct WeightQuant {
   bool replicate_in_proj_ba = false;
 };
 
+/// Qwen3-VL's dummy video, as its processing info builds it (vllm/model_executor/models/qwen3_vl.py
+/// and qwen2_vl.py; sim/memory/vision_profile.hpp derives the frames and patches from these).
+struct VideoProfileShape {
+  int64_t max_frames = 0;   ///< _MAX_FRAMES_PER_VIDEO (Qwen3-VL: 24,576; 0 = no video profile modelled)
+  int64_t max_pixels = 0;   ///< the video processor's size["longest_edge"]: pixels over all frames
+  int64_t frame_side = 0;   ///< side of the largest image the frames are sized from (4,096)
+  int64_t patch = 0;        ///< spatial patch size (16)
+  int64_t temporal_patch = 0;  ///< frames per temporal patch (2)
+  int64_t merge = 0;        ///< spatial merge (2): embeddings = patches / merge^2
+};
+
 /// The vision tower's shapes that set vLLM's startup profiling peak: vLLM runs a batch of dummy
-/// images of the processor's largest size through the encoder (gpu_model_runner.profile_run:
-/// as many as the encoder budget holds, images_in_profile_batch) before the language model's
+/// items of the processor's largest size through the encoder (gpu_model_runner.profile_run: as
+/// many as the encoder budget holds, sim/memory/vision_profile.hpp) before the language model's
 /// dummy forward and sampler, so the activation peak is the larger of the two phases.
 struct VisionProfileShape {
   int64_t patches = 0;         ///< patches of one largest image (0 = profiling not modelled)
@@ -109,6 +123,7 @@ struct VisionProfileShape {
   int64_t intermediate = 0;
   int64_t image_tokens = 0;    ///< embeddings one image becomes in the language model
   int64_t output_widths = 1;   ///< text-width features per embedding in the encoder's output (Qwen3-VL: 1 + deepstack levels)
+  VideoProfileShape video;     ///< Qwen3-VL only: the video vLLM 0.11-0.12 profiles instead of the image
 };
 
 /// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it

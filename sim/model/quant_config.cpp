@@ -305,6 +305,7 @@ WeightQuant parse_quantization(const JsonObjectReader& root) {
         throw InputError(r.where("weight_block_size"), "expected two positive integers (a block of at most 2^40 weights)");
       q.group_size = b[0].get<int64_t>() * b[1].get<int64_t>();
       q.scale_bits = 32;
+      q.block_k = b[1].get<int64_t>();
     } else {
       q.group_size = 0;  // per-tensor / per-channel scales: negligible
       q.scale_bits = 32;

@@ -257,6 +257,20 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     // cached output is (1 + levels) x its tokens x the text width.
     if (v.has("deepstack_visual_indexes") && v.raw("deepstack_visual_indexes").is_array())
       c.profile.output_widths = 1 + static_cast<int64_t>(v.raw("deepstack_visual_indexes").size());
+    // Qwen3-VL's dummy video (the one vLLM 0.11-0.12 profiles by default): up to
+    // _MAX_FRAMES_PER_VIDEO = 24,576 frames (qwen3_vl.py, PR #25648, "Official recommended max
+    // pixels is 24576 * 32 * 32"), sized from the largest 4,096 x 4,096 image so that all frames
+    // together stay within the video processor's longest_edge of 25,165,824 pixels (its
+    // video_preprocessor_config default; not in config.json). Qwen3.5 / 3.6 exist only in releases
+    // that profile the image, so their towers carry no video shape.
+    if ((c.type == "qwen3_vl" || c.type == "qwen3_vl_moe") && patch * merge <= 4096) {
+      c.profile.video.max_frames = 24576;
+      c.profile.video.max_pixels = 25165824;
+      c.profile.video.frame_side = 4096;
+      c.profile.video.patch = static_cast<int64_t>(patch);
+      c.profile.video.temporal_patch = static_cast<int64_t>(size_or(v, "temporal_patch_size", 2));
+      c.profile.video.merge = static_cast<int64_t>(merge);
+    }
   } else {
     return c;
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/memory/activation.hpp"
+#include "sim/memory/vision_profile.hpp"
 #include "sim/model/model_catalog.hpp"
 
 using namespace kvcap;
@@ -30,6 +31,7 @@ TEST_CASE("Kimi-VL-A3B: a DeepSeek-V3 text model without a text model_type, unde
   // = 7 images held: 7 x (4,356 x 3 x 14 x 14 + 1,089 x 2,048) x 2 B = 67,082,400 B.
   CHECK(m.vision_profile.patches == 4356);
   CHECK(m.vision_profile.image_tokens == 1089);
-  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 7);
-  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, 8192) == 67082400);
+  const VisionProfileBatch batch = plan_vision_profile(m.vision_profile, {{0, 19}, 8192, 131072, 1024});
+  CHECK(batch.items == 7);
+  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, batch) == 67082400);
 }

@@ -10,6 +10,7 @@
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/activation.hpp"
+#include "sim/memory/vision_profile.hpp"
 #include "sim/memory/linear_state.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/weight_bytes.hpp"
@@ -299,12 +300,21 @@ TEST_CASE("vision-language checkpoints: the profiling image through the vision t
   const ModelSpec m = load_model("qwen3.6-35b-a3b");
   CHECK(m.vision_profile.patches == 65536);
   // One image: its 16,384 embeddings fill an encoder budget of max(8,192, 16,384) tokens.
-  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 1);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 8192) == 352321536 + 1509949440);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2, 8192) == 352321536 + 905969664);
+  const VisionProfileBatch one = plan_vision_profile(m.vision_profile, {{0, 24}, 8192, 262144, 256});
+  CHECK(one.items == 1);
+  CHECK(!one.video);  // Qwen3.6's tower has no video shape: vLLM releases that serve it profile the image
+  CHECK(one.cache_rows_per_item == 0);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, one) == 352321536 + 1509949440);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 2, one) == 352321536 + 905969664);
   // 32,768 batched tokens make room for two such images in one profiling batch.
-  CHECK(images_in_profile_batch(m.vision_profile, 32768) == 2);
-  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, 32768) == int64_t{2} * (352321536 + 1509949440));
+  const VisionProfileBatch two = plan_vision_profile(m.vision_profile, {{0, 24}, 32768, 262144, 256});
+  CHECK(two.items == 2);
+  CHECK(estimate_vision_profile_bytes_per_gpu(m, DType::bf16, 1, two) == int64_t{2} * (352321536 + 1509949440));
+  // vLLM caps the items at max_num_seqs x images per prompt: one sequence with --limit-mm-per-prompt
+  // '{"image": 1}' profiles one image however large the budget.
+  CHECK(plan_vision_profile(m.vision_profile, {{0, 24}, 32768, 262144, 1, 1, -1}).items == 1);
+  // An image limit of 0 leaves nothing to profile (and, with no other modality, no tower).
+  CHECK(plan_vision_profile(m.vision_profile, {{0, 24}, 32768, 262144, 256, 0, -1}).items == 0);
   // It is the peak whenever it exceeds the language model's forward and sampler; served with
   // --language-model-only there is neither the tower's weights nor its profiling.
   EngineMemoryConfig c;
@@ -330,9 +340,10 @@ TEST_CASE("Gemma 3: a batch of 32 dummy images and their encoder outputs stay al
   CHECK(g.vision_profile.patches == 4096);
   CHECK(g.vision_profile.patch_elements == 588);
   CHECK(g.vision_profile.image_tokens == 256);
-  CHECK(images_in_profile_batch(g.vision_profile, 8192) == 32);
-  CHECK(images_in_profile_batch(g.vision_profile, 100) == 1);  // the budget is at least one image
-  CHECK(held_vision_profile_bytes_per_gpu(g, DType::bf16, 8192) == 154140672 + 41943040);
+  const VisionProfileBatch at_8192 = plan_vision_profile(g.vision_profile, {{0, 19}, 8192, 8192, 1024});
+  CHECK(at_8192.items == 32);
+  CHECK(plan_vision_profile(g.vision_profile, {{0, 19}, 100, 8192, 1024}).items == 1);  // the budget is at least one image
+  CHECK(held_vision_profile_bytes_per_gpu(g, DType::bf16, at_8192) == 154140672 + 41943040);
   // The sampler phase is the peak here (vLLM 0.19 on an H100: 8,192 tokens, 1,024 sequences), so
   // the held tensors add to it whole; the encoder pass itself (131,072 patches) stays below it.
   EngineMemoryConfig c;
@@ -343,7 +354,7 @@ TEST_CASE("Gemma 3: a batch of 32 dummy images and their encoder outputs stay al
   c.language_model_only = true;
   const MemoryBudget text = compute_memory_budget(g, load_gpu("h100-sxm"), c);
   CHECK(with_vision.activation_bytes_per_gpu - text.activation_bytes_per_gpu == 154140672 + 41943040);
-  CHECK(estimate_vision_profile_bytes_per_gpu(g, DType::bf16, 1, 8192) < with_vision.activation_bytes_per_gpu);
+  CHECK(estimate_vision_profile_bytes_per_gpu(g, DType::bf16, 1, at_8192) < with_vision.activation_bytes_per_gpu);
 }
 
 TEST_CASE("vLLM >= 0.19 refuses a hybrid model whose pool has fewer blocks than max_num_seqs") {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/memory/activation.hpp"
+#include "sim/memory/vision_profile.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/model/model_catalog.hpp"
@@ -67,8 +68,9 @@ TEST_CASE("Llama 4 Scout: 109B total / 17B active, 3 chunked layers to 1 global,
   // 2,448 x 5,120) x 2 B = 3 x (5,757,696 + 12,533,760) x 2 = 109,748,736 B.
   CHECK(m.vision_profile.patches == 17 * 576);
   CHECK(m.vision_profile.image_tokens == 2448);
-  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 3);
-  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, 8192) == 109748736);
+  const VisionProfileBatch batch = plan_vision_profile(m.vision_profile, {{0, 19}, 8192, 131072, 1024});
+  CHECK(batch.items == 3);
+  CHECK(held_vision_profile_bytes_per_gpu(m, DType::bf16, batch) == 109748736);
   // The cache: 12 global layers, 36 chunked ones in 3 groups of 12 that hold one chunk at most.
   EngineMemoryConfig cfg;
   cfg.tensor_parallel_size = 4;
@@ -109,7 +111,7 @@ TEST_CASE("Mistral 3 and Qwen3-VL wrappers: text_config read, the vision tower c
   CHECK(m.vision_profile.patches == 12100);
   CHECK(m.vision_profile.image_tokens == 3025);
   CHECK(m.vision_profile.patch_elements == 3 * 14 * 14);
-  CHECK(images_in_profile_batch(m.vision_profile, 8192) == 2);
+  CHECK(plan_vision_profile(m.vision_profile, {{0, 19}, 8192, 131072, 1024}).items == 2);
 
   // Qwen3-VL h 8, I 16, depth 2, patch 2, temporal 2: blocks 2 x (4x64 + 4x8 + 2x8x16 + 16 + 8 +
   // 4x8) = 1,200; patch conv 3x2x2x2x8 + 8 = 200 + positions 4x8 = 232; merger (m = 4x8 = 32):

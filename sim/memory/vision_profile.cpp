@@ -1,0 +1,121 @@
+#include "sim/memory/vision_profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/util/int_math.hpp"
+
+namespace kvcap {
+
+namespace {
+
+/// Largest k with k * k <= n.
+int64_t isqrt(int64_t n) {
+  auto k = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
+  while (k > 0 && k * k > n) --k;
+  while ((k + 1) * (k + 1) <= n) ++k;
+  return k;
+}
+
+struct VideoGrid {
+  int64_t patches = 0;
+  int64_t embeds = 0;
+};
+
+/// transformers' video_smart_resize for `frames` frames of the largest image: while all frames
+/// together hold more than max_pixels, each side shrinks to sqrt(max_pixels / frames), floored to
+/// whole patch x merge units (at least one); temporal patches are ceil(frames / temporal_patch).
+VideoGrid video_grid(const VideoProfileShape& v, int64_t frames) {
+  const int64_t unit = v.patch * v.merge;
+  int64_t side = v.frame_side / unit * unit;
+  if (frames * v.frame_side * v.frame_side > v.max_pixels)  // frame_side^2 <= 2^26 and frames <= max_frames
+    side = std::max<int64_t>(1, isqrt(v.max_pixels / (frames * unit * unit))) * unit;
+  const int64_t temporal = ceil_div(frames, v.temporal_patch);
+  const int64_t per_frame = (side / v.patch) * (side / v.patch);
+  return {temporal * per_frame, temporal * per_frame / (v.merge * v.merge)};
+}
+
+}  // namespace
+
+VideoProfileDims qwen3_vl_profile_video(const VideoProfileShape& v, int64_t max_model_len) {
+  if (v.max_frames <= 0) return {};
+  int64_t frames = 2;
+  while (frames < v.max_frames && video_grid(v, frames + 1).embeds <= max_model_len) ++frames;
+  const VideoGrid g = video_grid(v, frames);
+  return {frames, g.patches, g.embeds};
+}
+
+VisionProfileBatch plan_vision_profile(const VisionProfileShape& shape, const VisionProfileSettings& s) {
+  VisionProfileBatch b;
+  if (shape.patches <= 0 || shape.image_tokens <= 0) return b;
+  const bool v0_11_or_0_12 = s.vllm_version >= std::pair<int, int>{0, 11} && s.vllm_version < std::pair<int, int>{0, 13};
+  const bool image_on = s.image_limit != 0;
+  const bool video_on = shape.video.max_frames > 0 && s.video_limit != 0;
+  if (!image_on && !video_on) return b;
+
+  int64_t video_tokens = 0;
+  VideoProfileDims video;
+  if (video_on) {
+    video = qwen3_vl_profile_video(shape.video, s.max_model_len);
+    // get_max_video_tokens on 0.11-0.12: int(embeddings x 12.5); the embeddings alone from #30475.
+    video_tokens = v0_11_or_0_12 ? video.embeds * 25 / 2 : video.embeds;
+  }
+  const int64_t image_tokens = image_on ? shape.image_tokens : 0;
+  b.video = video_on && video_tokens >= image_tokens;
+  b.placeholder_tokens = b.video ? video_tokens : image_tokens;
+  b.patches_per_item = b.video ? video.patches : shape.patches;
+  b.embeds_per_item = b.video ? video.embeds : shape.image_tokens;
+  b.budget_tokens = std::max({s.max_num_batched_tokens, image_tokens, video_tokens});
+
+  const int64_t T = b.placeholder_tokens;
+  const int64_t limit = b.video ? s.video_limit : s.image_limit;
+  int64_t per_prompt = std::max<int64_t>(1, s.max_model_len / T);
+  if (limit > 0) per_prompt = std::min(per_prompt, limit);
+  const int64_t by_budget = b.budget_tokens / T;
+  const auto by_seqs = checked_mul(std::max<int64_t>(1, s.max_num_seqs), per_prompt);
+  b.items = std::max<int64_t>(1, by_seqs ? std::min(by_budget, *by_seqs) : by_budget);
+
+  int64_t rows = 0;
+  if (s.vllm_version >= std::pair<int, int>{0, 11} && s.vllm_version < std::pair<int, int>{0, 12}) rows = b.budget_tokens;
+  else if (s.vllm_version >= std::pair<int, int>{0, 12} && s.vllm_version < std::pair<int, int>{0, 13}) rows = T;
+  b.cache_rows_per_item = b.embeds_per_item < rows ? rows : 0;
+  return b;
+}
+
+int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, const VisionProfileBatch& batch) {
+  const VisionProfileShape& v = m.vision_profile;
+  const int64_t b = dtype_bits(dt) / 8;
+  const int64_t width = v.output_widths * m.hidden_size;
+  return batch.items *
+         (batch.patches_per_item * v.patch_elements + (batch.embeds_per_item + batch.cache_rows_per_item) * width) * b;
+}
+
+int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, const VisionProfileBatch& batch) {
+  if (batch.items <= 0) return 0;
+  const VisionProfileShape& v = m.vision_profile;
+  const int64_t b = dtype_bits(dt) / 8;
+  auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
+  const int64_t patches = batch.items * batch.patches_per_item;
+  // The dummy items' pixel values reach the GPU already in the model dtype, as the held term
+  // above counts them: the profiling batch comes from vLLM's own processor
+  // (GPUModelRunner._get_mm_dummy_batch -> MultiModalRegistry.get_dummy_mm_inputs), whose
+  // InputProcessingContext.call_hf_processor casts every floating-point output of the HF processor
+  // to model_config.dtype (_postprocess_output, "this emulates output.to(dtype=
+  // self.model_config.dtype)"; vllm/multimodal/processing.py: every copy the code index holds casts,
+  // the older ones through an inline maybe_cast_dtype; the exact v0.24.0 file could not be listed).
+  // The tower's `.type(self.visual.dtype)` then copies nothing; one model-dtype copy is alive.
+  const int64_t pixels = patches * v.patch_elements * b;
+  // Qwen3-VL's tower (vllm/model_executor/models/qwen3_vl.py, Qwen3_VisionTransformer.forward; the
+  // code index's copy, commit 002d7b93, whose forward Qwen3.5/3.6 reuse) adds
+  // fast_pos_embed_interpolate's position embeddings, [patches, hidden] in the model dtype, to the
+  // patch embeddings and keeps them bound (`pos_embeds`) while its blocks run; replicated (one
+  // nn.Embedding). Only the Qwen3-VL-family profiles set `hidden`, so 0 for the other towers.
+  const int64_t pos_embeds = patches * v.hidden * b;
+  // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
+  // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
+  // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
+  const int64_t block = patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
+  return pixels + pos_embeds + block;
+}
+
+}  // namespace kvcap
