@@ -34,6 +34,8 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   m.kv_cache_dtype = e.kv_cache_dtype;
   m.dtype = e.dtype;
   m.quantization = e.quantization;
+  m.mm_image_limit = e.mm_limits.image;
+  m.mm_video_limit = e.mm_limits.video;
   m.gpu_memory_utilization = e.gpu_memory_utilization;
   m.vllm_version = e.vllm_version;
   m.enforce_eager = e.enforce_eager;  // no graphs: vLLM >= 0.21 reserves nothing for them

@@ -25,7 +25,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
                     "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
                     "enable_prefix_caching", "scheduling_policy", "kv_cache_dtype", "dtype", "quantization",
                     "free_block_order", "event_skipping", "async_scheduling", "enforce_eager",
-                    "max_cudagraph_capture_size", "vllm_version",
+                    "max_cudagraph_capture_size", "vllm_version", "limit_mm_per_prompt",
                     // policy fields (policy_settings.hpp)
                     "contiguous_reserve", "contiguous_fit", "on_oom", "restart_s", "static_batch_size",
                     "preemption_mode", "watermark", "swap_space", "sglang", "admission", "session_kv",
@@ -63,6 +63,7 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
   e.kv_cache_dtype = r.get_string("kv_cache_dtype", e.kv_cache_dtype);
   e.dtype = r.get_string("dtype", e.dtype);
   e.quantization = r.get_string("quantization", e.quantization);
+  if (r.has("limit_mm_per_prompt")) e.mm_limits = read_mm_limits(r.object("limit_mm_per_prompt"));
   e.free_order = choice(r, "free_block_order", "append", {"append", "prepend_fresh"}) == "prepend_fresh"
                      ? FreeOrder::prepend_fresh
                      : FreeOrder::append_all;

@@ -13,6 +13,7 @@
 #include "sim/engine/routers.hpp"
 #include "sim/kv/block_pool.hpp"
 #include "sim/memory/memory_budget.hpp"
+#include "sim/memory/mm_limits.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/scenario/policy_settings.hpp"
 #include "sim/sched/waiting_queue.hpp"
@@ -52,6 +53,9 @@ struct EngineSettings {
   std::string kv_cache_dtype = "auto";
   std::string dtype = "auto";
   std::string quantization;
+  /// vLLM --limit-mm-per-prompt (vision-language checkpoints): items per prompt by modality, -1
+  /// not given, 0 off (not profiled; every modality off: text only). mm_limits.hpp.
+  MmLimits mm_limits;
   /// How freed blocks re-enter the free queue: "append" (vLLM until late 2025) or
   /// "prepend_fresh" (newest vLLM block_pool.py).
   FreeOrder free_order = FreeOrder::append_all;

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/mm_limits.hpp"
 #include "sim/memory/vision_profile.hpp"
@@ -12,6 +14,7 @@
 #include "sim/model/param_count.hpp"
 #include "sim/util/error.hpp"
 #include "tests/support/run_command.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace kvcap;
 using cli_test::CommandResult;
@@ -148,4 +151,28 @@ TEST_CASE("kvcap memory: the profiled video in the table and --json; a bad --lim
   const CommandResult bad = run_kvcap(base + " --limit-mm-per-prompt '{\"vidoe\": 0}'");
   CHECK(bad.code == 2);
   CHECK(bad.output.find("vidoe") != std::string::npos);
+}
+
+TEST_CASE("kvcap run: engine.limit_mm_per_prompt sizes the pool as kvcap memory does") {
+  // The 0.11 video's held tensors (5,586,812,928 B) against the image's (738,197,504): 4,848,615,424
+  // B a GPU more for KV with '{"video": 0}', whole pages of 770,048 B (94 layers x 16 tokens x one
+  // KV head of 128 x 2 x 2 B at TP 8): 6,296 pages, less what the rounding of each pool leaves.
+  const test_support::TempDir dir("vision-run");
+  const std::string scenario = dir.write("vl.json", R"({"model": ")" + kQwen3Vl + R"(", "gpu": "a100-80gb",
+    "engine": {"tensor_parallel_size": 8, "vllm_version": "0.11.0", "quantization": "fp8-block", "max_model_len": 100000},
+    "cost_model": {"kind": "constant", "step_s": 0.01},
+    "workload": {"kind": "inline", "requests": [{"id": "r0", "arrival_s": 0, "prompt_tokens": 64, "output_tokens": 4}]},
+    "seed": 1})");
+  const auto blocks = [&](const std::string& extra) {
+    const CommandResult r = run_kvcap("run " + scenario + " --json --quiet" + extra);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.output).at("scenario").at("num_gpu_blocks").get<int64_t>();
+  };
+  const int64_t video = blocks("");
+  const int64_t image = blocks(" --set 'engine.limit_mm_per_prompt={\"video\": 0}'");
+  CHECK(image - video >= 6295);
+  CHECK(image - video <= 6297);
+  const CommandResult bad = run_kvcap("run " + scenario + " --quiet --set 'engine.limit_mm_per_prompt={\"video\": -1}'");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("limit_mm_per_prompt") != std::string::npos);
 }
