@@ -14,7 +14,9 @@ namespace {
 
 using Run = std::pair<double, int64_t>;
 
-bool value_less(const Run& x, const Run& y) { return x.first < y.first; }
+// A function object, not a function: std::sort given a function pointer calls through it for
+// every comparison (2.6% of the 1M benchmark's instructions, and a 5% sort, when it was one).
+constexpr auto value_less = [](const Run& x, const Run& y) { return x.first < y.first; };
 
 // numpy's linear method over a sorted multiset, given value_at(sorted index).
 template <class ValueAt>
