@@ -498,6 +498,10 @@ std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family
     case Family::deepseek:  // MLA ropes only the decoupled key (qk_rope_head_dim), DeepSeek YaRN
       tables.push_back(table(params, m.mla.qk_rope_head_dim));
       break;
+    case Family::gpt_oss:  // gpt_oss.py OAIAttention: get_rope(..., dtype=torch.float32, YaRN), an fp32 table
+      tables.push_back(table(params, rotary_dim(params, m.head_dim)));
+      tables.back().fp32 = true;
+      break;
     case Family::minimax_m2:  // minimax_m2.py passes config.rotary_dim
       tables.push_back(table(params, r.has_value("rotary_dim") ? req_int(r, "rotary_dim") : rotary_dim(params, m.head_dim)));
       break;

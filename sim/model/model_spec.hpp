@@ -127,11 +127,12 @@ struct VisionProfileShape {
 };
 
 /// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it
-/// whole, positions x rotary_dim elements in the model dtype.
+/// whole, positions x rotary_dim elements in the model dtype (fp32 where the model file asks for it).
 struct RopeTable {
   int64_t positions = 0;
   int64_t rotary_dim = 0;
   bool mrope = false;  ///< MRotaryEmbedding (4 x max_position_embeddings positions)
+  bool fp32 = false;   ///< get_rope(dtype=torch.float32): gpt-oss's OAIAttention
 };
 
 struct ModelSpec {

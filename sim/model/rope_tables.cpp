@@ -61,7 +61,7 @@ RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embedd
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype) {
   const int64_t element = dtype_bits(dtype) / 8;
   int64_t bytes = 0;
-  for (const RopeTable& t : model.rope_tables) bytes += t.positions * t.rotary_dim * element;
+  for (const RopeTable& t : model.rope_tables) bytes += t.positions * t.rotary_dim * (t.fp32 ? 4 : element);
   return bytes;
 }
 

@@ -29,7 +29,8 @@ namespace kvcap {
 RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embeddings, int64_t rotary_dim,
                      bool deepseek_yarn, bool force_mrope, const std::string& max_position_where);
 
-/// Bytes one GPU holds for the model's tables in `dtype` (the model dtype vLLM runs).
+/// Bytes one GPU holds for the model's tables in `dtype` (the model dtype vLLM runs; fp32 for a table
+/// the model file builds in fp32, RopeTable::fp32).
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype);
 
 }  // namespace kvcap

@@ -53,8 +53,12 @@ TEST_CASE("RoPE tables: one per distinct get_rope call, sized as vLLM's classes 
 
   // DeepSeek YaRN ropes the 64-wide decoupled key over original 4,096 x factor 40 positions.
   check_rope_tables(load_model("deepseek-v3"), {{163840, 64}});
-  // gpt-oss YaRN: max(4,096 x 32, 131,072) positions of head_dim 64.
-  check_rope_tables(load_model("gpt-oss-20b"), {{131072, 64}});
+  // gpt-oss YaRN: max(4,096 x 32, 131,072) positions of head_dim 64, built in fp32 whatever the
+  // model dtype (OAIAttention passes dtype=torch.float32): 131,072 x 64 x 4 B = 32 MiB, not 16.
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  check_rope_tables(oss, {{131072, 64}});
+  CHECK(oss.rope_tables[0].fp32);
+  CHECK(rope_cache_bytes(oss, DType::bf16) == 32 * kRopeMiB);
   // Qwen3.6 M-RoPE: 4 x 262,144 positions (MRotaryEmbedding) x 256 x 0.25 rotated dims.
   check_rope_tables(load_model("qwen3.6-35b-a3b"), {{1048576, 64}});
   // Qwen3-VL's trimmed config has no mrope keys; its text model runs M-RoPE all the same.
