@@ -126,7 +126,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "limit_mm_per_prompt", "data_parallel_size",
                       "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "stage_gpus", "pp_layer_partition",
-                      "assumed"});
+                      "logged_stage", "assumed"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
       if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");
@@ -161,6 +161,8 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     }
     row.startup_failed = k.get_bool("expect_refusal", false);
     read_settings(k, row);
+    if (k.has("logged_stage"))
+      row.logged_stage = k.get_int("logged_stage", 0, row.config.pipeline_parallel_size - 1);
   }
   // After the settings: the block size may come from them.
   if (!g.kv_cache_tokens && num_gpu_blocks) g.kv_cache_tokens = *num_gpu_blocks * row.config.block_size;
@@ -229,8 +231,12 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
       if (row.logged.kv_cache_tokens && *row.logged.kv_cache_tokens > 0)
         c.kv_tokens_error = static_cast<double>(b.kv_cache_tokens - *row.logged.kv_cache_tokens) /
                             static_cast<double>(*row.logged.kv_cache_tokens);
+      // A log of one pipeline stage's worker states that stage's memory, not the binding one's.
+      if (row.logged_stage && static_cast<size_t>(*row.logged_stage) < b.stages.size())
+        c.stage = b.stages[static_cast<size_t>(*row.logged_stage)];
+      const int64_t kv_bytes = c.stage ? c.stage->kv_cache_bytes_per_gpu : b.kv_cache_bytes_per_gpu;
       if (row.logged.available_kv_gib && *row.logged.available_kv_gib > 0)
-        c.available_kv_error = (static_cast<double>(b.kv_cache_bytes_per_gpu) / kGiB - *row.logged.available_kv_gib) /
+        c.available_kv_error = (static_cast<double>(kv_bytes) / kGiB - *row.logged.available_kv_gib) /
                                *row.logged.available_kv_gib;
     }
     out.push_back(std::move(c));
@@ -312,14 +318,17 @@ void print_startup_checks(std::ostream& os, const std::vector<StartupCheck>& che
     }
     const MemoryBudget& b = *c.budget;
     auto g = [](int64_t bytes) { return static_cast<double>(bytes) / kGiB; };
+    const MemoryBudget::Stage st = c.stage ? *c.stage
+                                           : MemoryBudget::Stage{b.model_loading_bytes_per_gpu(), b.activation_bytes_per_gpu,
+                                                                 b.non_torch_bytes_per_gpu, b.kv_cache_bytes_per_gpu};
     os << std::right << std::setw(12)
        << (r.logged.kv_cache_tokens ? std::to_string(*r.logged.kv_cache_tokens) : std::string("-")) << std::setw(12)
        << b.kv_cache_tokens << std::setw(10) << signed_pct_cell(c.kv_tokens_error) << std::setw(9) << gib_cell(r.logged.available_kv_gib)
-       << std::setw(8) << gib_cell(g(b.kv_cache_bytes_per_gpu)) << std::setw(10) << signed_pct_cell(c.available_kv_error) << "  "
+       << std::setw(8) << gib_cell(g(st.kv_cache_bytes_per_gpu)) << std::setw(10) << signed_pct_cell(c.available_kv_error) << "  "
        << std::setw(7) << gib_cell(r.logged.weights_gib) << "/" << std::left << std::setw(10)
-       << gib_cell(g(b.model_loading_bytes_per_gpu())) << std::right << std::setw(7) << gib_cell(r.logged.activation_peak_gib) << "/"
-       << std::left << std::setw(10) << gib_cell(g(b.activation_bytes_per_gpu)) << std::right << std::setw(7)
-       << gib_cell(r.logged.non_torch_gib) << "/" << gib_cell(g(b.non_torch_bytes_per_gpu)) << "\n";
+       << gib_cell(g(st.model_loading_bytes_per_gpu)) << std::right << std::setw(7) << gib_cell(r.logged.activation_peak_gib) << "/"
+       << std::left << std::setw(10) << gib_cell(g(st.activation_bytes_per_gpu)) << std::right << std::setw(7)
+       << gib_cell(r.logged.non_torch_gib) << "/" << gib_cell(g(st.non_torch_bytes_per_gpu)) << "\n";
   }
   os << "\n" << s.rows << " rows, " << s.runnable << " runnable; refuse-to-start call right on " << s.refusal_calls_right
      << " of " << s.runnable << "\n";
@@ -347,6 +356,12 @@ nlohmann::ordered_json startup_checks_json(const std::vector<StartupCheck>& chec
                       {"rope_cache_bytes_per_gpu", c.budget->rope_cache_bytes_per_gpu},
                       {"activation_bytes_per_gpu", c.budget->activation_bytes_per_gpu},
                       {"non_torch_bytes_per_gpu", c.budget->non_torch_bytes_per_gpu}};
+        if (c.stage)
+          j["kvcap"]["logged_stage"] = {{"stage", *r.logged_stage},
+                                        {"model_loading_bytes_per_gpu", c.stage->model_loading_bytes_per_gpu},
+                                        {"activation_bytes_per_gpu", c.stage->activation_bytes_per_gpu},
+                                        {"non_torch_bytes_per_gpu", c.stage->non_torch_bytes_per_gpu},
+                                        {"kv_cache_bytes_per_gpu", c.stage->kv_cache_bytes_per_gpu}};
       }
       if (c.kv_tokens_error) j["kv_tokens_error"] = *c.kv_tokens_error;
       if (c.available_kv_error) j["available_kv_error"] = *c.available_kv_error;

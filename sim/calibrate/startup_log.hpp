@@ -36,6 +36,9 @@ struct StartupLogRow {
   /// card or its memory inferred), "settings" (a flag that changes the budget inferred). Rows with
   /// none are the exact tier: their error is kvcap's alone.
   std::vector<std::string> assumed;
+  /// kvcap.logged_stage: the pipeline stage whose worker the logged memory lines are (vLLM V0 logs
+  /// each worker's own); unset = the binding stage, the engine's figure.
+  std::optional<int64_t> logged_stage;
   EngineMemoryConfig config;
 };
 
@@ -46,6 +49,7 @@ struct StartupCheck {
   const StartupLogRow* row = nullptr;
   std::string not_runnable;         ///< why kvcap cannot predict this row (empty = it ran)
   std::optional<MemoryBudget> budget;
+  std::optional<MemoryBudget::Stage> stage;  ///< the logged stage's own figures (row.logged_stage)
   std::string refusal;              ///< kvcap refused to start (model does not fit, ...)
   std::optional<double> kv_tokens_error;     ///< (kvcap - logged) / logged
   std::optional<double> available_kv_error;  ///< idem, available KV bytes

@@ -304,7 +304,6 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   const int64_t pp = cfg.pipeline_parallel_size;
   MemoryBudget b;
   b.block_size = cfg.block_size;
-  b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp, cfg.pp_layer_partition);
   if (!cfg.stage_gpus.empty() && static_cast<int64_t>(cfg.stage_gpus.size()) != pp)
     throw FieldError("stage_gpus", "expected one GPU per pipeline stage (" + std::to_string(pp) + "), got " +
                                          std::to_string(cfg.stage_gpus.size()));
@@ -328,6 +327,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                       "and absent before 0.7); vllm_version is " + cfg.vllm_version);
   // V1 on a 0.7 release: its serve batch defaults and non-torch figure are taken as 0.8's.
   const auto engine_version = cfg.vllm_use_v1 ? std::pair<int, int>{0, 8} : version;
+  // Before 0.8 the last stage took the layers an even split leaves over (get_pp_indices before
+  // PR #13839, 2025-02-26); pipeline_parallel.hpp.
+  const bool before_0_8 = version < std::pair<int, int>{0, 8};
+  const std::vector<int64_t> pp_partition =
+      cfg.pp_layer_partition.empty() && before_0_8 && pp > 1
+          ? pipeline_stage_layers_remainder_last(static_cast<int64_t>(model.layers.size()), pp)
+          : cfg.pp_layer_partition;
+  b.stage_layers = pipeline_stage_layers(static_cast<int64_t>(model.layers.size()), pp, pp_partition);
   if (cfg.sampler != "auto" && cfg.sampler != "flashinfer" && cfg.sampler != "pytorch" && cfg.sampler != "triton")
     throw FieldError("sampler", "expected auto, flashinfer, pytorch or triton, got " + quote_input(cfg.sampler));
   // The sort-based sampler: V1's from 0.8, and V0's own (below); the Triton kernel from 0.17.
@@ -452,8 +459,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.vision_profile = plan_vision_profile(model.vision_profile, {version, b.max_num_batched_tokens, b.max_model_len,
                                                                 b.max_num_seqs, cfg.mm_image_limit, cfg.mm_video_limit});
   int64_t least_stage_kv_bytes = 0;  // vLLM's refusal check below runs on every stage's own memory
+  std::vector<MemoryBudget::Stage> stages;
   for (int64_t s = 0; s < pp; ++s) {
-    const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s, cfg.pp_layer_partition);
+    const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, s, pp_partition);
     const GpuSpec& stage_gpu = cfg.stage_gpus.empty() ? gpu : cfg.stage_gpus[static_cast<size_t>(s)];
     const bool first = s == 0, last = s == pp - 1;
     MemoryBudget st = b;
@@ -465,6 +473,14 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     // The MTP drafter loads with the model (on the last stage), unquantized: quantized checkpoints
     // leave the mtp layers out of their quantization.
     ParamCount stage_params = count_parameters_per_stage_gpu(stage_model, tp, first, last);
+    if (!last && before_0_8 &&
+        (model.architecture == "DeepseekV2ForCausalLM" || model.architecture == "DeepseekV3ForCausalLM")) {
+      // DeepseekV2ForCausalLM built its LM head on every pipeline rank until PR #13833 (2025-02-26).
+      const int64_t head = count_parameters_per_gpu(stage_model, tp).lm_head;
+      stage_params.lm_head += head;
+      stage_params.total += head;
+      stage_params.active += head;
+    }
     if (ep > 1) {
       // Each GPU holds num_experts / ep whole routed experts instead of every expert's tp-th
       // slice; shared experts stay tensor-parallel.
@@ -478,6 +494,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                      model.moe_router_fp32) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
+    if (version == std::pair<int, int>{0, 7} && !cfg.vllm_use_v1)
+      st.weight_bytes_per_gpu += v0_mla_absorbed_bytes_per_gpu(stage_model, tp, quant, model_dtype);
     st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
     // vLLM >= 0.21 loads the model under max_split_size_mb 20 on CUDA (PR #41268).
     const int64_t load_max_split = v21 && stage_gpu.compute_capability > 0 ? int64_t{20} << 20 : 0;
@@ -530,12 +548,15 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                              std::to_string(b.gpu_memory_utilization) + ")" + fit_hint);
     }
     st.num_gpu_blocks = st.kv_cache_bytes_per_gpu / st.page_bytes_per_gpu;
+    stages.push_back({st.model_loading_bytes_per_gpu(), st.activation_bytes_per_gpu, st.non_torch_bytes_per_gpu,
+                      st.kv_cache_bytes_per_gpu});
     least_stage_kv_bytes = s == 0 ? st.kv_cache_bytes_per_gpu : std::min(least_stage_kv_bytes, st.kv_cache_bytes_per_gpu);
     if (s == 0 || st.num_gpu_blocks < b.num_gpu_blocks) {
       st.binding_stage = s;
       b = std::move(st);
     }
   }
+  b.stages = std::move(stages);
   if (b.num_gpu_blocks < 1)
     throw InputError(model.name + " on " + (b.binding_stage_gpu.empty() ? gpu.id : b.binding_stage_gpu),
                      "the " + gib_text(b.kv_cache_bytes_per_gpu) +

@@ -192,6 +192,15 @@ struct MemoryBudget {
   /// activations, KV bytes, page) are that stage's.
   std::vector<int64_t> stage_layers;
   int64_t binding_stage = 0;
+  /// Each pipeline stage's own figures (one entry without pipeline parallelism): what that stage's
+  /// workers log before the engine takes the smallest block count.
+  struct Stage {
+    int64_t model_loading_bytes_per_gpu = 0;
+    int64_t activation_bytes_per_gpu = 0;
+    int64_t non_torch_bytes_per_gpu = 0;
+    int64_t kv_cache_bytes_per_gpu = 0;
+  };
+  std::vector<Stage> stages;
   std::string binding_stage_gpu;  ///< the binding stage's GPU id when the stages run on different GPUs
   int64_t worst_case_blocks_for_tokens(int64_t tokens, int64_t max_num_batched_tokens) const {
     return kv.worst_case_blocks_for_tokens(tokens, max_num_batched_tokens);

@@ -74,6 +74,21 @@ WeightQuant as_loaded_on(const WeightQuant& declared, int compute_capability, DT
   return q;
 }
 
+int64_t v0_mla_absorbed_bytes_per_gpu(const ModelSpec& m, int64_t tp, const WeightQuant& q, DType model_dtype) {
+  int64_t layers = 0;
+  for (const auto& l : m.layers) layers += l.attention == AttentionKind::mla ? 1 : 0;
+  if (layers == 0) return 0;
+  const int64_t b = dtype_bits(model_dtype) / 8;
+  const bool fp8 = q.method == "fp8";
+  const int64_t absorbed = fp8 ? 1 : b;
+  const int64_t n = (m.num_attention_heads + tp - 1) / tp;
+  const int64_t lq = m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size;
+  const int64_t lkv = m.mla.kv_lora_rank;
+  const int64_t per_layer = lq * n * lkv * absorbed + n * lkv * m.hidden_size * absorbed + lq * n * m.mla.qk_rope_head_dim * b +
+                            (fp8 ? lkv * n * (m.mla.qk_nope_head_dim + m.mla.v_head_dim) * 4 : 0);
+  return layers * per_layer;
+}
+
 namespace {
 
 int64_t format_bytes(int64_t params, int bits, int64_t group_size, int scale_bits) {

@@ -29,6 +29,19 @@ WeightQuant resolve_weight_quant(const std::string& name, const ModelSpec& model
 /// per-channel scales (negligible, as before); everything else is returned unchanged.
 WeightQuant as_loaded_on(const WeightQuant& declared, int compute_capability, DType model_dtype);
 
+/// What vLLM 0.7's V0 MLA backends keep per MLA layer beside the weights once loaded
+/// (MLACommonImpl.process_weights_after_loading in vllm/attention/backends/mla/utils.py at v0.7.2,
+/// VLLM_MLA_PERFORM_MATRIX_ABSORPTION on by default), per GPU with N = heads / TP, Lq the query's
+/// low-rank width (hidden_size without one), Lkv the latent width, H hidden: the absorbed
+/// W_Q_UK (Lq x N x Lkv) and W_UV_O (N x Lkv x H), requantized to fp8 for an fp8 checkpoint and
+/// in the model dtype otherwise; W_QR (Lq x N x rope) in the model dtype; and, for an fp8
+/// checkpoint, kv_b_proj dequantized to fp32 (Lkv x N x (nope + v)), kept alive by the W_UK / W_UV
+/// views taken of it. The original q/kv_b/o projections stay (prefill runs them). DeepSeek-R1 at
+/// TP 8: 12 + 56 + 3 + 8 = 79 MiB a layer. 0 for a model without MLA layers. (0.7.3 keeps the
+/// dequantized kv_b_proj in bf16, 4 MiB less a layer at TP 8; kvcap reads only "0.7".)
+int64_t v0_mla_absorbed_bytes_per_gpu(const ModelSpec& stage_model, int64_t tensor_parallel_size, const WeightQuant& quant,
+                                      DType model_dtype);
+
 /// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
 /// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (float32
 /// with `router_fp32`, which says the MoE routers are float32 whatever the model dtype) (and,

@@ -1,5 +1,6 @@
 #include "sim/model/pipeline_parallel.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/util/error.hpp"
@@ -29,6 +30,13 @@ std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int64_t pp, const
   std::vector<int64_t> layers(static_cast<size_t>(pp), num_layers / pp);
   const int64_t remainder = num_layers % pp;
   for (int64_t i = 2; i < remainder + 2; ++i) ++layers[static_cast<size_t>(pp - i)];
+  return layers;
+}
+
+std::vector<int64_t> pipeline_stage_layers_remainder_last(int64_t num_layers, int64_t pp) {
+  std::vector<int64_t> layers = pipeline_stage_layers(num_layers, pp, {});  // checks pp
+  std::fill(layers.begin(), layers.end(), num_layers / pp);
+  layers.back() += num_layers % pp;
   return layers;
 }
 

@@ -19,6 +19,10 @@ namespace kvcap {
 std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int64_t pipeline_parallel_size,
                                            const std::vector<int64_t>& partition = {});
 
+/// vLLM before 0.8 (get_pp_indices before PR #13839, 2025-02-26): num_layers / pp on every stage
+/// and the remainder on the last. 61 layers over 2 stages: 30, 31. InputError as above.
+std::vector<int64_t> pipeline_stage_layers_remainder_last(int64_t num_layers, int64_t pipeline_parallel_size);
+
 /// The model as stage `stage` holds it: its slice of the decoder layers (num_layers updated).
 ModelSpec pipeline_stage_model(const ModelSpec& model, int64_t pipeline_parallel_size, int64_t stage,
                                const std::vector<int64_t>& partition = {});

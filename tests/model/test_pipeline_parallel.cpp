@@ -181,3 +181,40 @@ TEST_CASE("vLLM's all-layer check runs on every stage's memory: the stage with t
   CHECK(b.kv_cache_bytes_per_gpu == 60468308147);
   CHECK(b.num_gpu_blocks == 30755);
 }
+
+TEST_CASE("vLLM 0.7 pipeline stages: remainder on the last stage, DeepSeek's LM head on every stage, MLA's absorbed matrices") {
+  // get_pp_indices before PR #13839: 61 / 2 = 30 a stage, the remainder on the last.
+  CHECK(pipeline_stage_layers_remainder_last(61, 2) == std::vector<int64_t>{30, 31});
+  CHECK(pipeline_stage_layers_remainder_last(22, 4) == std::vector<int64_t>{5, 5, 5, 7});
+  CHECK_THROWS_AS(pipeline_stage_layers_remainder_last(4, 5), InputError);
+  // DeepSeek-R1 (fp8) at TP 8: per MLA layer and GPU, 16 heads: W_Q_UK 1,536 x 16 x 512 x 1 B =
+  // 12,582,912, W_UV_O 16 x 512 x 7,168 x 1 = 58,720,256, W_QR 1,536 x 16 x 64 x 2 = 3,145,728 and
+  // kv_b_proj in fp32 512 x 16 x (128 + 128) x 4 = 8,388,608: 82,837,504 B (79 MiB).
+  const ModelSpec r1 = load_model(std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/deepseek-ai--DeepSeek-R1.json");
+  const WeightQuant fp8 = resolve_weight_quant("", r1);
+  const ModelSpec one_layer = pipeline_stage_model(r1, 61, 5);
+  CHECK(v0_mla_absorbed_bytes_per_gpu(one_layer, 8, fp8, DType::bf16) == 82837504);
+  // A bf16 checkpoint keeps them in bf16 and kv_b_proj unchanged (a view):
+  // 2 x (12,582,912 + 58,720,256) + 3,145,728.
+  CHECK(v0_mla_absorbed_bytes_per_gpu(one_layer, 8, WeightQuant{}, DType::bf16) == 2 * (12582912 + 58720256) + 3145728);
+  // Stage 0 over 2 stages of 8 H20-3e: on 0.7 it loads 30 layers, an LM head (129,280 / 8 x 7,168
+  // x 2 B = 231,669,760 B) and 30 layers' absorbed matrices more than the same 30 layers on 0.8.
+  EngineMemoryConfig c;
+  c.tensor_parallel_size = 8;
+  c.pipeline_parallel_size = 2;
+  c.max_model_len = 131072;
+  c.max_num_seqs = 1;
+  c.max_num_batched_tokens = 1;
+  c.vllm_version = "0.7";
+  const GpuSpec h20 = load_gpu("h20-3e");
+  const MemoryBudget v07 = compute_memory_budget(r1, h20, c);
+  CHECK(v07.stage_layers == std::vector<int64_t>{30, 31});
+  REQUIRE(v07.stages.size() == 2);
+  c.vllm_version = "0.8";
+  c.pp_layer_partition = {30, 31};
+  const MemoryBudget v08 = compute_memory_budget(r1, h20, c);
+  CHECK(v07.stages[0].model_loading_bytes_per_gpu - v08.stages[0].model_loading_bytes_per_gpu ==
+        int64_t{231669760} + 30 * int64_t{82837504});
+  // The last stage has its head either way: only the absorbed matrices differ.
+  CHECK(v07.stages[1].model_loading_bytes_per_gpu - v08.stages[1].model_loading_bytes_per_gpu == 31 * int64_t{82837504});
+}
