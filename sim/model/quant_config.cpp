@@ -283,8 +283,14 @@ void read_compressed_tensors(const JsonObjectReader& r, WeightQuant& q) {
   if (r.has_value("ignore")) {
     const auto& ignore = r.raw("ignore");
     if (!ignore.is_array()) throw InputError(r.where("ignore"), "expected an array of module names or patterns");
-    for (const auto& e : ignore)
-      if (e.is_string() && e.get<std::string>().find("attn") != std::string::npos) q.experts_only = true;
+    for (const auto& e : ignore) {
+      if (!e.is_string()) continue;
+      const std::string& name = e.get_ref<const std::string&>();
+      if (name.find("attn") != std::string::npos) q.experts_only = true;
+      // Shared experts left out (Kimi-K2-Thinking / K2.5: "re:.*shared_experts.*") load in the
+      // model dtype: vLLM's DeepSeek-V2 model builds them as a plain MLP under the ignore list.
+      if (name.find("shared_expert") != std::string::npos) q.shared_experts = WeightQuant::Format{};
+    }
   }
 }
 

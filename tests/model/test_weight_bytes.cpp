@@ -76,6 +76,22 @@ TEST_CASE("a compressed-tensors checkpoint: the first group's scheme, asymmetric
                        "/quantization_config/config_groups/g/weights/strategy"));
 }
 
+TEST_CASE("compressed-tensors: shared experts on the ignore list load in the model dtype (Kimi-K2.5's INT4 experts)") {
+  // Kimi-K2.5 ignores "re:.*shared_experts.*": its shared expert (3 x 7,168 x 2,048 = 44,040,192
+  // weights in each of 60 MoE layers) loads in bf16, not as INT4 group 32 (0.5 + 2 / 32 B a
+  // weight). At TP 8: 330,301,440 weights a GPU x (2 - 0.5625) B = 474,808,320 B more.
+  const std::string path = std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/moonshotai--Kimi-K2.5.json";
+  const ModelSpec k25 = load_model(path);
+  REQUIRE(k25.quant.shared_experts);
+  CHECK(k25.quant.shared_experts->bits == 16);
+  CHECK(k25.quant.experts_only);
+  WeightQuant int4_shared = k25.quant;
+  int4_shared.shared_experts.reset();
+  const ParamCount per_gpu = count_parameters_per_gpu(k25, 8);
+  CHECK(per_gpu.moe_shared_experts == 330301440);
+  CHECK(weight_bytes(per_gpu, DType::bf16, k25.quant) - weight_bytes(per_gpu, DType::bf16, int4_shared) == 474808320);
+}
+
 TEST_CASE("declared quantization is honoured, and `none` serves the unquantized model") {
   // GPT-OSS declares mxfp4 experts (4 bits + one 8-bit scale per 32 = 4.25 bits), all else bf16.
   // OpenAI's gpt-oss model card gives checkpoint sizes of 60.8 GiB (120b) and 12.8 GiB (20b).
