@@ -18,7 +18,8 @@ enum class ProfileSampler {
   flashinfer_before_0_11,
   /// FlashInfer 0.3.1 and later (vLLM 0.11.0's image; the default again from vLLM 0.21, PR
   /// #40376): the logits in the model dtype, their fp32 copy, top_k_mask_logits' output and the
-  /// softmax probabilities, alive together: S·V·(b + 12).
+  /// softmax probabilities, alive together: S·V·(b + 12). vLLM 0.8's image (FlashInfer 0.2.1.post2)
+  /// holds as much: the probabilities' top-k renormalised copy in place of the mask's output.
   flashinfer,
   /// PyTorch's sort (apply_top_k_top_p; the default from 0.11.1, PR #26859, through 0.16, and for
   /// batches under 8 rows on 0.17-0.20): S·V·(b + 4 + kSortSamplerExtraBytesPerElement).

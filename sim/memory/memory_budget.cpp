@@ -227,6 +227,10 @@ ProfileSampler default_profile_sampler(const std::pair<int, int>& v, bool v0_eng
   // off by default (VLLM_USE_FLASHINFER_SAMPLER "0"), applies _apply_top_k_top_p: a full sort, the
   // model-dtype logits alive in the caller.
   if (v0_engine) return ProfileSampler::sort;
+  // 0.8's image ships FlashInfer 0.2.1.post2, whose top_k_top_p_sampling_from_probs renormalises
+  // after top-k into a new fp32 tensor (top_k_renorm_probs, "top_k_first"): the bf16 logits, their
+  // fp32 copy, the probabilities and that copy, the b + 12 bytes of the later FlashInfer.
+  if (v >= std::pair<int, int>{0, 8} && v < std::pair<int, int>{0, 9}) return ProfileSampler::flashinfer;
   if (v < std::pair<int, int>{0, 11}) return ProfileSampler::flashinfer_before_0_11;
   if (v < std::pair<int, int>{0, 17}) return ProfileSampler::sort;
   if (v < std::pair<int, int>{0, 21}) return rows >= 8 ? ProfileSampler::triton : ProfileSampler::sort;

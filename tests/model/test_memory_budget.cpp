@@ -166,6 +166,13 @@ TEST_CASE("--vllm-version: 0.11-0.16 sort in the profiling sampler, 0.17-0.20 ru
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.non_torch_bytes_per_gpu == 397284474);  // 0.37 GiB at TP2
   cfg.tensor_parallel_size = 1;
+  // 0.8's image (FlashInfer 0.2.1.post2) keeps a top-k renormalised fp32 copy of the
+  // probabilities: 1,024 x 128,256 x (2 + 12) = 1,838,678,016 + the same 117,440,512 of hidden
+  // states, sampled rows and workspace = 1,956,118,528 (2 x 4 bytes on 0.9-0.10 as above).
+  cfg.vllm_version = "0.8.5";
+  b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
+  CHECK(b.activation_bytes_per_gpu == 1956118528);
+  CHECK(b.sampler == "flashinfer");
   cfg.vllm_version = "0.6";
   b = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), cfg);
   CHECK(b.non_torch_bytes_per_gpu == 214748364);  // 0.20 GiB: the V0 engine
