@@ -160,14 +160,16 @@ ModelCostShape make_stage_cost_shape(const ModelSpec& model, const MemoryBudget&
   // The budget's per-GPU figures belong to its binding stage: bytes per parameter (quantization
   // and scales included) and KV bytes per KV layer are the same on every stage.
   const int64_t bind = std::clamp<int64_t>(budget.binding_stage, 0, pp - 1);
-  const ModelSpec bind_model = pp == 1 ? model : pipeline_stage_model(model, pp, bind);
+  // The stages' layers as the budget split them (VLLM_PP_LAYER_PARTITION, or the version's rule).
+  const std::vector<int64_t>& partition = budget.stage_layers;
+  const ModelSpec bind_model = pp == 1 ? model : pipeline_stage_model(model, pp, bind, partition);
   const ParamCount bind_params = count_parameters_per_stage_gpu(bind_model, tp, bind == 0, bind == pp - 1);
   KVCAP_CHECK(bind_params.total > 0, "pipeline stage holds no parameters");
   const double bytes_per_param = static_cast<double>(budget.weight_bytes_per_gpu) / static_cast<double>(bind_params.total);
   const double kv_per_layer = static_cast<double>(budget.kv_bytes_per_token_per_gpu) /
                               static_cast<double>(std::max<int64_t>(1, kv_layers_of(bind_model)));
 
-  const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, stage);
+  const ModelSpec stage_model = pp == 1 ? model : pipeline_stage_model(model, pp, stage, partition);
   // make_cost_shape takes whole-model counts (it divides by TP); the stage model counts its own
   // layers plus the embedding and the LM head, which are settled below.
   const ParamCount params = count_parameters(stage_model);

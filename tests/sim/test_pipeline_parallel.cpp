@@ -7,9 +7,14 @@
 
 #include <map>
 #include <random>
+#include <string>
 
 #include "sim/cost/constant_cost_model.hpp"
+#include "sim/cost/cost_shape.hpp"
 #include "sim/cost/pipeline_cost_model.hpp"
+#include "sim/hw/gpu_spec.hpp"
+#include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_catalog.hpp"
 #include "tests/support/sim_harness.hpp"
 
 using namespace kvcap;
@@ -184,4 +189,26 @@ TEST_CASE("pipeline parallel: a request waiting for its token is never in a seco
     }
     MESSAGE("preemptions " << preemptions);
   }
+}
+
+TEST_CASE("pipeline stages are priced with the layers the memory budget gave them (VLLM_PP_LAYER_PARTITION, the version's rule)") {
+  const kvcap::ModelSpec m = kvcap::load_model("llama-3.1-8b");
+  const kvcap::GpuSpec h100 = kvcap::load_gpu("h100-sxm");
+  kvcap::EngineMemoryConfig c;
+  c.pipeline_parallel_size = 2;
+  c.max_model_len = 8192;
+  c.pp_layer_partition = {12, 20};
+  const kvcap::MemoryBudget b = kvcap::compute_memory_budget(m, h100, c);
+  CHECK(kvcap::make_stage_cost_shape(m, b, 1, 2, 0).num_layers == 12);
+  CHECK(kvcap::make_stage_cost_shape(m, b, 1, 2, 1).num_layers == 20);
+  // vLLM 0.7 put the remainder on the last stage: DeepSeek-R1's 61 layers as 30 + 31.
+  const kvcap::ModelSpec r1 = kvcap::load_model(std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/deepseek-ai--DeepSeek-R1.json");
+  kvcap::EngineMemoryConfig v07;
+  v07.tensor_parallel_size = 8;
+  v07.pipeline_parallel_size = 2;
+  v07.max_model_len = 131072;
+  v07.vllm_version = "0.7";
+  const kvcap::MemoryBudget rb = kvcap::compute_memory_budget(r1, kvcap::load_gpu("h20-3e"), v07);
+  CHECK(kvcap::make_stage_cost_shape(r1, rb, 8, 2, 0).num_layers == 30);
+  CHECK(kvcap::make_stage_cost_shape(r1, rb, 8, 2, 1).num_layers == 31);
 }
