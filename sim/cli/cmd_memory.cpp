@@ -167,6 +167,13 @@ int run_memory(const MemoryOptions& o) {
     j["pipeline_parallel_size"] = engine.pipeline_parallel_size;
     j["stage_layers"] = b.stage_layers;
     j["binding_stage"] = b.binding_stage;
+    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+    for (const MemoryBudget::Stage& st : b.stages)
+      stages.push_back({{"model_loading_bytes_per_gpu", st.model_loading_bytes_per_gpu},
+                        {"activation_bytes_per_gpu", st.activation_bytes_per_gpu},
+                        {"non_torch_bytes_per_gpu", st.non_torch_bytes_per_gpu},
+                        {"kv_cache_bytes_per_gpu", st.kv_cache_bytes_per_gpu}});
+    j["stages"] = stages;
     if (!engine.stage_gpus.empty()) {
       std::vector<std::string> ids;
       for (const GpuSpec& g : engine.stage_gpus) ids.push_back(g.id);
@@ -332,6 +339,17 @@ int run_memory(const MemoryOptions& o) {
   else
     row("CUDA graphs (reserved)", gib_text(b.cuda_graph_bytes_per_gpu));
   row("KV cache", gib_text(b.kv_cache_bytes_per_gpu) + (b.kv_cache_memory_from_flag ? "  (from --kv-cache-memory-bytes)" : ""));
+  if (b.stages.size() > 1) {
+    // Each stage's workers log their own lines (V0 each worker; V1 the engine takes the minimum).
+    std::cout << format_text("pipeline stages (per GPU: model loading / activation / non-torch / KV cache)\n");
+    for (size_t s = 0; s < b.stages.size(); ++s) {
+      const MemoryBudget::Stage& st = b.stages[s];
+      row("stage " + num(static_cast<int64_t>(s)) + " (" + num(b.stage_layers[s]) + " layers)" +
+              (static_cast<int64_t>(s) == b.binding_stage ? " *" : ""),
+          gib_text(st.model_loading_bytes_per_gpu) + " / " + gib_text(st.activation_bytes_per_gpu) + " / " +
+              gib_text(st.non_torch_bytes_per_gpu) + " / " + gib_text(st.kv_cache_bytes_per_gpu));
+    }
+  }
   std::cout << format_text("blocks\n");
   row("block size / layers per block", num(b.block_size) + " tokens / " + num(b.kv.layers_per_group) + " layers");
   if (b.decode_context_parallel_size > 1)

@@ -186,9 +186,18 @@ TEST_CASE("kvcap memory --pipeline-parallel-size: stages, the binding stage, and
   CHECK(j["kv_cache_tokens"] == 957776);
   CHECK(j["rope_cache_bytes_per_gpu"] == 33554432);
   CHECK(j["binding_stage"] == 1);
+  // Each stage's own figures; the binding stage's are the budget's. The stages load about the same
+  // (the embedding on the first, the untied LM head on the last); the last also runs the sampler,
+  // so its activation peak is higher and its cache smaller.
+  REQUIRE(j["stages"].size() == 2);
+  CHECK(j["stages"][1]["kv_cache_bytes_per_gpu"] == j["kv_cache_bytes_per_gpu"]);
+  CHECK(j["stages"][1]["activation_bytes_per_gpu"].get<int64_t>() > j["stages"][0]["activation_bytes_per_gpu"].get<int64_t>());
+  CHECK(j["stages"][0]["kv_cache_bytes_per_gpu"].get<int64_t>() > j["stages"][1]["kv_cache_bytes_per_gpu"].get<int64_t>());
   Run t = run("memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --max-model-len 32768");
   REQUIRE(t.code == 0);
   CHECK(t.out.find("2 pipeline stages of 16, 16 layers") != std::string::npos);
+  CHECK(t.out.find("stage 0 (16 layers)") != std::string::npos);
+  CHECK(t.out.find("stage 1 (16 layers) *") != std::string::npos);
   for (const char* bad : {"0", "33", "-1"}) {
     Run e = run(std::string("memory --model llama-3.1-8b --gpu h100-sxm --pp ") + bad);
     CAPTURE(bad);
