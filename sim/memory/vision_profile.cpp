@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/util/error.hpp"
 #include "sim/util/int_math.hpp"
 
 namespace kvcap {
@@ -33,6 +34,15 @@ VideoGrid video_grid(const VideoProfileShape& v, int64_t frames) {
   const int64_t temporal = ceil_div(frames, v.temporal_patch);
   const int64_t per_frame = (side / v.patch) * (side / v.patch);
   return {temporal * per_frame, temporal * per_frame / (v.merge * v.merge)};
+}
+
+/// Bytes from a sum of products of sizes a config sets: computed in double and refused past 2^50
+/// (a petabyte, beyond any GPU), so a config within the readers' per-size limits cannot wrap
+/// int64 here. Below that every term is exact in double.
+int64_t checked_bytes(double bytes, const ModelSpec& m) {
+  if (!(bytes <= 1125899906842624.0))
+    throw InputError(m.name, "its vision tower's profiling batch would hold more than 2^50 bytes: not a real vision encoder");
+  return static_cast<int64_t>(bytes);
 }
 
 }  // namespace
@@ -84,10 +94,13 @@ VisionProfileBatch plan_vision_profile(const VisionProfileShape& shape, const Vi
 
 int64_t held_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, const VisionProfileBatch& batch) {
   const VisionProfileShape& v = m.vision_profile;
-  const int64_t b = dtype_bits(dt) / 8;
-  const int64_t width = v.output_widths * m.hidden_size;
-  return batch.items *
-         (batch.patches_per_item * v.patch_elements + (batch.embeds_per_item + batch.cache_rows_per_item) * width) * b;
+  const auto d = [](int64_t x) { return static_cast<double>(x); };
+  const double width = d(v.output_widths) * d(m.hidden_size);
+  return checked_bytes(d(batch.items) *
+                           (d(batch.patches_per_item) * d(v.patch_elements) +
+                            (d(batch.embeds_per_item) + d(batch.cache_rows_per_item)) * width) *
+                           d(dtype_bits(dt) / 8),
+                       m);
 }
 
 int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, const VisionProfileBatch& batch) {
@@ -95,6 +108,11 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   const VisionProfileShape& v = m.vision_profile;
   const int64_t b = dtype_bits(dt) / 8;
   auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
+  // The terms below are products of sizes: bound them first (checked_bytes), then count exactly.
+  const auto d = [](int64_t x) { return static_cast<double>(x); };
+  (void)checked_bytes(d(batch.items) * d(batch.patches_per_item) *
+                          (d(v.patch_elements) + 3 * d(v.hidden) + 8 * d(v.hidden) + 2 * d(v.intermediate)) * d(b),
+                      m);
   const int64_t patches = batch.items * batch.patches_per_item;
   // The dummy items' pixel values reach the GPU already in the model dtype, as the held term
   // above counts them: the profiling batch comes from vLLM's own processor

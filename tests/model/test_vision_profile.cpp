@@ -176,3 +176,21 @@ TEST_CASE("kvcap run: engine.limit_mm_per_prompt sizes the pool as kvcap memory 
   CHECK(bad.code == 2);
   CHECK(bad.output.find("limit_mm_per_prompt") != std::string::npos);
 }
+
+TEST_CASE("a vision tower whose profiling batch would pass 2^50 bytes is refused, not wrapped") {
+  // Pixtral with a 2^24-pixel image in 1-pixel patches, no merge: 2^48 patches and embeddings,
+  // each size within the reader's limits; the held bytes, 2^48 x (3 + 32) x 2, would wrap int64.
+  nlohmann::json j = nlohmann::json::parse(R"({"architectures": ["Mistral3ForConditionalGeneration"],
+    "spatial_merge_size": 1, "torch_dtype": "bfloat16",
+    "text_config": {"model_type": "mistral", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "vocab_size": 100, "max_position_embeddings": 1024},
+    "vision_config": {"model_type": "pixtral", "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 2,
+      "patch_size": 1, "num_channels": 3, "image_size": 16777216}})");
+  const ModelSpec m = model_from_hf_config(j, "huge.json");
+  REQUIRE(m.vision_profile.patches == int64_t{1} << 48);
+  EngineMemoryConfig c;
+  c.max_model_len = 1024;
+  CHECK_THROWS_WITH_AS(compute_memory_budget(m, load_gpu("h100-sxm"), c), doctest::Contains("2^50 bytes"), InputError);
+  c.language_model_only = true;  // without the tower it fits
+  CHECK_NOTHROW(compute_memory_budget(m, load_gpu("h100-sxm"), c));
+}
