@@ -78,15 +78,21 @@ int64_t v0_mla_absorbed_bytes_per_gpu(const ModelSpec& m, int64_t tp, const Weig
   int64_t layers = 0;
   for (const auto& l : m.layers) layers += l.attention == AttentionKind::mla ? 1 : 0;
   if (layers == 0) return 0;
-  const int64_t b = dtype_bits(model_dtype) / 8;
+  // Products of three config sizes, which the parameter bound does not cover (W_Q_UK is no
+  // checkpoint weight): counted in double, refused past 2^50 bytes, exact below.
+  const auto d = [](int64_t x) { return static_cast<double>(x); };
+  const double b = d(dtype_bits(model_dtype) / 8);
   const bool fp8 = q.method == "fp8";
-  const int64_t absorbed = fp8 ? 1 : b;
-  const int64_t n = (m.num_attention_heads + tp - 1) / tp;
-  const int64_t lq = m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size;
-  const int64_t lkv = m.mla.kv_lora_rank;
-  const int64_t per_layer = lq * n * lkv * absorbed + n * lkv * m.hidden_size * absorbed + lq * n * m.mla.qk_rope_head_dim * b +
-                            (fp8 ? lkv * n * (m.mla.qk_nope_head_dim + m.mla.v_head_dim) * 4 : 0);
-  return layers * per_layer;
+  const double absorbed = fp8 ? 1 : b;
+  const double n = d((m.num_attention_heads + tp - 1) / tp);
+  const double lq = d(m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size);
+  const double lkv = d(m.mla.kv_lora_rank);
+  const double per_layer = lq * n * lkv * absorbed + n * lkv * d(m.hidden_size) * absorbed + lq * n * d(m.mla.qk_rope_head_dim) * b +
+                           (fp8 ? lkv * n * d(m.mla.qk_nope_head_dim + m.mla.v_head_dim) * 4 : 0);
+  const double bytes = d(layers) * per_layer;
+  if (!(bytes <= 1125899906842624.0))
+    throw InputError(m.name, "vLLM 0.7's absorbed MLA matrices would take more than 2^50 bytes a GPU: not a real model");
+  return static_cast<int64_t>(bytes);
 }
 
 namespace {
