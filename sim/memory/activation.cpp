@@ -38,7 +38,7 @@ const char* profile_sampler_name(ProfileSampler s) {
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           ProfileSampler sampler, bool samples, const VisionProfileBatch& vision,
                                           int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept,
-                                          int64_t sampled_row_copies) {
+                                          int64_t sampled_row_copies, bool v0_mlp_liveness) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -59,7 +59,10 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   bool any_dense = false;
   for (const auto& l : m.layers) any_dense = any_dense || !l.moe;
   // The MLP's intermediates: gate-up output and activation (2I + I), or up output and activation (2I).
-  if (any_dense) layer_peak = std::max(layer_peak, m.mlp_matrices() * T * split(m.intermediate_size) * b);
+  // V0's eager MLP keeps gate_up and the activation referenced until forward returns, so the down
+  // projection's T x H output joins them.
+  if (any_dense)
+    layer_peak = std::max(layer_peak, m.mlp_matrices() * T * split(m.intermediate_size) * b + (v0_mlp_liveness ? T * H * b : 0));
   int64_t moe_workspace = 0;
   int64_t moe_kept = 0;
   if (m.is_moe()) {

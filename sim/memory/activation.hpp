@@ -81,6 +81,13 @@ const char* profile_sampler_name(ProfileSampler s);
 /// `sm_count`: the GPU's SMs (GpuSpec::sm_count; 0 = not recorded), for the Triton sampler's buffer.
 /// `sampled_row_copies`: copies of the sampled rows' hidden states the sampler phase holds (V1's
 /// runner 2: the gathered rows and a random copy; Model Runner V2 1).
+/// `v0_mlp_liveness`: the engine runs the model eagerly in Python (vLLM V0): LlamaMLP.forward's
+/// locals (`gate_up`, then `x` rebound to the activation) stay referenced until it returns, so the
+/// down projection's T x H output is allocated beside the gate_up output and the activation (V1
+/// compiles the forward, and Inductor frees them as they die). vLLM issue #10517's V0 start of
+/// Llama-3.1-8B at 20,000 batched tokens on an RTX 3090 profiles 17.06 GiB with 14.99 of weights:
+/// 2.07 GiB, where the 2 x T x H + 3 x T x I forward gives 1.92 and one more 20,000 x 4,096 x 2 B
+/// (0.15 GiB) 2.07.
 /// `moe_workspace_kept`: the fused-MoE workspace stays allocated after the forward, so the
 /// sampler's peak comes on top of it: vLLM's process-wide WorkspaceManager buffer (one for all MoE
 /// layers, grow-only) sized by TritonExperts.workspace_shapes, M x topk x (max(I, K) + max(2I, K))
@@ -92,7 +99,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activati
                                           ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,
                                           bool samples = true, const VisionProfileBatch& vision = {}, int64_t dp_gather = 1,
                                           int64_t sm_count = 0, bool moe_workspace_kept = false,
-                                          int64_t sampled_row_copies = 2);
+                                          int64_t sampled_row_copies = 2, bool v0_mlp_liveness = false);
 
 /// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
 /// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the

@@ -511,7 +511,8 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
         first ? b.vision_profile : VisionProfileBatch{}, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
         // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
         // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
-        version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4", b.model_runner_v2 ? 1 : 2);
+        version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4", b.model_runner_v2 ? 1 : 2,
+        !cfg.vllm_use_v1 && before_0_8);
     st.activation_bytes_per_gpu += cublas_workspace_bytes(stage_gpu.compute_capability);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(

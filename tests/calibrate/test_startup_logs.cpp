@@ -164,6 +164,14 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
     return std::abs(c.budget->activation_bytes_per_gpu / 1073741824.0 - *c.row->logged.activation_peak_gib);
   };
   CHECK(activation_gap_gib("vllm10511-llama3-8b-tp1-80gb") < 0.01);
+  // V0 runs the model eagerly: LlamaMLP's gate_up and activation stay referenced while the down
+  // projection writes its T x H output. vLLM issue #10517 (Llama-3.1-8B, 20,000 batched tokens,
+  // RTX 3090) logs peak_torch_memory 17.06 GiB with 14.9888 GiB of weights: 2.07 GiB, which
+  // 2 x T x H + 3 x T x I + T x H (20,000 x (2 x 4,096 + 3 x 14,336 + 4,096) x 2 B) and the
+  // 8.125 MiB cuBLAS workspace give (1.92 without the down output).
+  const auto& v0_forward = find(checks, "vllm10517-llama31-8b-rtx3090-20k");
+  REQUIRE(v0_forward.budget);
+  CHECK(std::abs(v0_forward.budget->activation_bytes_per_gpu / 1073741824.0 - (17.06 - 14.9888)) < 0.01);
   // vLLM 0.11 caches each profiled image whose embeddings are fewer than the encoder budget as a
   // zero-filled copy of the budget's rows (PR #25810; vision_profile.hpp). llm-d's 0.11.0 start of
   // Mistral-Small-3.2-24B on an H100 profiles 2 images of 3,025 embeddings in a budget of 8,192:
