@@ -203,6 +203,7 @@ int run_memory(const MemoryOptions& o) {
     j["requested_bytes_per_gpu"] = b.requested_bytes_per_gpu;
     j["activation_bytes_per_gpu"] = b.activation_bytes_per_gpu;
     j["sampler"] = b.sampler;
+    j["max_in_flight_tokens"] = b.max_in_flight_tokens;
     j["non_torch_bytes_per_gpu"] = b.non_torch_bytes_per_gpu;
     j["gpu_memory_utilization"] = b.gpu_memory_utilization;
     j["cuda_graph_in_budget"] = b.cuda_graph_in_budget;
@@ -447,6 +448,11 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
       [o](int64_t n) { o->engine.enable_prefix_caching = n > 0; },
       "linear-attention models: prefix caching keeps 2 state pages per request (mamba_cache_mode align), "
       "1 without (default: vLLM's for --vllm-version, on from 0.27)");
+  cmd->add_flag_function(
+      "--async-scheduling,!--no-async-scheduling",
+      [o](int64_t n) { o->engine.async_scheduling = n > 0; },
+      "vLLM's async scheduling (default: on). From vLLM 0.26 a sliding-window layer keeps the tokens of every batch "
+      "in flight per request: 2 x max_num_batched_tokens with it, 1 x without");
   cmd->add_option("--sampler", o->engine.sampler,
                   "top-k/top-p sampler the profiling run exercises: auto (vLLM's default for --vllm-version: FlashInfer in "
                   "the images before 0.11, the PyTorch sort on 0.11-0.16, the Triton kernel on 0.17-0.20, FlashInfer from "

@@ -264,7 +264,7 @@ int64_t estimate_max_model_len(const KvCacheSpec& kv, int64_t blocks, int64_t ma
 int64_t MemoryBudget::logged_kv_cache_tokens(int64_t num_blocks) const {
   if (tokens_from_concurrency) {
     // kv_cache_utils.report_kv_cache_config: int(max_concurrency * max_model_len), in doubles.
-    const int64_t per_request = kv.worst_case_blocks_for_tokens(max_model_len, max_num_batched_tokens);
+    const int64_t per_request = kv.worst_case_blocks_for_tokens(max_model_len, max_in_flight_tokens);
     return static_cast<int64_t>(static_cast<double>(num_blocks) / static_cast<double>(per_request) *
                                 static_cast<double>(max_model_len));
   }
@@ -592,7 +592,17 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     b.block_size *= cfg.decode_context_parallel_size;
     b.kv.block_size = b.block_size;
   }
-  b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
+  // vLLM 0.26 (PR #47728) frees out-of-window blocks by processed tokens, so a sliding-window
+  // group keeps the tokens of every batch in flight (vllm/config/vllm.py max_concurrent_batches:
+  // async scheduling on: pp + 1 on Model Runner V2, 2 on V1 with one stage; otherwise pp). vLLM
+  // issue #49878: Gemma 4's per-request KV grew by about 40% from 0.25.1 to 0.26.
+  int64_t in_flight_batches = 1;
+  if (version >= std::pair<int, int>{0, 26}) {
+    const bool async = cfg.async_scheduling.value_or(true);
+    in_flight_batches = !async ? pp : b.model_runner_v2 ? pp + 1 : pp <= 1 ? 2 : pp;
+  }
+  b.max_in_flight_tokens = in_flight_batches * b.max_num_batched_tokens;
+  b.blocks_per_max_len_request = b.worst_case_blocks_for_tokens(b.max_model_len, b.max_in_flight_tokens);
   b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   // vLLM refuses to start when one max_model_len request cannot fit, naming the longest that can.
   // With pipeline parallelism the V1 engine (0.15 at least: vllm#34076, #32105, both logged in
@@ -611,9 +621,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     check_bytes = least_stage_kv_bytes;
   }
   const int64_t check_blocks = check_bytes / check_page;
-  const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, b.max_num_batched_tokens);
+  const int64_t needed_blocks = check_kv.worst_case_blocks_for_tokens(b.max_model_len, b.max_in_flight_tokens);
   if (needed_blocks > check_blocks) {
-    const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, b.max_num_batched_tokens);
+    const int64_t est = estimate_max_model_len(check_kv, check_blocks, b.max_model_len, b.max_in_flight_tokens);
     throw FieldError("max_model_len",
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
                          " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +

@@ -83,6 +83,9 @@ struct EngineMemoryConfig {
   /// model off, loads the tower (as language_model_only).
   int64_t mm_image_limit = -1;
   int64_t mm_video_limit = -1;
+  /// --async-scheduling / --no-async-scheduling; unset = vLLM's default, on in the releases where
+  /// it matters here (0.26 and later: MemoryBudget::max_in_flight_tokens).
+  std::optional<bool> async_scheduling;
   std::string mamba_cache_dtype = "auto";      ///< linear-attention conv state (auto = model dtype)
   std::string mamba_ssm_cache_dtype = "auto";  ///< linear-attention recurrent state (auto = the config's mamba_ssm_dtype)
   /// The top-k/top-p sampler the profiling run exercises (vllm/v1/sample/ops/topk_topp_sampler.py):
@@ -174,6 +177,11 @@ struct MemoryBudget {
   int64_t logged_kv_cache_tokens(int64_t num_blocks) const;
   int64_t max_model_len = 0;
   int64_t max_num_batched_tokens = 0;      ///< the profiling forward's tokens (given or vLLM's default)
+  /// Tokens a sliding-window group reserves beyond its window for each request: the batched tokens,
+  /// and from vLLM 0.26 (PR #47728) those of every batch in flight, max_concurrent_batches x
+  /// max_num_batched_tokens (VllmConfig.max_in_flight_tokens): with async scheduling 2 batches
+  /// (pp + 1 on Model Runner V2), else pp.
+  int64_t max_in_flight_tokens = 0;
   int64_t max_num_seqs = 0;                ///< sequences the profiling run samples (given or vLLM's default)
   std::string batch_defaults_rule;         ///< the vLLM rule that set either of the two; empty when both were given
   double max_concurrency = 0;              ///< requests of max_model_len that fit at once

@@ -51,6 +51,7 @@ MemoryBudget budget_for(const ScenarioSettings& s, const ModelSpec& model, const
   }
   m.kv_cache_memory_bytes = e.kv_cache_memory_bytes;
   m.enable_prefix_caching = e.enable_prefix_caching;
+  m.async_scheduling = e.async_scheduling;
   MemoryBudget b = compute_memory_budget(model, gpu, m);
   if (e.num_gpu_blocks) {
     // vLLM's num_gpu_blocks_override: the memory model still supplies the shapes (bytes per
@@ -174,7 +175,7 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
     accounting = "contiguous allocator on a hybrid model with " + std::to_string(groups) +
                  " KV groups: pool divided by the group count, sliding-window layers charged as full attention";
   }
-  const int64_t blocks_for_max_len = paged ? b.worst_case_blocks_for_tokens(max_model_len, e.max_num_batched_tokens)
+  const int64_t blocks_for_max_len = paged ? b.worst_case_blocks_for_tokens(max_model_len, b.max_in_flight_tokens)
                                            : (max_model_len + b.block_size - 1) / b.block_size;
   if (pool_blocks - 1 < blocks_for_max_len)
     throw InputError(field(s, e.num_gpu_blocks ? "/engine/num_gpu_blocks" : "/engine/max_model_len"),

@@ -79,9 +79,12 @@ TEST_CASE("Gemma 4 KV: 8 KiB a token in a sliding layer, 4 KiB in a global one; 
   // A request of 100,000 tokens: the global group ceil(100000 / 32) = 3,125 pages; each sliding
   // group the blocks the last token's window (positions 98,976-99,999) touches, 6,186 to 6,249.
   CHECK(b.blocks_for_tokens(100000) == 3125 + 5 * 64);
-  // vLLM's startup worst case at 131,072 with 2,048 batched tokens (A100 default): global
-  // ceil(131072 / 32) = 4,096, sliding 5 x (ceil((1023 + 2048) / 16) + 1) = 5 x 193.
-  CHECK(b.blocks_per_max_len_request == 4096 + 5 * 193);
+  // vLLM's startup worst case at 131,072 with 2,048 batched tokens (A100 default) and, from 0.26,
+  // two batches in flight (async scheduling): global ceil(131072 / 32) = 4,096, sliding
+  // 5 x (ceil((1023 + 2 x 2048) / 16) + 1) = 5 x 321; 5 x 193 with one batch (0.25 and before).
+  CHECK(b.blocks_per_max_len_request == 4096 + 5 * 321);
+  cfg.vllm_version = "0.25";
+  CHECK(compute_memory_budget(m, load_gpu("a100-80gb"), cfg).blocks_per_max_len_request == 4096 + 5 * 193);
 }
 
 TEST_CASE("Gemma 4: kvcap run spends the two-block-size pool that kvcap memory sizes (catalog entry = shipped config)") {

@@ -534,3 +534,29 @@ TEST_CASE("vLLM 0.19 keeps its MoE workspace through the sampler, sized as Trito
   const MemoryBudget freed = compute_memory_budget(m, load_gpu("h100-sxm"), cfg);
   CHECK(kept.activation_bytes_per_gpu - freed.activation_bytes_per_gpu == 536870912);
 }
+
+TEST_CASE("vLLM 0.26+: a sliding-window group keeps the tokens of every batch in flight (async scheduling: two)") {
+  // gpt-oss-20b at 131,072 tokens on an H100 (8,192 batched tokens): one full-attention group,
+  // 131,072 / 16 = 8,192 pages, and one sliding group of window 128. Up to 0.25 the sliding group
+  // reserves cdiv(127 + 8,192, 16) + 1 = 521 pages a request; from 0.26 (PR #47728) two batches
+  // are in flight under async scheduling, cdiv(127 + 16,384, 16) + 1 = 1,033; without it one.
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  EngineMemoryConfig c;
+  c.max_model_len = 131072;
+  c.vllm_version = "0.25";
+  const MemoryBudget v25 = compute_memory_budget(oss, load_gpu("h100-sxm"), c);
+  CHECK(v25.max_in_flight_tokens == 8192);
+  CHECK(v25.blocks_per_max_len_request == 8192 + 521);
+  c.vllm_version = "0.26";
+  const MemoryBudget v26 = compute_memory_budget(oss, load_gpu("h100-sxm"), c);
+  CHECK(v26.max_in_flight_tokens == 16384);
+  CHECK(v26.blocks_per_max_len_request == 8192 + 1033);
+  CHECK(v26.num_gpu_blocks == v25.num_gpu_blocks);  // the pool is the same; each request holds more of it
+  CHECK(v26.max_concurrency < v25.max_concurrency);
+  c.async_scheduling = false;
+  CHECK(compute_memory_budget(oss, load_gpu("h100-sxm"), c).blocks_per_max_len_request == 8192 + 521);
+  // A model without sliding windows is unchanged.
+  c.async_scheduling.reset();
+  const MemoryBudget llama = compute_memory_budget(load_model("llama-3.1-8b"), load_gpu("h100-sxm"), c);
+  CHECK(llama.blocks_per_max_len_request == 131072 / 16);
+}
