@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "wl_test_util.hpp"
+#include "workloads/transform/transforms.hpp"
 #include "workloads/workload_spec.hpp"
 
 using namespace kvcap;
@@ -68,6 +69,32 @@ TEST_CASE("length caps: reject counts, truncate shortens, keep leaves as is") {
   CHECK(wltest::drain(*keep).size() == 11);
   CHECK(wltest::error_of([&] { make({{"kind", "trace"}, {"path", p}, {"length_cap", "drop"}}); })
             .find("scenario.json: /workload/length_cap") != std::string::npos);
+}
+
+TEST_CASE("length caps: a stream whose requests all exceed max_model_len under 'reject' is refused, not read to its end") {
+  // fuzz_scenario's timeout: a generated workload of some 10^8 requests, every one of them too
+  // long, ran for minutes without a request reaching the engine. An endless stream of them now
+  // stops at the millionth in a row, naming length_cap.
+  struct Endless final : kvcap::RequestSource {
+    int64_t emitted = 0;
+    bool next(kvcap::Request& out) override {
+      out = kvcap::Request{};
+      out.id = "r";
+      out.prompt_tokens = 1000;
+      out.output_tokens = ++emitted == 3 ? 1 : 100000;  // the third fits: the count starts again after it
+      return true;
+    }
+  };
+  auto inner = std::make_unique<Endless>();
+  Endless* raw = inner.get();
+  kvcap::LengthCapSource cap(std::move(inner), kvcap::LengthCapPolicy::reject, 4096, "scenario.json: /workload/length_cap");
+  kvcap::Request r;
+  REQUIRE(cap.next(r));
+  CHECK(r.output_tokens == 1);
+  const std::string err = wltest::error_of([&] { cap.next(r); });
+  CHECK(err.find("scenario.json: /workload/length_cap") != std::string::npos);
+  CHECK(err.find("1000000 requests in a row") != std::string::npos);
+  CHECK(raw->emitted == 3 + kvcap::LengthCapSource::kMaxRejectedInARow);
 }
 
 TEST_CASE("sampling is seeded; looping repeats the trace to the horizon with fresh content") {

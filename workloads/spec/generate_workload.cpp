@@ -125,11 +125,12 @@ SourceFactory parse_generate_workload(const JsonObjectReader& w, const WorkloadC
   }
   const LengthCapPolicy cap = parse_length_cap(w);
   const int64_t max_len = w.get_int("max_model_len", 1, int64_t{1} << 40, ctx.max_model_len);
-  return [specs, names, cap, max_len]() -> std::unique_ptr<RequestSource> {
+  const std::string cap_where = w.where("length_cap");
+  return [specs, names, cap, max_len, cap_where]() -> std::unique_ptr<RequestSource> {
     std::vector<std::unique_ptr<RequestSource>> srcs;
     for (const auto& g : specs) srcs.push_back(std::make_unique<GeneratorSource>(g));
     std::unique_ptr<RequestSource> s = std::make_unique<MergeSource>(std::move(srcs), names);
-    s = std::make_unique<LengthCapSource>(std::move(s), cap, max_len);
+    s = std::make_unique<LengthCapSource>(std::move(s), cap, max_len, cap_where);
     return std::make_unique<CountedSource>(std::move(s));
   };
 }

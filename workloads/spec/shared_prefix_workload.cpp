@@ -69,9 +69,10 @@ SourceFactory parse_shared_prefix_workload(const JsonObjectReader& w, const Work
   s.seed = derive_seed(ctx.seed, 300);
   const LengthCapPolicy cap = parse_length_cap(w);
   const int64_t max_len = w.get_int("max_model_len", 1, int64_t{1} << 40, ctx.max_model_len);
-  return [s, cap, max_len]() -> std::unique_ptr<RequestSource> {
+  const std::string cap_where = w.where("length_cap");
+  return [s, cap, max_len, cap_where]() -> std::unique_ptr<RequestSource> {
     std::unique_ptr<RequestSource> src = std::make_unique<SharedPrefixSource>(s);
-    src = std::make_unique<LengthCapSource>(std::move(src), cap, max_len);
+    src = std::make_unique<LengthCapSource>(std::move(src), cap, max_len, cap_where);
     return std::make_unique<CountedSource>(std::move(src));
   };
 }

@@ -143,10 +143,11 @@ SourceFactory parse_trace_workload(const JsonObjectReader& w, const WorkloadCont
     const double rate = static_cast<double>(n - 1) / (last - first);
     time_factor = rate / target;
   }
-  auto open_capped = [open_base, time_factor, cap, max_len]() {
+  const std::string cap_where = w.where("length_cap");
+  auto open_capped = [open_base, time_factor, cap, max_len, cap_where]() {
     std::unique_ptr<RequestSource> s = open_base();
     if (time_factor != 1) s = std::make_unique<TimeScaleSource>(std::move(s), time_factor);
-    return std::unique_ptr<RequestSource>(std::make_unique<LengthCapSource>(std::move(s), cap, max_len));
+    return std::unique_ptr<RequestSource>(std::make_unique<LengthCapSource>(std::move(s), cap, max_len, cap_where));
   };
   const bool loop = w.has("loop_until_s");
   const double until = w.get_number_in("loop_until_s", 1e-9, 1e12, 0);

@@ -46,11 +46,18 @@ void TimeScaleSource::on_completion(const Request& r, double t) { inner_->on_com
 bool LengthCapSource::next(Request& out) {
   while (inner_->next(out)) {
     if (policy_ == LengthCapPolicy::keep || max_len_ <= 0 ||
-        out.prompt_tokens + out.output_tokens <= max_len_)
+        out.prompt_tokens + out.output_tokens <= max_len_) {
+      rejected_in_a_row_ = 0;
       return true;
+    }
     // Nothing fits when max_model_len < 2: one prompt and one output token are the minimum.
     if (policy_ == LengthCapPolicy::reject || max_len_ < 2) {
       ++own_.rejected_too_long;
+      if (++rejected_in_a_row_ >= kMaxRejectedInARow)
+        throw InputError(where_, std::to_string(kMaxRejectedInARow) + " requests in a row have prompt + output above max_model_len " +
+                                     std::to_string(max_len_) + " and 'reject' drops each one (the last had " +
+                                     std::to_string(out.prompt_tokens) + " + " + std::to_string(out.output_tokens) +
+                                     " tokens): lower the lengths, raise max_model_len, or use \"truncate\"");
       // A closed-loop user whose request is refused moves on (think time, then its next one).
       inner_->on_completion(out, out.arrival_s);
       continue;

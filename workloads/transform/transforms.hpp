@@ -121,13 +121,20 @@ enum class LengthCapPolicy { reject, truncate, keep };
 /// truncated (prompt to at most max_model_len - 1, output to what is left; counted), or kept.
 class LengthCapSource final : public WrappingSource {
  public:
-  LengthCapSource(std::unique_ptr<RequestSource> inner, LengthCapPolicy policy, int64_t max_model_len)
-      : WrappingSource(std::move(inner)), policy_(policy), max_len_(max_model_len) {}
+  /// `where` locates length_cap in messages.
+  LengthCapSource(std::unique_ptr<RequestSource> inner, LengthCapPolicy policy, int64_t max_model_len, std::string where)
+      : WrappingSource(std::move(inner)), policy_(policy), max_len_(max_model_len), where_(std::move(where)) {}
   bool next(Request& out) override;
+  /// Rejections in a row after which the workload is refused: a stream none of whose requests
+  /// fit would otherwise be read to its end without one reaching the engine (a generated one of
+  /// 10^8 requests took minutes; fuzz_scenario's timeout).
+  static constexpr int64_t kMaxRejectedInARow = 1000000;
 
  private:
   LengthCapPolicy policy_;
   int64_t max_len_;
+  std::string where_;
+  int64_t rejected_in_a_row_ = 0;
 };
 
 /// Overrides class and/or priority of every request (empty class / no priority: unchanged).
