@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/util/error.hpp"
+#include "sim/model/model_limits.hpp"
 #include "sim/util/int_math.hpp"
 
 namespace kvcap {
@@ -36,13 +36,10 @@ VideoGrid video_grid(const VideoProfileShape& v, int64_t frames) {
   return {temporal * per_frame, temporal * per_frame / (v.merge * v.merge)};
 }
 
-/// Bytes from a sum of products of sizes a config sets: computed in double and refused past 2^50
-/// (a petabyte, beyond any GPU), so a config within the readers' per-size limits cannot wrap
-/// int64 here. Below that every term is exact in double.
+/// A config within the readers' per-size limits could wrap int64 in the profiling batch's bytes.
 int64_t checked_bytes(double bytes, const ModelSpec& m) {
-  if (!(bytes <= 1125899906842624.0))
-    throw InputError(m.name, "its vision tower's profiling batch would hold more than 2^50 bytes: not a real vision encoder");
-  return static_cast<int64_t>(bytes);
+  return checked_model_bytes(bytes, m.name,
+                             "its vision tower's profiling batch would hold more than 2^50 bytes: not a real vision encoder");
 }
 
 }  // namespace
@@ -85,9 +82,8 @@ VisionProfileBatch plan_vision_profile(const VisionProfileShape& shape, const Vi
   const auto by_seqs = checked_mul(std::max<int64_t>(1, s.max_num_seqs), per_prompt);
   b.items = std::max<int64_t>(1, by_seqs ? std::min(by_budget, *by_seqs) : by_budget);
 
-  int64_t rows = 0;
-  if (s.vllm_version >= std::pair<int, int>{0, 11} && s.vllm_version < std::pair<int, int>{0, 12}) rows = b.budget_tokens;
-  else if (s.vllm_version >= std::pair<int, int>{0, 12} && s.vllm_version < std::pair<int, int>{0, 13}) rows = T;
+  // The zero-filled copy: the budget's rows on 0.11, the item's tokens on 0.12, none after.
+  const int64_t rows = !v0_11_or_0_12 ? 0 : s.vllm_version < std::pair<int, int>{0, 12} ? b.budget_tokens : T;
   b.cache_rows_per_item = b.embeds_per_item < rows ? rows : 0;
   return b;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "sim/model/model_limits.hpp"
 #include "sim/util/error.hpp"
 
 namespace kvcap {
@@ -89,10 +90,8 @@ int64_t v0_mla_absorbed_bytes_per_gpu(const ModelSpec& m, int64_t tp, const Weig
   const double lkv = d(m.mla.kv_lora_rank);
   const double per_layer = lq * n * lkv * absorbed + n * lkv * d(m.hidden_size) * absorbed + lq * n * d(m.mla.qk_rope_head_dim) * b +
                            (fp8 ? lkv * n * d(m.mla.qk_nope_head_dim + m.mla.v_head_dim) * 4 : 0);
-  const double bytes = d(layers) * per_layer;
-  if (!(bytes <= 1125899906842624.0))
-    throw InputError(m.name, "vLLM 0.7's absorbed MLA matrices would take more than 2^50 bytes a GPU: not a real model");
-  return static_cast<int64_t>(bytes);
+  return checked_model_bytes(d(layers) * per_layer, m.name,
+                             "vLLM 0.7's absorbed MLA matrices would take more than 2^50 bytes a GPU: not a real model");
 }
 
 namespace {

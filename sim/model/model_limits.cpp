@@ -33,6 +33,11 @@ double parameter_bound(const ModelSpec& m) {
   return 2 * d(m.vocab_size) * hidden + hidden + layers * (8 * a * a + 16 * a + mlp) + d(m.vision_encoder_params);
 }
 
+int64_t checked_model_bytes(double bytes, const std::string& where, const std::string& message) {
+  if (!(bytes <= kMaxModelParameters)) throw InputError(where, message);
+  return static_cast<int64_t>(bytes);
+}
+
 void check_model_size(const ModelSpec& m, const std::string& where) {
   const double bound = parameter_bound(m);
   if (bound <= kMaxModelParameters) return;

@@ -18,6 +18,12 @@ inline constexpr double kMaxModelParameters = 1125899906842624.0;
 /// 4 x hidden x the MLPs' widths (dense, every expert, shared), plus 2 x vocab x hidden.
 double parameter_bound(const ModelSpec& m);
 
+/// Byte sizes kvcap derives from products of several config sizes that the parameter bound does
+/// not cover (a profiling batch, matrices vLLM builds beside the weights), computed in double:
+/// `bytes` as int64 when it is at most 2^50 (exact there: every factor is a whole number >= 1),
+/// else InputError(where, message).
+int64_t checked_model_bytes(double bytes, const std::string& where, const std::string& message);
+
 /// Most KV bytes per token kvcap accepts: 2^40, so that a token count up to 2^23 times it stays in int64.
 inline constexpr double kMaxKvBytesPerToken = 1099511627776.0;
 
