@@ -40,11 +40,12 @@ int64_t checked_model_bytes(double bytes, const std::string& where, const std::s
 
 void check_model_size(const ModelSpec& m, const std::string& where) {
   const double bound = parameter_bound(m);
-  if (bound <= kMaxModelParameters) return;
   char text[32];
-  std::snprintf(text, sizeof text, "%.3g", bound);
-  throw InputError(where, std::string("the sizes (hidden_size, vocab_size, intermediate_size, heads, experts, layers) allow up to ") +
-                              text + " parameters, more than 2^50 (1.1e15): not a real model");
+  if (!(bound <= kMaxModelParameters)) {
+    std::snprintf(text, sizeof text, "%.3g", bound);
+    throw InputError(where, std::string("the sizes (hidden_size, vocab_size, intermediate_size, heads, experts, layers) allow up to ") +
+                                text + " parameters, more than 2^50 (1.1e15): not a real model");
+  }
   // KV per token: K and V (or MLA's latent and rope parts) of every layer, 4 bytes an element at most.
   const auto d = [](int64_t v) { return static_cast<double>(v); };
   const double width = std::max(d(m.num_kv_heads) * d(std::max(m.head_dim, m.v_head_dim)),

@@ -35,6 +35,28 @@ TEST_CASE("a config's sizes are bounded one by one, and their products as a whol
   CHECK_NOTHROW(check_model_size(load_model("llama-3.1-405b"), "llama-3.1-405b"));
 }
 
+TEST_CASE("a model within the parameter bound whose KV per token passes 2^40 bytes is refused") {
+  // The readers cap layers at 100,000, so only a spec built in code reaches this; the check once
+  // sat after the parameter refusal's throw and never ran. 2^30 layers of 8 KV heads x 32 over a
+  // 256-wide residual: parameters at most 2^30 x (8 x 256^2 + 16 x 256 + 6 x 256 + 4 x 256) =
+  // 5.7e14, inside 2^50; KV up to 2^30 x 2 x 256 x 4 bytes = 2.2e12 a token, past 2^40 (1.1e12).
+  ModelSpec m = load_model("llama-3.1-8b");
+  m.num_layers = int64_t{1} << 30;
+  m.hidden_size = 256;
+  m.num_attention_heads = 1;
+  m.num_kv_heads = 8;
+  m.head_dim = 32;
+  m.v_head_dim = 32;
+  m.intermediate_size = 1;
+  m.vocab_size = 1;
+  REQUIRE(parameter_bound(m) <= kMaxModelParameters);
+  const std::string e = test::input_error_of([&] { check_model_size(m, "built"); });
+  CHECK(test::contains(e, "built"));
+  CHECK(test::contains(e, "2.2e+12 KV bytes per token, more than 2^40"));
+  m.num_layers = int64_t{1} << 28;  // 5.5e11 bytes: inside
+  CHECK_NOTHROW(check_model_size(m, "built"));
+}
+
 TEST_CASE("engine settings beyond any server are refused naming the flag, before they multiply") {
   EngineMemoryConfig c;
   c.block_size = int64_t{1} << 40;
