@@ -9,6 +9,7 @@
 
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/mm_limits.hpp"
+#include "sim/memory/speculative_config.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -126,7 +127,7 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "limit_mm_per_prompt", "data_parallel_size",
                       "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "stage_gpus", "pp_layer_partition",
-                      "logged_stage", "assumed"});
+                      "logged_stage", "assumed", "speculative_config"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
       if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");
@@ -161,6 +162,14 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     }
     row.startup_failed = k.get_bool("expect_refusal", false);
     read_settings(k, row);
+    if (k.has("speculative_config")) {
+      // vLLM's flag as the row's server was given it; the drafter's config is named relative to the table.
+      if (row.config.num_speculative_tokens > 0)
+        throw InputError(k.where("speculative_config"), "give the tokens in speculative_config only, not also num_speculative_tokens");
+      const SpeculativeConfig spec = read_speculative_config(k.object("speculative_config"), base_dir);
+      row.config.num_speculative_tokens = spec.num_speculative_tokens;
+      row.config.drafter = spec.drafter;
+    }
     if (k.has("logged_stage"))
       row.logged_stage = k.get_int("logged_stage", 0, row.config.pipeline_parallel_size - 1);
   }

@@ -17,6 +17,7 @@
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/memory/mm_limits.hpp"
+#include "sim/memory/speculative_config.hpp"
 #include "sim/memory/weight_bytes.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
@@ -42,6 +43,7 @@ struct MemoryOptions {
   std::optional<double> gpu_memory_utilization;                  ///< unset: vLLM's default for the version
   std::optional<double> cuda_graph_memory_bytes;
   std::string mm_limits;  ///< --limit-mm-per-prompt's JSON
+  std::string speculative_config;  ///< --speculative-config's JSON
   bool json = false;
 };
 
@@ -128,6 +130,13 @@ int run_memory(const MemoryOptions& o) {
     const MmLimits limits = parse_mm_limits(o.mm_limits, "--limit-mm-per-prompt");
     engine.mm_image_limit = limits.image;
     engine.mm_video_limit = limits.video;
+  }
+  if (!o.speculative_config.empty()) {
+    if (engine.num_speculative_tokens > 0)
+      throw InputError("--speculative-config", "give the tokens in the JSON's num_speculative_tokens, not also --num-speculative-tokens");
+    const SpeculativeConfig spec = parse_speculative_config(o.speculative_config, "--speculative-config");
+    engine.num_speculative_tokens = spec.num_speculative_tokens;
+    engine.drafter = spec.drafter;
   }
   if (o.max_num_batched_tokens) engine.max_num_batched_tokens = *o.max_num_batched_tokens;
   if (o.max_num_seqs) engine.max_num_seqs = *o.max_num_seqs;
@@ -236,6 +245,15 @@ int run_memory(const MemoryOptions& o) {
     j["mamba_cache_mode"] = b.mamba_cache_mode.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.mamba_cache_mode);
     j["num_speculative_tokens"] = engine.num_speculative_tokens;
     j["draft_layers"] = b.draft_layers;
+    if (engine.drafter) {
+      const DrafterSpec& d = *engine.drafter;
+      j["drafter"] = {{"config", d.name},
+                      {"architecture", d.architecture},
+                      {"layers", b.drafter_layers},
+                      {"sliding_window", d.sliding_window},
+                      {"weight_bytes_per_gpu", b.drafter_weight_bytes_per_gpu},
+                      {"aux_hidden_bytes_per_gpu", b.drafter_aux_hidden_bytes_per_gpu}};
+    }
     j["kv_cache_tokens_rule"] = b.tokens_from_concurrency ? "max_concurrency x max_model_len (vLLM >= 0.20)"
                                                           : "num_gpu_blocks / groups x block_size";
     if (o.context_len) {
@@ -374,6 +392,14 @@ int run_memory(const MemoryOptions& o) {
   if (b.draft_layers > 0)
     row("MTP drafter", num(b.draft_layers) + " layer(s), " + num(engine.num_speculative_tokens) +
                            " speculative tokens: weights loaded, attention in the pool");
+  if (engine.drafter) {
+    const DrafterSpec& d = *engine.drafter;
+    row(d.architecture, num(b.drafter_layers) + (d.sliding_window > 0 ? " sliding-window layer(s) (window " + num(d.sliding_window) + ")"
+                                                                      : " full-attention layer(s)") +
+                            " in the pool, " + num(engine.num_speculative_tokens) + " speculative tokens; weights " +
+                            gib_text(b.drafter_weight_bytes_per_gpu) + " per GPU, held target hidden states " +
+                            gib_text(b.drafter_aux_hidden_bytes_per_gpu));
+  }
   row("num_gpu_blocks", num(b.num_gpu_blocks));
   row("KV cache capacity", num(b.kv_cache_tokens) + " tokens");
   char conc[64];
@@ -472,6 +498,10 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "video); 0 turns a modality off, so it is not profiled (every modality off: text only)");
   cmd->add_option("--num-speculative-tokens", o->engine.num_speculative_tokens,
                   "MTP speculative decoding with the model's own MTP layers (vLLM --speculative-config method mtp)");
+  cmd->add_option("--speculative-config", o->speculative_config,
+                  "vLLM's --speculative-config as JSON: '{\"method\": \"dflash\", \"model\": \"DRAFTER/config.json\", "
+                  "\"num_speculative_tokens\": 7}' (a DFlash or DFlash2 drafter: its weights, KV layers and held hidden "
+                  "states) or '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}' (the model's own MTP layers)");
   cmd->add_option("--mamba-cache-dtype", o->engine.mamba_cache_dtype,
                   "linear-attention conv state dtype: auto|float32|bfloat16|float16 (auto = model dtype)");
   cmd->add_option("--mamba-ssm-cache-dtype", o->engine.mamba_ssm_cache_dtype,

@@ -38,7 +38,7 @@ const char* profile_sampler_name(ProfileSampler s) {
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t tp, int64_t tokens, int64_t seqs,
                                           ProfileSampler sampler, bool samples, const VisionProfileBatch& vision,
                                           int64_t dp_gather, int64_t sm_count, bool moe_workspace_kept,
-                                          int64_t sampled_row_copies, bool v0_mlp_liveness) {
+                                          int64_t sampled_row_copies, bool v0_mlp_liveness, int64_t drafter_held_bytes) {
   const int64_t b = dtype_bits(dt) / 8;
   const int64_t T = tokens;
   const int64_t H = m.hidden_size;
@@ -92,7 +92,7 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   }
   // The dummy images and their encoder outputs stay alive through the language model's dummy
   // forward and sampler (held_vision_profile_bytes_per_gpu).
-  const int64_t held = held_vision_profile_bytes_per_gpu(m, dt, vision);
+  const int64_t held = held_vision_profile_bytes_per_gpu(m, dt, vision) + drafter_held_bytes;
   const int64_t forward = residual + layer_peak + held;
   const int64_t encoder = estimate_vision_profile_bytes_per_gpu(m, dt, tp, vision);
   if (!samples) return std::max(forward, encoder);

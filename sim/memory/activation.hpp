@@ -94,12 +94,16 @@ const char* profile_sampler_name(ProfileSampler s);
 /// elements for M tokens, I the per-rank expert width and K the hidden size. vLLM 0.19's H100
 /// logs (llm-d-planner at d3121e0): Qwen3-30B-A3B 2.68 GiB (the sampler's 2.17 + 0.50), Mixtral-8x7B
 /// at TP 2 1.21 (0.54 + 0.66), Qwen1.5-MoE 2.47, DeepSeek-V2-Lite 1.93.
+/// `drafter_held_bytes`: target hidden states a separate drafter reads (drafter_memory.hpp), which
+/// the forward collects layer by layer and the runner keeps through the sampler and the drafter's
+/// dummy run: on top of both phases, not of the encoder's.
 int64_t estimate_activation_bytes_per_gpu(const ModelSpec& model, DType activation_dtype, int64_t tensor_parallel_size,
                                           int64_t max_num_batched_tokens, int64_t max_num_seqs,
                                           ProfileSampler sampler = ProfileSampler::flashinfer_before_0_11,
                                           bool samples = true, const VisionProfileBatch& vision = {}, int64_t dp_gather = 1,
                                           int64_t sm_count = 0, bool moe_workspace_kept = false,
-                                          int64_t sampled_row_copies = 2, bool v0_mlp_liveness = false);
+                                          int64_t sampled_row_copies = 2, bool v0_mlp_liveness = false,
+                                          int64_t drafter_held_bytes = 0);
 
 /// vLLM 0.2 (from PR #2031, "Fix peak memory profiling", Dec 2023) takes the profiling run's peak
 /// as total - free device memory after the run (torch.cuda.mem_get_info, no empty_cache), so the

@@ -22,6 +22,7 @@
 
 #include "sim/memory/activation.hpp"
 #include "sim/memory/allocator_rounding.hpp"
+#include "sim/memory/drafter_memory.hpp"
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/linear_state.hpp"
 #include "sim/memory/vllm_batch_defaults.hpp"
@@ -119,20 +120,30 @@ void validate(const EngineMemoryConfig& c) {
                                                     std::to_string(*c.kv_cache_memory_bytes));
 }
 
+/// A drafter's layers in the KV pool: `window` 0 = full attention (MTP layers, DFlash), else the
+/// sliding window of every one of them (DFlash2).
+struct DraftKvLayers {
+  int64_t layers = 0;
+  int64_t window = 0;
+};
+
 /// Layer groups as vLLM forms them (kv_cache_utils._get_kv_cache_groups_uniform_page_size); fills
 /// the group fields of `spec`. Layers are keyed by what a page of theirs holds: full attention and
 /// MLA (every token), one sliding window, or a linear-attention state. The group size is the
 /// smallest per-type count, or the largest when no type has 1.5 times the layers of another
 /// (gpt-oss-20b with an EAGLE drafter: 12 sliding + 13 full -> groups of 13); each type fills
-/// ceil(n / size) groups, the last one padded. `extra_full_layers` are a drafter's (MTP) layers.
-void group_layers(const ModelSpec& m, int64_t extra_full_layers, KvCacheSpec& spec) {
+/// ceil(n / size) groups, the last one padded. `draft` are a drafter's layers: MTP layers (full
+/// attention), or a separate drafter's, full or sliding (a DFlash2 drafter's 5 sliding layers beside
+/// Qwen3.8-27B's 16 full and 48 linear-attention ones: groups of 5, so 4 full + 10 state + 1 sliding).
+void group_layers(const ModelSpec& m, const DraftKvLayers& draft, KvCacheSpec& spec) {
   constexpr int64_t kLinear = -1;
   std::map<int64_t, int64_t> count_by_type;  // 0 = full/MLA, > 0 = sliding window, kLinear = state
   for (const auto& l : m.layers)
     ++count_by_type[l.attention == AttentionKind::sliding_window ? l.sliding_window
                     : l.attention == AttentionKind::linear     ? kLinear
                                                                : 0];
-  if (extra_full_layers > 0) count_by_type[0] += extra_full_layers;
+  if (draft.layers > 0) count_by_type[draft.window] += draft.layers;
+  const int64_t extra_full_layers = draft.layers;
   int64_t windows = 0;
   for (const auto& [key, n] : count_by_type) windows += key > 0 ? 1 : 0;
   if (windows > 1) throw InputError(m.name, "sliding-window layers with more than one window size are not supported");
@@ -382,6 +393,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.non_torch_bytes_per_gpu = non_torch_bytes(engine_version, tp, pp, tp * pp * (ep > 1 ? cfg.data_parallel_size : 1),
                                                gpu.interconnect_kind == "nvlink" && gpu.compute_capability >= 90);
   const bool v21 = version >= std::pair<int, int>{0, 21};
+  // DFlash drafters: vLLM PR #36847, first released in 0.20; DFlash2 (PR #52816) in 0.28, and in
+  // 0.27.1 through syv-ai's backport (the club-3090 composes' image).
+  const bool dflash2 = cfg.drafter && cfg.drafter->dflash2();
+  if (cfg.drafter && version < std::pair<int, int>{0, dflash2 ? 27 : 20})
+    throw FieldError("speculative_config", std::string(dflash2 ? "DFlash2 drafters run on vLLM 0.28 (0.27.1 with the backport of PR #52816)"
+                                                               : "DFlash drafters run on vLLM 0.20 and later (PR #36847)") +
+                                               "; vllm_version is " + cfg.vllm_version);
   b.gpu_memory_utilization = cfg.gpu_memory_utilization > 0 ? cfg.gpu_memory_utilization : (v21 ? 0.92 : 0.9);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp),
   // times the utilization; each pipeline stage from its own card's.
@@ -397,15 +415,18 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.cuda_graph_in_budget = v21 && !cfg.enforce_eager;
   if (b.cuda_graph_in_budget) {
     b.cuda_graph_bytes_per_gpu = cfg.cuda_graph_memory_bytes.value_or(0);
-    b.cuda_graph_reserve_mrv2_stub =
-        !cfg.cuda_graph_memory_bytes.has_value() && mrv2_reserves_no_cuda_graphs(version, model, !quant.method.empty());
+    // A DFlash2 drafter forces Model Runner V2 (the backport's VllmConfig._is_dflash2_draft sets
+    // use_v2_model_runner), whatever the target's family.
+    const bool forced_v2 = dflash2 && version >= std::pair<int, int>{0, 22} && version < std::pair<int, int>{0, 29};
+    b.cuda_graph_reserve_mrv2_stub = !cfg.cuda_graph_memory_bytes.has_value() &&
+                                     (forced_v2 || mrv2_reserves_no_cuda_graphs(version, model, !quant.method.empty()));
     b.model_runner_v2 = b.cuda_graph_reserve_mrv2_stub || version >= std::pair<int, int>{0, 29};
     // The rule was fitted to attention-only models without drafting; hybrid models' first FULL
     // capture carries a transient that grows with max_num_batched_tokens (vLLM #50780) and the
     // logged estimates scatter, so there the figure must come from a log.
     const bool rule_holds = !model.has_linear_attention() && cfg.num_speculative_tokens == 0;
     b.cuda_graph_reserve_estimated = !cfg.cuda_graph_memory_bytes.has_value() && rule_holds && !b.cuda_graph_reserve_mrv2_stub;
-    b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value() && !rule_holds;
+    b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value() && !rule_holds && !b.cuda_graph_reserve_mrv2_stub;
     b.cuda_graph_captures = default_cuda_graph_captures(
         model, b.max_num_seqs, b.max_num_batched_tokens, cfg.num_speculative_tokens,
         version >= std::pair<int, int>{0, 28} && gpu.compute_capability >= 100 && gpu.compute_capability < 110);
@@ -434,11 +455,27 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                                    std::to_string(swa_bytes) + " bytes here)");
     full_block_ratio = swa_bytes / full_bytes;
   }
-  if (cfg.num_speculative_tokens > 0) {
+  DraftKvLayers draft_kv;
+  if (cfg.drafter) {
+    const DrafterSpec& d = *cfg.drafter;
+    if (cfg.num_speculative_tokens < 1)
+      throw FieldError("num_speculative_tokens", "a drafter needs num_speculative_tokens of 1 or more");
+    if (pp > 1) throw FieldError("speculative_config", "a separate drafter with pipeline parallelism is not modelled");
+    // The drafter's layers join the pool beside the target's, so their pages must be the target's.
+    const int64_t bytes = drafter_kv_bytes_per_token_layer(d, kv, tp);
+    if (bytes != attn_bytes_per_token)
+      throw FieldError("speculative_config", "the drafter " + escape_text(d.name) + " stores " + std::to_string(bytes) +
+                                                 " KV bytes a token per layer on each GPU, the target " +
+                                                 std::to_string(attn_bytes_per_token) +
+                                                 ": pools mixing page sizes are not modelled");
+    draft_kv = {d.num_layers, d.sliding_window};
+    b.drafter_layers = d.num_layers;
+  } else if (cfg.num_speculative_tokens > 0) {
     if (model.num_mtp_layers == 0)
       throw FieldError("num_speculative_tokens", escape_text(model.name) +
                                                        " has no MTP layers (kvcap models speculative decoding by the model's own MTP layers)");
     b.draft_layers = model.num_mtp_layers;
+    draft_kv = {b.draft_layers, 0};
   }
   const LinearStateFormat state_format = resolve_linear_state_format(
       model, model_dtype, cfg.mamba_cache_dtype, cfg.mamba_ssm_cache_dtype, cfg.num_speculative_tokens);
@@ -498,6 +535,10 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                      model.moe_router_fp32) +
         mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
         (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
+    if (last && cfg.drafter) {
+      st.drafter_weight_bytes_per_gpu = drafter_weight_bytes_per_gpu(*cfg.drafter, model, tp, model_dtype);
+      st.weight_bytes_per_gpu += st.drafter_weight_bytes_per_gpu;
+    }
     if (version == std::pair<int, int>{0, 7} && !cfg.vllm_use_v1)
       st.weight_bytes_per_gpu += v0_mla_absorbed_bytes_per_gpu(stage_model, tp, quant, model_dtype);
     st.rope_cache_bytes_per_gpu = rope_cache_bytes(stage_model, model_dtype);
@@ -506,13 +547,16 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     st.allocator_rounding_bytes_per_gpu =
         quant.method.empty() ? allocator_rounding_bytes_per_gpu(stage_model, model_dtype, tp, first, last, ep, load_max_split)
                              : 0;
+    if (last && cfg.drafter)
+      st.drafter_aux_hidden_bytes_per_gpu =
+          drafter_aux_hidden_bytes_per_gpu(*cfg.drafter, model, b.max_num_batched_tokens, model_dtype);
     st.activation_bytes_per_gpu = estimate_activation_bytes_per_gpu(
         stage_model, model_dtype, tp, b.max_num_batched_tokens, b.max_num_seqs, sampler, last && !cfg.vllm_use_v1,
         first ? b.vision_profile : VisionProfileBatch{}, ep > 1 ? cfg.data_parallel_size : 1, stage_gpu.sm_count,
         // vLLM 0.19 keeps fused_moe's buffers through the sampler (activation.hpp); MXFP4 experts
         // (gpt-oss) run other kernels, and their 0.19 logs show no such term.
         version >= std::pair<int, int>{0, 19} && quant.method != "mxfp4", b.model_runner_v2 ? 1 : 2,
-        !cfg.vllm_use_v1 && before_0_8);
+        !cfg.vllm_use_v1 && before_0_8, st.drafter_aux_hidden_bytes_per_gpu);
     st.activation_bytes_per_gpu += cublas_workspace_bytes(stage_gpu.compute_capability);
     if (cfg.vllm_use_v1 && last)  // 0.7's V1: logits of every token after the forward, no sampler
       st.activation_bytes_per_gpu = std::max(
@@ -521,7 +565,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
     st.kv.block_size = b.block_size;
     st.kv.full_block_ratio = full_block_ratio;
-    group_layers(stage_model, last ? b.draft_layers : 0, st.kv);
+    group_layers(stage_model, last ? draft_kv : DraftKvLayers{}, st.kv);
     st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
     st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
     if (st.cuda_graph_reserve_estimated)  // each stage's workers measure their own graphs
@@ -615,7 +659,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   int64_t check_page = b.page_bytes_per_gpu;
   int64_t check_bytes = b.kv_cache_bytes_per_gpu;
   if (pp > 1 && engine_version >= std::pair<int, int>{0, 8}) {
-    group_layers(model, b.draft_layers, check_kv);
+    group_layers(model, draft_kv, check_kv);
     check_kv.state_pages_per_request = check_kv.state_groups > 0 ? state_pages : 0;
     check_page = layer_page * check_kv.layers_per_group;
     check_bytes = least_stage_kv_bytes;

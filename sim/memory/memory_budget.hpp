@@ -12,6 +12,7 @@
 #include "sim/memory/cuda_graph_estimate.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
 #include "sim/memory/vision_profile.hpp"
+#include "sim/model/drafter_spec.hpp"
 #include "sim/model/model_spec.hpp"
 
 namespace kvcap {
@@ -75,6 +76,12 @@ struct EngineMemoryConfig {
   /// the model's own MTP layers draft N tokens. Their weights load with the model, their attention
   /// joins the KV pool, and every linear-attention state keeps N more conv columns and N more pages.
   int64_t num_speculative_tokens = 0;
+  /// A separate drafter drafting the num_speculative_tokens instead of MTP layers
+  /// (--speculative-config method dflash; speculative_config.hpp): its weights load with the model
+  /// (drafter_memory.hpp), its layers' KV joins the pool as a kind of its own (DFlash2's
+  /// sliding-window layers form their own group), the profiling forward holds the target hidden
+  /// states it reads, and DFlash2 runs on Model Runner V2.
+  std::optional<DrafterSpec> drafter;
   /// --language-model-only (or every --limit-mm-per-prompt modality 0): a vision-language
   /// checkpoint served as text only, without its vision tower's weights or profiling.
   bool language_model_only = false;
@@ -170,6 +177,11 @@ struct MemoryBudget {
   /// logits without sampling).
   std::string sampler;
   int64_t draft_layers = 0;                ///< MTP layers drafting (num_speculative_tokens > 0)
+  /// A separate drafter's layers in the pool and its bytes on one GPU of the last stage (in
+  /// weight_bytes_per_gpu and activation_bytes_per_gpu: drafter_memory.hpp).
+  int64_t drafter_layers = 0;
+  int64_t drafter_weight_bytes_per_gpu = 0;
+  int64_t drafter_aux_hidden_bytes_per_gpu = 0;
   /// vLLM >= 0.20 logs "GPU KV cache size" as int(max_concurrency x max_model_len) (vLLM issue
   /// #40691: the old num_blocks / groups x block_size misreported hybrid models), earlier
   /// versions as kv.tokens_for_blocks.

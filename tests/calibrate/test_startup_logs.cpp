@@ -125,6 +125,19 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto& fp8 = find(checks, "club3090-1087-qwen3.8-27b-fp8-2xrtx5090-tp2-breakdown");
   REQUIRE(fp8.available_kv_error);
   CHECK(std::abs(*fp8.available_kv_error) < 0.02);
+  // The same target with a separate DFlash2 drafter (#1084-1086; test_drafter.cpp gets their tokens
+  // exactly from the logged memory): the drafter's 0.92 GiB of weights and the 0.39 GiB of tapped
+  // hidden states leave kvcap 0.65 GiB above the logged available KV (+4.1 to +5.9% in tokens). The
+  // held states sit on the text forward, which kvcap prices below the vision profile here, so only
+  // 0.12 GiB of them shows; the logs imply a peak near 2.2 GiB against #1087's 1.59 (kvcap: 1.32).
+  for (const char* id : {"club3090-1084-qwen3.8-27b-int4-2xrtx5090-tp2-204k", "club3090-1085-qwen3.8-27b-fp8-2xrtx5090-tp2-147k",
+                         "club3090-1086-qwen3.8-27b-fp8-2xrtx5090-tp2-65k"}) {
+    CAPTURE(id);
+    const auto& d = find(checks, id);
+    REQUIRE(d.kv_tokens_error);
+    CHECK(*d.kv_tokens_error > 0);
+    CHECK(*d.kv_tokens_error < 0.06);
+  }
   // Qwen3.6-35B-A3B NVFP4 on one RTX 5090 (vLLM 0.24): kvcap estimates no CUDA-graph reserve for
   // hybrid models, so these rows were +4.3% / +4.7% until #652's log was read: "Estimated CUDA graph
   // memory: 0.41 GiB total" (PIECEWISE=2, FULL=1 captures). #612 (same author, card, engine, flags
@@ -247,7 +260,7 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 97);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B
+  CHECK(s.runnable >= 100);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%)
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's

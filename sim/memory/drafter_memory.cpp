@@ -1,0 +1,62 @@
+#include "sim/memory/drafter_memory.hpp"
+
+#include "sim/util/error.hpp"
+#include "sim/util/text.hpp"
+
+namespace kvcap {
+
+namespace {
+
+/// Bytes of `params` weights stored as `q` (bits per weight plus one scale per group).
+int64_t drafter_quantized_bytes(int64_t params, const WeightQuant& q, int64_t element_bytes) {
+  if (q.method.empty()) return params * element_bytes;
+  return params * q.bits / 8 + (q.group_size > 0 ? params / q.group_size * q.scale_bits / 8 : 0);
+}
+
+int64_t drafter_kv_heads(const DrafterSpec& d, int64_t tp) { return d.num_kv_heads >= tp ? d.num_kv_heads / tp : 1; }
+
+void check_drafter_split(const DrafterSpec& d, int64_t tp) {
+  if (d.num_attention_heads % tp != 0 || (d.num_kv_heads >= tp && d.num_kv_heads % tp != 0) ||
+      d.intermediate_size % tp != 0)
+    throw FieldError("tensor_parallel_size", "the drafter " + escape_text(d.name) + "'s " +
+                                                 std::to_string(d.num_attention_heads) + " heads, " +
+                                                 std::to_string(d.num_kv_heads) + " KV heads and intermediate size " +
+                                                 std::to_string(d.intermediate_size) + " do not split over " +
+                                                 std::to_string(tp) + " GPUs");
+}
+
+}  // namespace
+
+int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t tp, DType model_dtype) {
+  check_drafter_split(d, tp);
+  const int64_t element = dtype_bits(model_dtype) / 8;
+  const int64_t h = d.hidden_size;
+  const int64_t target_hidden = d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size;
+  const int64_t q_out = d.num_attention_heads * d.head_dim / tp, kv_out = drafter_kv_heads(d, tp) * d.head_dim;
+  const int64_t per_layer = h * (q_out + 2 * kv_out) + q_out * h + 3 * h * (d.intermediate_size / tp);
+  int64_t bytes = drafter_quantized_bytes(d.num_layers * per_layer, d.quant, element);
+  const int64_t fc = d.target_taps * target_hidden * h;
+  bytes += d.fc_quantized ? drafter_quantized_bytes(fc, d.quant, element) : fc * element;
+  // Norms: input and post-attention per layer, q and k norms, the final norm and fc's hidden norm.
+  bytes += (d.num_layers * (2 * h + 2 * d.head_dim) + 2 * h) * element;
+  if (d.dflash2()) {
+    const int64_t k = d.conv_kernel_size;
+    const int64_t conv = d.num_layers * 2 * (h * (2 * k * h / d.conv_group_size) + 2 * k * h);
+    const int64_t selector = 2 * d.vocab_size * d.selector_rank + h * d.selector_rank;
+    const int64_t fused_kv = d.num_layers * 2 * kv_out * h;
+    bytes += (conv + selector + fused_kv) * element;
+  }
+  bytes += d.rope.positions * d.rope.rotary_dim * (d.rope.fp32 ? 4 : element);
+  return bytes;
+}
+
+int64_t drafter_kv_bytes_per_token_layer(const DrafterSpec& d, const KvFormat& f, int64_t tp) {
+  return drafter_kv_heads(d, tp) * 2 * kv_vector_bytes(d.head_dim, f);
+}
+
+int64_t drafter_aux_hidden_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t max_num_batched_tokens,
+                                         DType model_dtype) {
+  return d.target_taps * max_num_batched_tokens * target.hidden_size * (dtype_bits(model_dtype) / 8);
+}
+
+}  // namespace kvcap

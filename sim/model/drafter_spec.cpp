@@ -1,0 +1,144 @@
+#include "sim/model/drafter_spec.hpp"
+
+#include <filesystem>
+#include <regex>
+
+#include "sim/model/quant_config.hpp"
+#include "sim/model/rope_tables.hpp"
+#include "sim/util/error.hpp"
+#include "sim/util/json_fields.hpp"
+#include "sim/util/text.hpp"
+
+namespace kvcap {
+
+namespace {
+
+constexpr int64_t kMaxDrafterDim = int64_t{1} << 24;  // as the target's reader (hf_config.cpp)
+
+/// Does a compressed-tensors / GPTQ ignore entry name the drafter's fc ("fc", "model.fc", or a
+/// "re:" pattern matching either, as llm-compressor writes them: "re:.*\.fc$")?
+bool ignores_fc(const JsonObjectReader& q) {
+  if (!q.has_value("ignore")) return false;
+  const auto& list = q.raw("ignore");
+  if (!list.is_array()) throw InputError(q.where("ignore"), "expected an array of module names or patterns");
+  for (const auto& e : list) {
+    if (!e.is_string()) continue;
+    const std::string& s = e.get_ref<const std::string&>();
+    if (s.rfind("re:", 0) != 0) {
+      if (s == "fc" || s == "model.fc") return true;
+      continue;
+    }
+    if (s.size() > 256) continue;  // names, not programs: a pattern this long names no fc we model
+    try {
+      const std::regex re(s.substr(3));
+      if (std::regex_match(std::string("fc"), re) || std::regex_match(std::string("model.fc"), re)) return true;
+    } catch (const std::regex_error&) {
+      throw InputError(q.where("ignore"), "a pattern is not a valid regular expression: " + quote_input(s));
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+int64_t DrafterSpec::layer_linear_params() const {
+  const int64_t q = num_attention_heads * head_dim, kv = num_kv_heads * head_dim;
+  return num_layers * (hidden_size * (q + 2 * kv) + q * hidden_size + 3 * hidden_size * intermediate_size);
+}
+
+DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::string& origin) {
+  if (!config.is_object()) throw InputError(origin, "expected a JSON object (a drafter's config.json)");
+  const JsonObjectReader r(config, origin, "");
+  DrafterSpec d;
+  d.name = origin;
+  const std::vector<std::string> archs = r.get_string_array("architectures");
+  if (archs.empty()) throw InputError(r.where("architectures"), "expected the drafter's architecture");
+  d.architecture = archs.front();
+  if (d.architecture != "DFlashDraftModel" && d.architecture != "DFlash2DraftModel")
+    throw InputError(r.where("architectures"),
+                     "kvcap models DFlash and DFlash2 drafters (DFlashDraftModel, DFlash2DraftModel); got " +
+                         quote_input(d.architecture) + " (EAGLE, EAGLE-3 and draft-model drafters are not modelled)");
+  d.hidden_size = r.get_int("hidden_size", 1, kMaxDrafterDim);
+  d.num_layers = r.get_int("num_hidden_layers", 1, 1024);
+  d.num_attention_heads = r.get_int("num_attention_heads", 1, kMaxDrafterDim);
+  d.num_kv_heads = r.has_value("num_key_value_heads") ? r.get_int("num_key_value_heads", 1, kMaxDrafterDim) : d.num_attention_heads;
+  if (d.num_attention_heads % d.num_kv_heads != 0)
+    throw InputError(r.where("num_key_value_heads"), "expected a divisor of num_attention_heads (" +
+                                                         std::to_string(d.num_attention_heads) + ")");
+  d.head_dim = r.has_value("head_dim") ? r.get_int("head_dim", 1, kMaxDrafterDim) : d.hidden_size / d.num_attention_heads;
+  if (d.head_dim < 1) throw InputError(r.where("num_attention_heads"), "more heads than hidden_size: give head_dim");
+  d.intermediate_size = r.get_int("intermediate_size", 1, kMaxDrafterDim);
+  d.vocab_size = r.get_int("vocab_size", 1, kMaxDrafterDim);
+  d.max_position_embeddings = r.get_int("max_position_embeddings", 1, int64_t{1} << 31);
+  if (r.has_value("target_hidden_size")) d.target_hidden_size = r.get_int("target_hidden_size", 1, kMaxDrafterDim);
+
+  const JsonObjectReader f = r.object("dflash_config");
+  const auto& taps = f.raw("target_layer_ids");
+  if (!taps.is_array() || taps.empty() || taps.size() > 1024)
+    throw InputError(f.where("target_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the drafter");
+  for (const auto& t : taps)
+    if (!t.is_number_integer() || t.get<int64_t>() < 0)
+      throw InputError(f.where("target_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
+  d.target_taps = static_cast<int64_t>(taps.size());
+  if (d.dflash2()) {
+    d.conv_kernel_size = f.get_int("conv_kernel_size", 1, 1024);
+    d.conv_group_size = f.get_int("conv_group_size", 1, kMaxDrafterDim);
+    d.selector_rank = f.get_int("selector_rank", 1, kMaxDrafterDim);
+    if (d.hidden_size % d.conv_group_size != 0)
+      throw InputError(f.where("conv_group_size"), "expected a divisor of hidden_size (" + std::to_string(d.hidden_size) + ")");
+  }
+
+  // Attention kind per layer (DFlash's _resolve_layer_attention): layer_types, with the window
+  // from dflash_config.swa_window_size or the config's sliding_window.
+  if (r.has_value("layer_types")) {
+    const std::vector<std::string> types = r.get_string_array("layer_types");
+    if (static_cast<int64_t>(types.size()) != d.num_layers)
+      throw InputError(r.where("layer_types"), "expected num_hidden_layers (" + std::to_string(d.num_layers) + ") entries");
+    int64_t sliding = 0;
+    for (const auto& t : types) {
+      if (t == "sliding_attention") {
+        ++sliding;
+      } else if (t != "full_attention") {
+        throw InputError(r.where("layer_types"), "expected full_attention or sliding_attention, got " + quote_input(t));
+      }
+    }
+    if (sliding != 0 && sliding != d.num_layers)
+      throw InputError(r.where("layer_types"), "drafters mixing full and sliding-window layers are not modelled");
+    if (sliding > 0)
+      d.sliding_window = f.has_value("swa_window_size") ? f.get_int("swa_window_size", 1, int64_t{1} << 31)
+                                                        : r.get_int("sliding_window", 1, int64_t{1} << 31);
+  }
+
+  const char* rope_key = r.has_value("rope_scaling") ? "rope_scaling" : (r.has_value("rope_parameters") ? "rope_parameters" : nullptr);
+  if (rope_key) {
+    if (!r.raw(rope_key).is_object()) throw InputError(r.where(rope_key), "expected an object or null");
+    const JsonObjectReader p = r.object(rope_key);
+    d.rope = rope_table(&p, d.max_position_embeddings, d.head_dim, false, false, r.where("max_position_embeddings"));
+  } else {
+    d.rope = rope_table(nullptr, d.max_position_embeddings, d.head_dim, false, false, r.where("max_position_embeddings"));
+  }
+
+  if (r.has_value("quantization_config")) {
+    const JsonObjectReader q = r.object("quantization_config");
+    const std::string method = q.get_string("quant_method");
+    if (method != "compressed-tensors" && method != "gptq" && method != "awq" && method != "fp8")
+      throw InputError(q.where("quant_method"), "a drafter quantized with " + quote_input(method) +
+                                                    " is not modelled (kvcap reads compressed-tensors, gptq, awq and fp8 drafters)");
+    d.quant = read_quantization_config(r, ModelSpec{});
+    if (d.quant.experts_only)
+      throw InputError(q.where("ignore"), "a drafter whose attention stays unquantized is not modelled");
+    d.fc_quantized = !ignores_fc(q);
+  }
+  return d;
+}
+
+DrafterSpec load_drafter(const std::string& path, const std::string& where) {
+  std::error_code ec;
+  std::filesystem::path p(path);
+  if (std::filesystem::is_directory(p, ec)) p /= "config.json";
+  if (!std::filesystem::is_regular_file(p, ec))
+    throw InputError(where, "the drafter " + quote_input(path) + " is not a config.json file or a directory holding one");
+  return drafter_from_hf_config(read_json_file(p.string()), p.string());
+}
+
+}  // namespace kvcap
