@@ -306,6 +306,7 @@ void Simulation::run() {
     r->report_in_flight();
   }
   for (const InFrontEnd& f : front_end_) metrics_.on_in_flight_front_end(f.req);
+  metrics_.seal();
   if (progress_) report_progress(end_time_s_);
 }
 

@@ -120,6 +120,10 @@ class MetricsCollector {
     itl_[0].add(gap_s, n);
     for (const auto& [c, k] : class_counts) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
   }
+  /// The run is over: the step-level samples are sorted once (RunLengthSamples::seal).
+  void seal() {
+    for (RunLengthSamples& r : itl_) r.seal();
+  }
   void on_preemption() { ++preemptions_; }
   void on_priority_preemptions(int64_t n) { priority_preemptions_ += n; }
   /// Of preemptions(): those made for a waiting higher-priority request.

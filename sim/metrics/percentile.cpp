@@ -208,6 +208,10 @@ void RunLengthSamples::add_new_run(double value, int64_t count) {
     return;
   }
   if (runs_.size() == buffer_runs_) compact();
+  // The whole buffer is reserved at once: its pages are touched only as runs arrive, where growth
+  // by doubling touched about twice the final size and copied every run at each step (a tenth of
+  // the Azure replay's page faults).
+  if (runs_.capacity() == 0) runs_.reserve(buffer_runs_);
   runs_.emplace_back(value, count);
 }
 
@@ -215,11 +219,43 @@ size_t RunLengthSamples::stored_entries() const {
   return runs_.size() + distinct_.size() + buckets_.pos.size() + buckets_.neg.size();
 }
 
-void RunLengthSamples::compact() {
+void RunLengthSamples::fold_sums() {
   for (const auto& [v, c] : runs_) {
     folded_sum_ += v * static_cast<double>(c);
     folded_sq_sum_ += v * v * static_cast<double>(c);
   }
+}
+
+void RunLengthSamples::seal() {
+  if (runs_.empty()) return;
+  if (sketch_) {
+    compact();
+    return;
+  }
+  fold_sums();  // in arrival order, as summarize() adds the buffer to the folded sums
+  sort_by_value(runs_, sort_scratch_);
+  if (distinct_.empty()) {
+    // The common case, a run that never filled the buffer: the sorted buffer, its equal values
+    // merged in place, is the table.
+    size_t w = 0;
+    for (size_t i = 1; i < runs_.size(); ++i) {
+      if (runs_[i].first == runs_[w].first)
+        runs_[w].second += runs_[i].second;
+      else
+        runs_[++w] = runs_[i];
+    }
+    runs_.resize(w + 1);
+    distinct_.swap(runs_);
+  } else {
+    merge_distinct(runs_, distinct_, spare_);  // spare_ was reserved for this by compact()
+    distinct_.swap(spare_);
+  }
+  runs_.clear();
+  std::vector<Run>().swap(sort_scratch_);
+}
+
+void RunLengthSamples::compact() {
+  fold_sums();
   if (sketch_) {
     fold(buckets_, runs_);
   } else {
@@ -278,11 +314,16 @@ Summary RunLengthSamples::summarize(const std::vector<double>& percentiles) cons
   s.mean = sum / static_cast<double>(total_);
   s.max = max_;
   if (!sketch_) {
-    // Sorted in place (no scratch: a report's peak memory is the run's); any order of equal
-    // values gives the same table.
-    std::vector<Run> pending = runs_, sorted;
-    std::sort(pending.begin(), pending.end(), value_less);
-    merge_distinct(pending, distinct_, sorted);
+    // Radix-sorted through the merge's output as scratch (so a report's peak memory is the
+    // run's); any order of equal values gives the same table. A run's step latencies are nearly
+    // all distinct (143,915 values in the Azure replay's 158,595 runs): std::sort was 3.6% of it.
+    std::vector<Run> pending, merged;
+    if (!runs_.empty()) {
+      pending = runs_;
+      sort_by_value(pending, merged);
+      merge_distinct(pending, distinct_, merged);
+    }
+    const std::vector<Run>& sorted = runs_.empty() ? distinct_ : merged;  // sealed: the table as it is
     double centred = 0;  // exact values at hand: the centred sum, as summarize() computes it
     for (const auto& [v, c] : sorted) centred += (v - s.mean) * (v - s.mean) * static_cast<double>(c);
     s.std_dev = population_std(centred, total_);

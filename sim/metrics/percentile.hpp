@@ -63,6 +63,10 @@ class RunLengthSamples {
   size_t stored_entries() const;
   /// Same result as summarize() on the expanded values while exact.
   Summary summarize(const std::vector<double>& percentiles = {}) const;
+  /// Sorts the buffered runs into the table once the samples are complete, so that summarize()
+  /// reads the table in place instead of copying, sorting and merging the buffer on every call.
+  /// Changes no summary: an exact table stays exact (the sketch's threshold is not applied here).
+  void seal();
 
  private:
   void add_new_run(double value, int64_t count);
@@ -74,6 +78,7 @@ class RunLengthSamples {
     int64_t zeros = 0;
   };
   void compact();
+  void fold_sums();
   void fold(LogBuckets& into, const std::vector<Run>& runs) const;
   int32_t bucket_of(double magnitude) const;
   double bucket_value(int32_t index) const;

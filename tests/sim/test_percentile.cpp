@@ -213,3 +213,48 @@ TEST_CASE("summarize() selects the order statistics a full sort gives: the same 
     for (size_t i = 0; i < asked.size(); ++i) CHECK(s.at_percentiles[i] == at(asked[i] / 100.0));
   }
 }
+
+TEST_CASE("RunLengthSamples: seal() changes no summary, in each regime") {
+  // The run ends: its buffer is sorted into the table once and summarize() reads the table in
+  // place. Every field must come out bit-for-bit as before, whether the buffer never filled (the
+  // buffer becomes the table), was compacted before (merged into the table), is in sketch mode,
+  // or would pass the sketch's threshold with the buffer merged (the table stays exact).
+  auto same = [](const Summary& a, const Summary& b) {
+    CHECK(a.count == b.count);
+    CHECK(a.mean == b.mean);
+    CHECK(a.std_dev == b.std_dev);
+    CHECK(a.p50 == b.p50);
+    CHECK(a.p90 == b.p90);
+    CHECK(a.p99 == b.p99);
+    CHECK(a.max == b.max);
+    CHECK(a.relative_error == b.relative_error);
+    CHECK(a.at_percentiles == b.at_percentiles);
+  };
+  const std::vector<double> pct = {1, 25, 50, 75, 99.9};
+  struct Case {
+    size_t buffer;
+    int runs;
+    int distinct;
+  };
+  // 3000 runs of 2,000 values in a 4096-run buffer: never compacted. In a 512-run buffer: compacted
+  // 5 times, the last 440 runs buffered. 200 distinct values in a 64-run buffer: the table passes
+  // 128 and becomes a sketch. 3000 distinct values in a 2048-run buffer (4096 distinct kept): the
+  // table holds 2048, the buffer 952 more, 3000 < 4096 once merged.
+  for (const Case& k : {Case{4096, 3000, 2000}, Case{512, 3000, 2000}, Case{64, 3000, 200}, Case{2048, 3000, 1000000}}) {
+    CAPTURE(k.buffer);
+    std::mt19937_64 rng(11);
+    RunLengthSamples r(k.buffer);
+    for (int i = 0; i < k.runs; ++i) {
+      const double v = k.distinct < 1000000 ? 0.001 * static_cast<double>(1 + rng() % static_cast<uint64_t>(k.distinct))
+                                            : 0.001 * static_cast<double>(i + 1) + 1e-9 * static_cast<double>(rng() % 1000);
+      r.add(v, static_cast<int64_t>(1 + rng() % 5));
+    }
+    const bool sketch = r.approximate();
+    const Summary before = r.summarize(pct);
+    r.seal();
+    CHECK(r.approximate() == sketch);
+    same(r.summarize(pct), before);
+    r.seal();  // a second seal has nothing left to sort
+    same(r.summarize(pct), before);
+  }
+}
