@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "sim/util/huge_pages.hpp"
+
 namespace kvcap {
 
 /// How freed blocks re-enter the free queue (vLLM changed this in late 2025).
@@ -115,8 +117,8 @@ class BlockPool {
     int32_t dup_next;   ///< next block with the same hash (insertion order), or kUnindexed
     uint8_t in_queue;
   };
-  std::vector<BlockMeta> meta_;
-  std::vector<int32_t> next_;  ///< free-queue link to the next node, per materialized block
+  std::vector<BlockMeta, HugePageAllocator<BlockMeta>> meta_;  ///< huge pages from 2 MiB: growth copies into them
+  std::vector<int32_t, HugePageAllocator<int32_t>> next_;  ///< free-queue link to the next node, per materialized block
   int32_t head_ = kSentinel, tail_ = kSentinel;      ///< the sentinel's links
   int32_t virgin_prev_ = kSentinel, virgin_next_ = kSentinel;
   int64_t num_free_ = 0;

@@ -40,7 +40,6 @@ void MetricsCollector::reserve_records(int64_t requests) {
   // the run goes on growing the records as it would have without the hint.
   try {
     records_.reserve(static_cast<size_t>(std::min(requests, kMaxReserved)));
-    advise_huge_pages(records_.data(), records_.capacity() * sizeof(RequestRecord));
   } catch (const std::bad_alloc&) {
   }
 }

@@ -147,7 +147,7 @@ class MetricsCollector {
   int64_t recomputed_tokens() const { return recomputed_tokens_; }
   int64_t prefix_queries() const { return prefix_queries_; }
   int64_t prefix_hits() const { return prefix_hits_; }
-  const std::vector<RequestRecord>& records() const { return records_; }
+  std::span<const RequestRecord> records() const { return records_; }
   /// ITL samples per class index + 1 (entry 0 pools every request).
   const std::vector<RunLengthSamples>& itl() const { return itl_; }
   /// Rejections by reason, in first-seen order.
@@ -159,7 +159,7 @@ class MetricsCollector {
   SharedName intern(std::string_view text);
 
   std::vector<std::string> classes_;
-  std::vector<RequestRecord> records_;
+  std::vector<RequestRecord, HugePageAllocator<RequestRecord>> records_;  ///< in huge pages from 2 MiB (huge_pages.hpp)
   std::deque<std::string> names_;  ///< class and reason texts the records point to (stable addresses)
   TextArena ids_;                  ///< the records' ids
   std::vector<RunLengthSamples> itl_{1};

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/util/huge_pages.hpp"
+
 namespace kvcap {
 
 struct Summary {
@@ -71,6 +73,7 @@ class RunLengthSamples {
  private:
   void add_new_run(double value, int64_t count);
   using Run = std::pair<double, int64_t>;
+  using RunBuffer = std::vector<Run, HugePageAllocator<Run>>;
   /// Counts of |value| buckets, positive and negative, each from its offset's index.
   struct LogBuckets {
     std::vector<int64_t> pos, neg;
@@ -79,15 +82,15 @@ class RunLengthSamples {
   };
   void compact();
   void fold_sums();
-  void fold(LogBuckets& into, const std::vector<Run>& runs) const;
+  void fold(LogBuckets& into, const RunBuffer& runs) const;
   int32_t bucket_of(double magnitude) const;
   double bucket_value(int32_t index) const;
 
   size_t buffer_runs_;
-  std::vector<Run> runs_;       ///< buffered, arrival order
-  std::vector<Run> distinct_;   ///< sorted by value, one entry per value (exact mode)
-  std::vector<Run> spare_;         ///< the next table's storage (exact mode)
-  std::vector<Run> sort_scratch_;  ///< the buffer's sort (exact mode)
+  RunBuffer runs_;       ///< buffered, arrival order
+  RunBuffer distinct_;   ///< sorted by value, one entry per value (exact mode)
+  RunBuffer spare_;         ///< the next table's storage (exact mode)
+  RunBuffer sort_scratch_;  ///< the buffer's sort (exact mode)
   bool sketch_ = false;
   LogBuckets buckets_;  ///< sketch mode
   double log_gamma_ = 0;
