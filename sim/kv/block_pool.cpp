@@ -30,9 +30,10 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
   next_.push_back(kNone);
   link_after(kSentinel, kVirgin);
   num_free_ = num_gpu_blocks - 1;
-  size_t slots = 16;  // a power of two: probes wrap with the mask
-  while (slots < 2 * reserve) slots <<= 1;
-  map_keys_.assign(slots, kNoHash);
+  // The hash table starts small and doubles with the distinct hashes it holds (map_insert): a run
+  // that caches little never clears the 1.5 MiB a 65,536-block pool's table once took up front.
+  constexpr size_t kInitialSlots = 1024;  // a power of two: probes wrap with the mask
+  map_keys_.assign(kInitialSlots, kNoHash);
   map_vals_.assign(map_keys_.size(), kNone);
   map_mask_ = map_keys_.size() - 1;
 }
