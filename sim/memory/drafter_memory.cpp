@@ -1,5 +1,6 @@
 #include "sim/memory/drafter_memory.hpp"
 
+#include "sim/model/model_limits.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -29,6 +30,9 @@ void check_drafter_split(const DrafterSpec& d, int64_t tp) {
 
 int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t tp, DType model_dtype) {
   check_drafter_split(d, tp);
+  // With the target's hidden width known the whole bound holds every product below in int64.
+  checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size), d.name,
+                      "the drafter's fc over the target's hidden states allows more than 2^50 (1.1e15) parameters");
   const int64_t element = dtype_bits(model_dtype) / 8;
   const int64_t h = d.hidden_size;
   const int64_t target_hidden = d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size;
@@ -56,7 +60,9 @@ int64_t drafter_kv_bytes_per_token_layer(const DrafterSpec& d, const KvFormat& f
 
 int64_t drafter_aux_hidden_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t max_num_batched_tokens,
                                          DType model_dtype) {
-  return d.target_taps * max_num_batched_tokens * target.hidden_size * (dtype_bits(model_dtype) / 8);
+  const double bytes = static_cast<double>(d.target_taps) * static_cast<double>(max_num_batched_tokens) *
+                       static_cast<double>(target.hidden_size) * (dtype_bits(model_dtype) / 8);
+  return checked_model_bytes(bytes, d.name, "the drafter's held hidden states (taps x max_num_batched_tokens x hidden) pass 2^50 bytes");
 }
 
 }  // namespace kvcap

@@ -17,6 +17,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <numeric>
 #include <utility>
 
@@ -125,6 +126,9 @@ void validate(const EngineMemoryConfig& c) {
 struct DraftKvLayers {
   int64_t layers = 0;
   int64_t window = 0;
+  /// The layers' KV spec differs from the target's layers of their kind (KV heads per GPU or head
+  /// size): vLLM groups layers by equal KVCacheSpec, so they form groups of their own.
+  bool own_shape = false;
 };
 
 /// Layer groups as vLLM forms them (kv_cache_utils._get_kv_cache_groups_uniform_page_size); fills
@@ -136,16 +140,21 @@ struct DraftKvLayers {
 /// attention), or a separate drafter's, full or sliding (a DFlash2 drafter's 5 sliding layers beside
 /// Qwen3.8-27B's 16 full and 48 linear-attention ones: groups of 5, so 4 full + 10 state + 1 sliding).
 void group_layers(const ModelSpec& m, const DraftKvLayers& draft, KvCacheSpec& spec) {
-  constexpr int64_t kLinear = -1;
-  std::map<int64_t, int64_t> count_by_type;  // 0 = full/MLA, > 0 = sliding window, kLinear = state
+  constexpr int64_t kLinear = -1, kDraftFull = -2, kDraftSliding = -3;
+  // 0 = full/MLA, > 0 = sliding window, kLinear = state; a drafter of its own shape: kDraftFull,
+  // kDraftSliding (its window draft.window).
+  std::map<int64_t, int64_t> count_by_type;
   for (const auto& l : m.layers)
     ++count_by_type[l.attention == AttentionKind::sliding_window ? l.sliding_window
                     : l.attention == AttentionKind::linear     ? kLinear
                                                                : 0];
-  if (draft.layers > 0) count_by_type[draft.window] += draft.layers;
+  if (draft.layers > 0)
+    count_by_type[!draft.own_shape ? draft.window : draft.window > 0 ? kDraftSliding : kDraftFull] += draft.layers;
   const int64_t extra_full_layers = draft.layers;
-  int64_t windows = 0;
-  for (const auto& [key, n] : count_by_type) windows += key > 0 ? 1 : 0;
+  std::set<int64_t> window_sizes;
+  for (const auto& [key, n] : count_by_type)
+    if (key > 0 || key == kDraftSliding) window_sizes.insert(key > 0 ? key : draft.window);
+  const int64_t windows = static_cast<int64_t>(window_sizes.size());
   if (windows > 1) throw InputError(m.name, "sliding-window layers with more than one window size are not supported");
   if (!count_by_type.count(0) && count_by_type.size() > 1)
     throw InputError(m.name, "hybrid models without full-attention layers are not supported");
@@ -160,13 +169,13 @@ void group_layers(const ModelSpec& m, const DraftKvLayers& draft, KvCacheSpec& s
   spec.full_groups = spec.swa_groups = spec.state_groups = 0;
   for (const auto& [key, n] : count_by_type) {
     const int64_t groups = ceil_div(n, group_size);
-    if (key == 0) {
+    if (key == 0 || key == kDraftFull) {
       spec.full_groups += groups;
     } else if (key == kLinear) {
       spec.state_groups += groups;
     } else {
       spec.swa_groups += groups;
-      spec.sliding_window = key;
+      spec.sliding_window = key > 0 ? key : draft.window;
     }
   }
 }
@@ -461,14 +470,34 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     if (cfg.num_speculative_tokens < 1)
       throw FieldError("num_speculative_tokens", "a drafter needs num_speculative_tokens of 1 or more");
     if (pp > 1) throw FieldError("speculative_config", "a separate drafter with pipeline parallelism is not modelled");
+    // Before vLLM 0.21 (PR #42692) DFlash built every drafter layer as full attention in bf16,
+    // whatever its layer_types and --kv-cache-dtype.
+    const bool early_dflash = version < std::pair<int, int>{0, 21};
+    const KvFormat draft_format = early_dflash ? KvFormat{DType::bf16, kv.group_size, kv.scale_bits} : kv;
+    const int64_t window = early_dflash ? 0 : d.sliding_window;
     // The drafter's layers join the pool beside the target's, so their pages must be the target's.
-    const int64_t bytes = drafter_kv_bytes_per_token_layer(d, kv, tp);
+    const int64_t bytes = drafter_kv_bytes_per_token_layer(d, draft_format, tp);
     if (bytes != attn_bytes_per_token)
       throw FieldError("speculative_config", "the drafter " + escape_text(d.name) + " stores " + std::to_string(bytes) +
                                                  " KV bytes a token per layer on each GPU, the target " +
                                                  std::to_string(attn_bytes_per_token) +
                                                  ": pools mixing page sizes are not modelled");
-    draft_kv = {d.num_layers, d.sliding_window};
+    // vLLM groups layers by equal KV spec (kv_cache_utils._get_kv_cache_groups_uniform_page_size):
+    // equal bytes a token are not enough, the KV heads and head size must match too. vLLM issue
+    // #46462's 8-layer DFlash drafter (4 KV heads x 128) beside Qwen3.6-35B-A3B's 10 full layers
+    // (2 x 256) and 30 linear ones: groups of 8, "Add 6 padding layers" (10 -> 16) and "Add 2
+    // padding layers" (30 -> 32), the drafter a group of its own.
+    bool own_shape = true;
+    for (const auto& l : model.layers) {
+      const bool same_kind = window == 0 ? (l.attention == AttentionKind::full || l.attention == AttentionKind::mla)
+                                         : (l.attention == AttentionKind::sliding_window && l.sliding_window == window);
+      if (same_kind && l.attention != AttentionKind::mla && kv_heads_per_gpu(model, l, tp) == (d.num_kv_heads >= tp ? d.num_kv_heads / tp : 1) &&
+          model.head_dim_of(l) == d.head_dim && model.v_head_dim_of(l) == d.head_dim) {
+        own_shape = false;
+        break;
+      }
+    }
+    draft_kv = {d.num_layers, window, own_shape};
     b.drafter_layers = d.num_layers;
   } else if (cfg.num_speculative_tokens > 0) {
     if (model.num_mtp_layers == 0)

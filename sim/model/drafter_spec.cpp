@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "sim/model/model_limits.hpp"
 #include "sim/model/quant_config.hpp"
 #include "sim/model/rope_tables.hpp"
 #include "sim/util/error.hpp"
@@ -40,6 +41,17 @@ bool ignores_fc(const JsonObjectReader& q) {
 }
 
 }  // namespace
+
+double drafter_param_bound(const DrafterSpec& d, int64_t target_hidden) {
+  const auto x = [](int64_t v) { return static_cast<double>(v); };
+  const double h = x(d.hidden_size), q = x(d.num_attention_heads) * x(d.head_dim), kv = x(d.num_kv_heads) * x(d.head_dim);
+  const double layers = x(d.num_layers) * (h * (q + 2 * kv) + q * h + 3 * h * x(d.intermediate_size) + 2 * h + 2 * x(d.head_dim));
+  const double fc = x(d.target_taps) * x(target_hidden) * h;
+  const double conv = x(d.num_layers) * 2 * (h * 2 * x(d.conv_kernel_size) * h + 2 * x(d.conv_kernel_size) * h);
+  const double selector = 2 * x(d.vocab_size) * x(d.selector_rank) + h * x(d.selector_rank);
+  const double rope = x(d.rope.positions) * x(d.rope.rotary_dim);
+  return layers + fc + conv + selector + 2 * kv * h * x(d.num_layers) + rope;
+}
 
 int64_t DrafterSpec::layer_linear_params() const {
   const int64_t q = num_attention_heads * head_dim, kv = num_kv_heads * head_dim;
@@ -118,6 +130,10 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
     d.rope = rope_table(nullptr, d.max_position_embeddings, d.head_dim, false, false, r.where("max_position_embeddings"));
   }
 
+  // Sizes each within the reader's bounds can still multiply past 64 bits.
+  checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : d.hidden_size), origin,
+                      "the drafter's sizes (hidden_size, heads, head_dim, intermediate_size, layers, vocab_size, selector_rank, "
+                      "conv_kernel_size, max_position_embeddings) allow more than 2^50 (1.1e15) parameters: not a real drafter");
   if (r.has_value("quantization_config")) {
     const JsonObjectReader q = r.object("quantization_config");
     const std::string method = q.get_string("quant_method");

@@ -51,6 +51,11 @@ struct DrafterSpec {
   int64_t layer_linear_params() const;
 };
 
+/// An upper bound on the drafter's weights (every tensor drafter_memory.hpp prices, whole, taps x
+/// `target_hidden` fc inputs) and its RoPE table's entries, in floating point so that it cannot
+/// wrap: the readers refuse a drafter above kMaxModelParameters (sim/model/model_limits.hpp).
+double drafter_param_bound(const DrafterSpec& d, int64_t target_hidden);
+
 /// Read a drafter's config.json (`origin` names it in messages). InputError, naming the key, for a
 /// drafter kvcap does not model (the architectures above) or a malformed field.
 DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::string& origin);

@@ -174,6 +174,22 @@ TEST_CASE("--speculative-config: what kvcap cannot model is refused naming the k
   j = drafter_json();
   j["quantization_config"] = {{"quant_method", "modelopt"}};
   CHECK(test::contains(test::input_error_of([&] { drafter_from_hf_config(j, "d.json"); }), "/quantization_config/quant_method"));
+  // Sizes each inside the reader's bounds whose products pass 2^50 parameters (5 layers of
+  // 2^24-wide MLPs over a 2^24 residual: 3 x 2^48 each) are refused, not wrapped.
+  j = drafter_json();
+  j["hidden_size"] = int64_t{1} << 24;
+  j["intermediate_size"] = int64_t{1} << 24;
+  j["quantization_config"].erase("ignore");
+  CHECK(test::contains(test::input_error_of([&] { drafter_from_hf_config(j, "d.json"); }), "d.json: the drafter's sizes"));
+  {
+    // The held hidden states are checked too: 1,024 taps x 2^31 tokens x a 16,384-wide target.
+    DrafterSpec d = load_drafter(kDrafter, "test");
+    d.target_taps = 1024;
+    ModelSpec wide = load_model(kConfigs + "nvidia--Qwen3.6-27B-NVFP4.json");
+    wide.hidden_size = 16384;
+    CHECK(test::contains(test::input_error_of([&] { drafter_aux_hidden_bytes_per_gpu(d, wide, int64_t{1} << 31, DType::bf16); }),
+                         "held hidden states"));
+  }
   j = drafter_json();
   j["dflash_config"]["target_layer_ids"] = nlohmann::json::array();
   CHECK(test::contains(test::input_error_of([&] { drafter_from_hf_config(j, "d.json"); }), "/dflash_config/target_layer_ids"));
@@ -196,4 +212,69 @@ TEST_CASE("a drafter the pool or the version cannot take is refused") {
   c = dflash2_engine("fp8-block", "bfloat16", 65536);
   c.pipeline_parallel_size = 2;
   CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(target, gpu, c); }), "a separate drafter with pipeline parallelism is not modelled"));
+}
+
+TEST_CASE("a full-attention DFlash drafter of another KV shape forms groups of its own (vLLM issue #46462's padding lines)") {
+  // z-lab's first Qwen3.6-35B-A3B DFlash drafter, as third-party fixtures quote its config: 8
+  // full-attention layers of 4 KV heads x 128 (512 values a token, as the target's 2 x 256). vLLM
+  // groups layers by equal KV spec, so the target's 10 full layers, its 30 linear ones and the
+  // drafter's 8 are three kinds: groups of 8, which the issue's log shows as "Add 6 padding
+  // layers, may waste at most 60.00%" (10 -> 16) and "Add 2 padding layers ... 6.67%" (30 -> 32).
+  const nlohmann::json j = nlohmann::json::parse(R"({"architectures": ["DFlashDraftModel"], "model_type": "qwen3",
+    "hidden_size": 2048, "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+    "intermediate_size": 6144, "vocab_size": 248320, "max_position_embeddings": 262144,
+    "layer_types": ["full_attention", "full_attention", "full_attention", "full_attention", "full_attention",
+                    "full_attention", "full_attention", "full_attention"],
+    "dflash_config": {"mask_token_id": 248070, "target_layer_ids": [1, 10, 19, 28, 37]}})");
+  const ModelSpec target = load_model(kConfigs + "Qwen--Qwen3.6-35B-A3B.json");
+  EngineMemoryConfig c;
+  c.vllm_version = "0.20";
+  c.max_model_len = 8192;
+  c.max_num_seqs = 24;
+  c.max_num_batched_tokens = 8192;
+  c.enable_prefix_caching = true;
+  c.num_speculative_tokens = 6;
+  c.drafter = drafter_from_hf_config(j, "drafter.json");
+  c.kv_cache_memory_bytes = static_cast<int64_t>(5.16 * 1024 * 1024 * 1024);  // the log's available KV
+  const MemoryBudget b = compute_memory_budget(target, load_gpu("a100-80gb"), c);
+  CHECK(b.kv.layers_per_group == 8);
+  CHECK(b.kv.full_groups == 3);  // 2 of the target's, 1 of the drafter's
+  CHECK(b.kv.state_groups == 4);
+  // 1,104-token blocks of 8 layers: 306 blocks; a request of 8,192 tokens holds 3 x 8 + 4 x 8 = 56:
+  // 306 / 56 x 8192 = 44,763 tokens (the issue's author: "44k token kv cache size"). One group of
+  // 18 full layers, as equal bytes a token alone would make it, gives 46,421.
+  CHECK(b.num_gpu_blocks == 306);
+  CHECK(b.blocks_per_max_len_request == 56);
+  CHECK(b.kv_cache_tokens == 44763);
+  // The same drafter in the target's own shape (2 KV heads x 256) joins its full layers: 18 full
+  // and 30 linear make groups of 18 (30 is not 1.5 x 18), 1 full and 2 state groups.
+  nlohmann::json same = j;
+  same["num_key_value_heads"] = 2;
+  same["head_dim"] = 256;
+  c.drafter = drafter_from_hf_config(same, "same.json");
+  const MemoryBudget m = compute_memory_budget(target, load_gpu("a100-80gb"), c);
+  CHECK(m.kv.layers_per_group == 18);
+  CHECK(m.kv.full_groups == 1);
+  CHECK(m.kv.state_groups == 2);
+}
+
+TEST_CASE("before vLLM 0.21 a DFlash drafter's layers are full attention in bf16, whatever layer_types says") {
+  // PR #42692 (0.21) gave DFlash drafters their configured sliding windows; before it every
+  // drafter layer was a full-attention layer with a bf16 cache.
+  nlohmann::json j = drafter_json();
+  j["architectures"] = {"DFlashDraftModel"};
+  const ModelSpec target = load_model(kConfigs + "nvidia--Qwen3.6-27B-NVFP4.json");
+  EngineMemoryConfig c = dflash2_engine("fp8-block", "bfloat16", 65536);
+  c.drafter = drafter_from_hf_config(j, "dflash.json");
+  c.cuda_graph_memory_bytes = 0;
+  c.vllm_version = "0.21";
+  CHECK(compute_memory_budget(target, load_gpu("rtx-5090"), c).kv.swa_groups == 1);
+  c.vllm_version = "0.20";
+  const MemoryBudget early = compute_memory_budget(target, load_gpu("rtx-5090"), c);
+  CHECK(early.kv.swa_groups == 0);
+  CHECK(early.kv.full_groups == 4 + 1);  // the target's 16 full layers in groups of 5, the drafter's own
+  // With an fp8 cache the target's pages hold half the bytes of the drafter's bf16 ones: refused.
+  c.kv_cache_dtype = "fp8";
+  CHECK(test::contains(test::input_error_of([&] { compute_memory_budget(target, load_gpu("rtx-5090"), c); }),
+                       "pools mixing page sizes are not modelled"));
 }
