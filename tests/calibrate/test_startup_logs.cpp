@@ -78,7 +78,7 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   const auto rows = read_startup_logs(kTable);
   const auto checks = check_startup_logs(rows);
   const StartupSummary s = summarize_startup_checks(checks);
-  CHECK(s.rows >= 109);
+  CHECK(s.rows >= 110);
   // vLLM 0.15.1, Llama-2-7B, H100, 2,048 batched tokens: 7,463 blocks logged. kvcap: 79.19 GiB x 0.9
   // - 12.55 GiB weights - 0.31 GiB activations - 0.135 GiB non-torch = 58.41 GiB / 8 MiB pages.
   const auto& blis = find(checks, "blis-training-llama-2-7b-h100-tp1-v0.15.1");
@@ -260,7 +260,7 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 100);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%)
+  CHECK(s.runnable >= 101);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%); 101: vLLM #46462's 8-layer DFlash drafter (+1.9%; capacity median 0.21%)
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's
