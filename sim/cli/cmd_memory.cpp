@@ -343,8 +343,9 @@ int run_memory(const MemoryOptions& o) {
     row("CUDA graphs", engine.enforce_eager ? std::string("none (--enforce-eager)")
                                             : "captured after the cache is sized: outside vLLM " + engine.vllm_version + "'s budget");
   else if (b.cuda_graph_reserve_mrv2_stub)
-    row("CUDA graphs", "none reserved: vLLM " + engine.vllm_version + " runs this model on Model Runner V2, whose "
-                       "profile_cudagraph_memory() reserved nothing until 0.29 (PR #36520; estimator PR #53306)");
+    row("CUDA graphs", "none reserved: vLLM " + engine.vllm_version + " runs this model on Model Runner V2" +
+                           (engine.drafter && engine.drafter->dflash2() ? " (a DFlash2 drafter forces it)" : "") +
+                           ", whose profile_cudagraph_memory() reserved nothing until 0.29 (PR #36520; estimator PR #53306)");
   else if (b.cuda_graph_reserve_unknown)
     row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included (kvcap's estimate does not hold for "
                        "hybrid models or speculative decoding): pass --cuda-graph-memory-bytes (its log's \"Estimated "
