@@ -1,6 +1,8 @@
 #include "sim/memory/drafter_memory.hpp"
 
+#include "sim/memory/weight_bytes.hpp"
 #include "sim/model/model_limits.hpp"
+#include "sim/model/rope_tables.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
 
@@ -8,13 +10,10 @@ namespace kvcap {
 
 namespace {
 
-/// Bytes of `params` weights stored as `q` (bits per weight plus one scale per group).
-int64_t drafter_quantized_bytes(int64_t params, const WeightQuant& q, int64_t element_bytes) {
-  if (q.method.empty()) return params * element_bytes;
-  return params * q.bits / 8 + (q.group_size > 0 ? params / q.group_size * q.scale_bits / 8 : 0);
+/// Bytes of `params` drafter weights: in its quantization, or the model dtype when it has none.
+int64_t drafter_stored_bytes(int64_t params, const WeightQuant& q, int64_t element_bytes) {
+  return q.method.empty() ? params * element_bytes : quantized_bytes(params, q);
 }
-
-int64_t drafter_kv_heads(const DrafterSpec& d, int64_t tp) { return d.num_kv_heads >= tp ? d.num_kv_heads / tp : 1; }
 
 void check_drafter_split(const DrafterSpec& d, int64_t tp) {
   if (d.num_attention_heads % tp != 0 || (d.num_kv_heads >= tp && d.num_kv_heads % tp != 0) ||
@@ -31,16 +30,16 @@ void check_drafter_split(const DrafterSpec& d, int64_t tp) {
 int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t tp, DType model_dtype) {
   check_drafter_split(d, tp);
   // With the target's hidden width known the whole bound holds every product below in int64.
-  checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size), d.name,
+  const int64_t target_hidden = d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size;
+  checked_model_bytes(drafter_param_bound(d, target_hidden), d.name,
                       "the drafter's fc over the target's hidden states allows more than 2^50 (1.1e15) parameters");
   const int64_t element = dtype_bits(model_dtype) / 8;
   const int64_t h = d.hidden_size;
-  const int64_t target_hidden = d.target_hidden_size > 0 ? d.target_hidden_size : target.hidden_size;
-  const int64_t q_out = d.num_attention_heads * d.head_dim / tp, kv_out = drafter_kv_heads(d, tp) * d.head_dim;
+  const int64_t q_out = d.num_attention_heads * d.head_dim / tp, kv_out = drafter_kv_heads_per_gpu(d, tp) * d.head_dim;
   const int64_t per_layer = h * (q_out + 2 * kv_out) + q_out * h + 3 * h * (d.intermediate_size / tp);
-  int64_t bytes = drafter_quantized_bytes(d.num_layers * per_layer, d.quant, element);
+  int64_t bytes = drafter_stored_bytes(d.num_layers * per_layer, d.quant, element);
   const int64_t fc = d.target_taps * target_hidden * h;
-  bytes += d.fc_quantized ? drafter_quantized_bytes(fc, d.quant, element) : fc * element;
+  bytes += d.fc_quantized ? drafter_stored_bytes(fc, d.quant, element) : fc * element;
   // Norms: input and post-attention per layer, q and k norms, the final norm and fc's hidden norm.
   bytes += (d.num_layers * (2 * h + 2 * d.head_dim) + 2 * h) * element;
   if (d.dflash2()) {
@@ -50,12 +49,13 @@ int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& targ
     const int64_t fused_kv = d.num_layers * 2 * kv_out * h;
     bytes += (conv + selector + fused_kv) * element;
   }
-  bytes += d.rope.positions * d.rope.rotary_dim * (d.rope.fp32 ? 4 : element);
-  return bytes;
+  return bytes + rope_table_bytes(d.rope, model_dtype);
 }
 
+int64_t drafter_kv_heads_per_gpu(const DrafterSpec& d, int64_t tp) { return d.num_kv_heads >= tp ? d.num_kv_heads / tp : 1; }
+
 int64_t drafter_kv_bytes_per_token_layer(const DrafterSpec& d, const KvFormat& f, int64_t tp) {
-  return drafter_kv_heads(d, tp) * 2 * kv_vector_bytes(d.head_dim, f);
+  return drafter_kv_heads_per_gpu(d, tp) * 2 * kv_vector_bytes(d.head_dim, f);
 }
 
 int64_t drafter_aux_hidden_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t max_num_batched_tokens,

@@ -29,6 +29,10 @@ namespace kvcap {
 int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& target, int64_t tensor_parallel_size,
                                      DType model_dtype);
 
+/// The drafter's KV heads on one GPU of `tensor_parallel_size`: split, or one replicated when TP
+/// exceeds them.
+int64_t drafter_kv_heads_per_gpu(const DrafterSpec& d, int64_t tensor_parallel_size);
+
 /// KV bytes one drafter layer stores per token on one GPU (its KV heads split over TP, replicated
 /// when TP exceeds them), in the target's KV format: vLLM gives the drafter the target's cache
 /// dtype unless the speculative config names its own.

@@ -150,7 +150,6 @@ void group_layers(const ModelSpec& m, const DraftKvLayers& draft, KvCacheSpec& s
                                                                : 0];
   if (draft.layers > 0)
     count_by_type[!draft.own_shape ? draft.window : draft.window > 0 ? kDraftSliding : kDraftFull] += draft.layers;
-  const int64_t extra_full_layers = draft.layers;
   std::set<int64_t> window_sizes;
   for (const auto& [key, n] : count_by_type)
     if (key > 0 || key == kDraftSliding) window_sizes.insert(key > 0 ? key : draft.window);
@@ -159,7 +158,7 @@ void group_layers(const ModelSpec& m, const DraftKvLayers& draft, KvCacheSpec& s
   if (!count_by_type.count(0) && count_by_type.size() > 1)
     throw InputError(m.name, "hybrid models without full-attention layers are not supported");
 
-  int64_t min_n = static_cast<int64_t>(m.layers.size()) + extra_full_layers, max_n = 0;
+  int64_t min_n = static_cast<int64_t>(m.layers.size()) + draft.layers, max_n = 0;
   for (const auto& [key, n] : count_by_type) {
     min_n = std::min(min_n, n);
     max_n = std::max(max_n, n);
@@ -491,7 +490,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     for (const auto& l : model.layers) {
       const bool same_kind = window == 0 ? (l.attention == AttentionKind::full || l.attention == AttentionKind::mla)
                                          : (l.attention == AttentionKind::sliding_window && l.sliding_window == window);
-      if (same_kind && l.attention != AttentionKind::mla && kv_heads_per_gpu(model, l, tp) == (d.num_kv_heads >= tp ? d.num_kv_heads / tp : 1) &&
+      if (same_kind && l.attention != AttentionKind::mla && kv_heads_per_gpu(model, l, tp) == drafter_kv_heads_per_gpu(d, tp) &&
           model.head_dim_of(l) == d.head_dim && model.v_head_dim_of(l) == d.head_dim) {
         own_shape = false;
         break;

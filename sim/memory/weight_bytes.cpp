@@ -102,11 +102,11 @@ int64_t format_bytes(int64_t params, int bits, int64_t group_size, int scale_bit
   return bytes;
 }
 
+}  // namespace
+
 int64_t quantized_bytes(int64_t params, const WeightQuant& q) {
   return format_bytes(params, q.bits, q.group_size, q.scale_bits);
 }
-
-}  // namespace
 
 int64_t weight_bytes(const ParamCount& p, DType model_dtype, const WeightQuant& q, bool router_fp32) {
   const int64_t elem = dtype_bits(model_dtype) / 8;

@@ -42,6 +42,10 @@ WeightQuant as_loaded_on(const WeightQuant& declared, int compute_capability, DT
 int64_t v0_mla_absorbed_bytes_per_gpu(const ModelSpec& stage_model, int64_t tensor_parallel_size, const WeightQuant& quant,
                                       DType model_dtype);
 
+/// Bytes of `params` weights stored as `q`'s uniform format: q.bits each, plus one scale of
+/// q.scale_bits per q.group_size of them (none for per-channel or per-tensor scales).
+int64_t quantized_bytes(int64_t params, const WeightQuant& q);
+
 /// Bytes of the weights counted in `params` (a whole model or one rank's share): quantized linear
 /// layers at quant.bits plus their scales; embeddings, LM head, norms, biases and routers (float32
 /// with `router_fp32`, which says the MoE routers are float32 whatever the model dtype) (and,

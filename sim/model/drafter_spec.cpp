@@ -1,6 +1,7 @@
 #include "sim/model/drafter_spec.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include "sim/model/model_limits.hpp"
@@ -122,13 +123,13 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
   }
 
   const char* rope_key = r.has_value("rope_scaling") ? "rope_scaling" : (r.has_value("rope_parameters") ? "rope_parameters" : nullptr);
+  std::optional<JsonObjectReader> rope_params;
   if (rope_key) {
     if (!r.raw(rope_key).is_object()) throw InputError(r.where(rope_key), "expected an object or null");
-    const JsonObjectReader p = r.object(rope_key);
-    d.rope = rope_table(&p, d.max_position_embeddings, d.head_dim, false, false, r.where("max_position_embeddings"));
-  } else {
-    d.rope = rope_table(nullptr, d.max_position_embeddings, d.head_dim, false, false, r.where("max_position_embeddings"));
+    rope_params.emplace(r.object(rope_key));
   }
+  d.rope = rope_table(rope_params ? &*rope_params : nullptr, d.max_position_embeddings, d.head_dim, false, false,
+                      r.where("max_position_embeddings"));
 
   // Sizes each within the reader's bounds can still multiply past 64 bits.
   checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : d.hidden_size), origin,

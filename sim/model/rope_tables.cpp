@@ -58,10 +58,11 @@ RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embedd
   return RopeTable{static_cast<int64_t>(std::floor(positions)), rotary_dim, mrope};
 }
 
+int64_t rope_table_bytes(const RopeTable& t, DType dtype) { return t.positions * t.rotary_dim * (t.fp32 ? 4 : dtype_bits(dtype) / 8); }
+
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype) {
-  const int64_t element = dtype_bits(dtype) / 8;
   int64_t bytes = 0;
-  for (const RopeTable& t : model.rope_tables) bytes += t.positions * t.rotary_dim * (t.fp32 ? 4 : element);
+  for (const RopeTable& t : model.rope_tables) bytes += rope_table_bytes(t, dtype);
   return bytes;
 }
 

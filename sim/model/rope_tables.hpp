@@ -29,6 +29,9 @@ namespace kvcap {
 RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embeddings, int64_t rotary_dim,
                      bool deepseek_yarn, bool force_mrope, const std::string& max_position_where);
 
+/// Bytes of one table in `dtype` (float32 for a table built in fp32, RopeTable::fp32).
+int64_t rope_table_bytes(const RopeTable& table, DType dtype);
+
 /// Bytes one GPU holds for the model's tables in `dtype` (the model dtype vLLM runs; fp32 for a table
 /// the model file builds in fp32, RopeTable::fp32).
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype);
