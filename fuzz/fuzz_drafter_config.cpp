@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/drafter_memory.hpp"
 #include "sim/memory/kv_format.hpp"
@@ -17,7 +18,7 @@
 
 using namespace kvcap;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::drafter_config_input(const uint8_t* data, size_t size) {
   return fuzz::expect_input_errors([&] {
     const std::string origin = "drafter.json";
     const DrafterSpec d = drafter_from_hf_config(parse_json_text(fuzz::as_text(data, size), origin), origin);

@@ -1,5 +1,5 @@
 // Readers that take a file path (JSONL tables, bench results, baselines), one harness per
-// reader, chosen at build time by KVCAP_FUZZ_FILE_READER. The fuzz input becomes the file
+// reader. The fuzz input becomes the file
 // (fuzz::InputFile), so the readers' own file handling (gzip, CRLF, BOM, line numbers) is in play:
 //   serving_runs   scenarios/calibration/*.jsonl (`kvcap calibrate --serving --runs`, `kvcap fidelity`)
 //   startup_logs   scenarios/memory/vllm-startup-logs.jsonl (`kvcap fidelity --startup-logs`)
@@ -10,21 +10,17 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "sim/calibrate/bench_serve_result.hpp"
 #include "sim/calibrate/serving_run_table.hpp"
 #include "sim/calibrate/startup_log.hpp"
 #include "sim/check/baseline.hpp"
 #include "sim/util/json_parse.hpp"
 
-#ifndef KVCAP_FUZZ_FILE_READER
-#error "define KVCAP_FUZZ_FILE_READER (serving_runs, startup_logs, bench_serve or baseline)"
-#endif
-
 using namespace kvcap;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::file_reader_input(std::string_view reader, const uint8_t* data, size_t size) {
   static fuzz::InputFile file;
-  const std::string reader = KVCAP_FUZZ_FILE_READER;
   const std::string_view input = fuzz::as_text(data, size);
   return fuzz::expect_input_errors([&] {
     if (reader == "serving_runs") {
@@ -40,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (reader == "baseline") {
       (void)load_baseline(file.write(input));
     } else {
-      fuzz::report_unexpected("harness", ("unknown KVCAP_FUZZ_FILE_READER " + reader).c_str());
+      fuzz::report_unexpected("harness", ("unknown file reader " + std::string(reader)).c_str());
     }
   });
 }

@@ -2,7 +2,7 @@
 // sim/model/quant_config.cpp and vision towers from sim/model/vision_encoder.cpp): the fuzz input
 // is the file's text, read as `kvcap memory --model config.json` reads it.
 //
-// Built twice: `hf_config` stops at the ModelSpec; `model_memory` (KVCAP_FUZZ_MODEL_MEMORY) goes
+// Two harnesses: `hf_config` stops at the ModelSpec; `model_memory` goes
 // on as `kvcap memory --model config.json --gpu h100-sxm` does with the spec the reader accepted:
 // parameter counts and the whole vLLM memory budget at default settings. A spec the reader lets
 // through must not overflow, divide by zero or hang there.
@@ -10,26 +10,22 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
-#include "sim/model/model_catalog.hpp"
-#include "sim/util/json_parse.hpp"
-#ifdef KVCAP_FUZZ_MODEL_MEMORY
+#include "fuzz/harnesses.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/memory/memory_budget.hpp"
+#include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
-#endif
+#include "sim/util/json_parse.hpp"
 
 using namespace kvcap;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::hf_config_input(bool price_memory, const uint8_t* data, size_t size) {
   return fuzz::expect_input_errors([&] {
     const std::string origin = "config.json";
     const ModelSpec model = model_from_hf_config(parse_json_text(fuzz::as_text(data, size), origin), origin);
-#ifdef KVCAP_FUZZ_MODEL_MEMORY
+    if (!price_memory) return;
     static const GpuSpec gpu = load_gpu("h100-sxm");
     (void)count_parameters(model);
     (void)compute_memory_budget(model, gpu, EngineMemoryConfig{});
-#else
-    (void)model;
-#endif
   });
 }

@@ -1,5 +1,4 @@
-// The JSON documents kvcap reads whole (one file = one object), one harness per reader, chosen
-// at build time by KVCAP_FUZZ_JSON_READER:
+// The JSON documents kvcap reads whole (one file = one object), one harness per reader:
 //   kernel_profile  kernels/profiles/*.json, `kvcap calibrate` output (kernels/calibrate/profile.cpp)
 //   raw_measurements  kvcap-gpu-calibrate's raw file, as `calibrate --fit-only` takes it
 //                   (kernels/calibrate/raw_json.cpp), then fitted (fit.cpp) as a profile
@@ -13,16 +12,13 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "kernels/calibrate/fit.hpp"
 #include "kernels/calibrate/profile.hpp"
 #include "kernels/calibrate/raw_json.hpp"
 #include "sim/cost/engine_profile.hpp"
 #include "sim/hw/gpu_spec.hpp"
 #include "sim/util/json_parse.hpp"
-
-#ifndef KVCAP_FUZZ_JSON_READER
-#error "define KVCAP_FUZZ_JSON_READER (kernel_profile, raw_measurements, engine_profile or gpu)"
-#endif
 
 using namespace kvcap;
 
@@ -40,9 +36,8 @@ void must_read_back(const char* what, const nlohmann::json& j, Read read) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::json_reader_input(std::string_view reader, const uint8_t* data, size_t size) {
   return fuzz::expect_input_errors([&] {
-    const std::string reader = KVCAP_FUZZ_JSON_READER;
     const std::string origin = "input.json";
     const nlohmann::json doc = parse_json_text(fuzz::as_text(data, size), origin);
     if (reader == "kernel_profile") {
@@ -67,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (reader == "gpu") {
       (void)gpu_from_json(doc, origin);
     } else {
-      fuzz::report_unexpected("harness", ("unknown KVCAP_FUZZ_JSON_READER " + reader).c_str());
+      fuzz::report_unexpected("harness", ("unknown JSON reader " + std::string(reader)).c_str());
     }
   });
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/util/json_parse.hpp"
 #include "workloads/io/line_reader.hpp"
@@ -81,12 +82,9 @@ bool all_strings_stay_in_sandbox(const nlohmann::json& j) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  make_sandbox();
-  return 0;
-}
+void fuzz::scenario_setup() { make_sandbox(); }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::scenario_input(const uint8_t* data, size_t size) {
   const std::string_view input = fuzz::as_text(data, size);
   return fuzz::expect_input_errors([&] {
     const size_t nul = input.find('\0');

@@ -1,6 +1,5 @@
 // The readers of what kvcap itself wrote for a later kvcap to read (issue #16): the shard files
-// `kvcap merge` reads and the journals `--resume` reads, one harness per reader, chosen at build
-// time by KVCAP_FUZZ_SHARD_READER:
+// `kvcap merge` reads and the journals `--resume` reads, one harness per reader:
 //   sweep_shard     `kvcap sweep --shard I/N` shard.jsonl, through merge_sweep_shards and the
 //                   table and JSON document merge prints
 //   search_shard    `kvcap search --min-replicas --shard I/N` shard.jsonl, through
@@ -24,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "sim/report/procurement_report.hpp"
 #include "sim/report/search_report_html.hpp"
 #include "sim/search/search_report.hpp"
@@ -36,9 +36,6 @@
 #include "sim/util/output_folder.hpp"
 #include "sim/util/work_journal.hpp"
 
-#ifndef KVCAP_FUZZ_SHARD_READER
-#error "define KVCAP_FUZZ_SHARD_READER (sweep_shard, search_shard, sweep_journal or search_journal)"
-#endif
 
 using namespace kvcap;
 using ojson = nlohmann::ordered_json;
@@ -100,9 +97,8 @@ ojson shard_of(const ojson& header) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::shard_reader_input(std::string_view reader, const uint8_t* data, size_t size) {
   static fuzz::InputFile file;
-  const std::string reader = KVCAP_FUZZ_SHARD_READER;
   ojson header;
   const std::string input = this_build(fuzz::as_text(data, size), header);
   return fuzz::expect_input_errors([&] {
@@ -148,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& e : journal.start(identity, shard_of(header)))
         sink << sizing_task_record(read_sizing_task_record(e.record, e.where, candidates, procurement)).dump();
     } else {
-      fuzz::report_unexpected("harness", ("unknown KVCAP_FUZZ_SHARD_READER " + reader).c_str());
+      fuzz::report_unexpected("harness", ("unknown shard reader " + std::string(reader)).c_str());
     }
   });
 }

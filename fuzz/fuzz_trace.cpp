@@ -1,7 +1,7 @@
 // Trace readers (workloads/readers/): the fuzz input is the trace file's content, plain or gzip
-// (the LineReader decides by the bytes, as for a real file). Built once per format with
-// KVCAP_FUZZ_TRACE_FORMAT = "azure", "burstgpt", "mooncake", "lengths", "csv", "jsonl", or
-// "detect" (the format guessed from the first line, as a scenario without "format" does).
+// (the LineReader decides by the bytes, as for a real file). One harness per format: trace_azure,
+// trace_burstgpt, trace_mooncake, trace_lengths, trace_csv, trace_jsonl, and trace_detect (the
+// format guessed from the first line, as a scenario without "format" does).
 //
 // Each input is read to its end twice when the first pass finds a bad row: with on_bad_row
 // "abort" (the default), then "skip", so both policies meet every malformed row.
@@ -9,11 +9,8 @@
 #include <string>
 
 #include "fuzz/fuzz_support.hpp"
+#include "fuzz/harnesses.hpp"
 #include "workloads/readers/trace_reader.hpp"
-
-#ifndef KVCAP_FUZZ_TRACE_FORMAT
-#error "define KVCAP_FUZZ_TRACE_FORMAT (a trace format name, or \"detect\")"
-#endif
 
 using namespace kvcap;
 
@@ -21,12 +18,11 @@ namespace {
 
 constexpr int64_t kMaxRequests = 1'000'000;  // inputs are a few KiB: a bound that never binds
 
-void read_all(const std::string& path, BadRowPolicy policy) {
+void read_all(const std::string& path, std::string_view format, BadRowPolicy policy) {
   TraceReadOptions o;
   o.path = path;
   o.on_bad_row = policy;
-  const std::string format = KVCAP_FUZZ_TRACE_FORMAT;
-  o.format = format == "detect" ? detect_trace_format(path) : trace_format_from_name(format, "fuzz");
+  o.format = format == "detect" ? detect_trace_format(path) : trace_format_from_name(std::string(format), "fuzz");
   std::unique_ptr<TraceReader> reader = open_trace_reader(o);
   fuzz::check_request_stream(*reader, kMaxRequests);
   // Nothing vanishes: every data row read is a request, a filtered or failed row, or skipped.
@@ -41,18 +37,18 @@ void read_all(const std::string& path, BadRowPolicy policy) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+int fuzz::trace_input(std::string_view format, const uint8_t* data, size_t size) {
   static fuzz::InputFile file;
   const std::string& path = file.write(fuzz::as_text(data, size));
   bool bad_row = false;
   fuzz::expect_input_errors([&] {
     try {
-      read_all(path, BadRowPolicy::abort_run);
+      read_all(path, format, BadRowPolicy::abort_run);
     } catch (const InputError&) {
       bad_row = true;
       throw;
     }
   });
-  if (bad_row) fuzz::expect_input_errors([&] { read_all(path, BadRowPolicy::skip); });
+  if (bad_row) fuzz::expect_input_errors([&] { read_all(path, format, BadRowPolicy::skip); });
   return 0;
 }
