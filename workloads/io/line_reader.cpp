@@ -28,7 +28,10 @@ LineReader::LineReader(const std::string& path, const std::string& what) : name_
     ::close(fd);
     throw InputError(path, "cannot open " + what + " for reading");
   }
-  gzbuffer(f, 256 * 1024);
+  // zlib's own buffers (input of this size, output of twice it): 64 KiB reads as fast as 256 KiB
+  // did, and keeps both under the sanitizers' large-allocation threshold, where each of a
+  // reader's openings cost a fresh mapping (the trace fuzzers ran 2x more inputs per second).
+  gzbuffer(f, static_cast<unsigned>(kChunkBytes));
   gz_ = f;
   buf_.resize(kChunkBytes);
 }
