@@ -2,6 +2,7 @@
 // Summary statistics with numpy's default percentile method ("linear": for sorted x of n values
 // and q in [0,1], h = (n-1)q, result = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h])),
 // which is what vLLM's benchmark tool reports (np.percentile).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -72,6 +73,8 @@ class RunLengthSamples {
 
  private:
   void add_new_run(double value, int64_t count);
+  size_t first_reserve() const { return std::min(buffer_runs_, kFirstReserveRuns); }
+  static constexpr size_t kFirstReserveRuns = size_t{1} << 17;  // 2 MiB of runs: one huge page
   using Run = std::pair<double, int64_t>;
   using RunBuffer = std::vector<Run, HugePageAllocator<Run>>;
   /// Counts of |value| buckets, positive and negative, each from its offset's index.
