@@ -169,8 +169,11 @@ std::string run_random(const RandomScenario& rs, bool skipping, int64_t* skipped
 }  // namespace
 
 TEST_CASE("property: 240 random scenarios keep every invariant at every event, skipping on and off agree") {
+  // Under the sanitizers the first 80 (22 s of the ASan pass at 240); the Release pass runs all
+  // 240 with the same invariant audits at every event.
+  const uint64_t cases = KVCAP_SANITIZED ? 80 : 240;
   int64_t total_skipped = 0;
-  for (uint64_t seed = 1; seed <= 240; ++seed) {
+  for (uint64_t seed = 1; seed <= cases; ++seed) {
     CAPTURE(seed);
     const RandomScenario rs = random_scenario(seed);
     int64_t skipped = 0;
