@@ -249,6 +249,7 @@ int run_memory(const MemoryOptions& o) {
       const DrafterSpec& d = *engine.drafter;
       j["drafter"] = {{"config", d.name},
                       {"architecture", d.architecture},
+                      {"method", d.method()},
                       {"layers", b.drafter_layers},
                       {"sliding_window", d.sliding_window},
                       {"weight_bytes_per_gpu", b.drafter_weight_bytes_per_gpu},
@@ -501,8 +502,8 @@ void add_memory_command(CLI::App& app, CommandAction& action) {
                   "MTP speculative decoding with the model's own MTP layers (vLLM --speculative-config method mtp)");
   cmd->add_option("--speculative-config", o->speculative_config,
                   "vLLM's --speculative-config as JSON: '{\"method\": \"dflash\", \"model\": \"DRAFTER/config.json\", "
-                  "\"num_speculative_tokens\": 7}' (a DFlash or DFlash2 drafter: its weights, KV layers and held hidden "
-                  "states) or '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}' (the model's own MTP layers)");
+                  "\"num_speculative_tokens\": 7}' (a DFlash or DFlash2 drafter, or method eagle3 with an EAGLE-3 head: its "
+                  "weights, KV layers and held hidden states) or '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}' (the model's own MTP layers)");
   cmd->add_option("--mamba-cache-dtype", o->engine.mamba_cache_dtype,
                   "linear-attention conv state dtype: auto|float32|bfloat16|float16 (auto = model dtype)");
   cmd->add_option("--mamba-ssm-cache-dtype", o->engine.mamba_ssm_cache_dtype,

@@ -4,6 +4,7 @@
 #include "sim/model/model_limits.hpp"
 #include "sim/model/rope_tables.hpp"
 #include "sim/util/error.hpp"
+#include "sim/util/int_math.hpp"
 #include "sim/util/text.hpp"
 
 namespace kvcap {
@@ -37,11 +38,23 @@ int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& targ
   const int64_t h = d.hidden_size;
   const int64_t q_out = d.num_attention_heads * d.head_dim / tp, kv_out = drafter_kv_heads_per_gpu(d, tp) * d.head_dim;
   const int64_t per_layer = h * (q_out + 2 * kv_out) + q_out * h + 3 * h * (d.intermediate_size / tp);
-  int64_t bytes = drafter_stored_bytes(d.num_layers * per_layer, d.quant, element);
+  // EAGLE-3's first qkv projection reads the embedding and the hidden state side by side (2 x H).
+  const int64_t first_layer_extra = d.eagle3() ? h * (q_out + 2 * kv_out) : 0;
+  int64_t bytes = drafter_stored_bytes(d.num_layers * per_layer + first_layer_extra, d.quant, element);
   const int64_t fc = d.target_taps * target_hidden * h;
   bytes += d.fc_quantized ? drafter_stored_bytes(fc, d.quant, element) : fc * element;
-  // Norms: input and post-attention per layer, q and k norms, the final norm and fc's hidden norm.
-  bytes += (d.num_layers * (2 * h + 2 * d.head_dim) + 2 * h) * element;
+  if (d.eagle3()) {
+    // Norms: input and post-attention per layer, the first layer's hidden_norm, the final norm (Llama
+    // layers: no q/k norms). The head's own LM head, vocabulary-parallel over ParallelLMHead's
+    // 64-padded rows, and draft_id_to_target_id (int64, one per draft token) where the draft
+    // vocabulary is a subset.
+    bytes += (d.num_layers * 2 * h + 2 * h) * element;
+    bytes += ceil_div(ceil_div(d.draft_vocab_size, 64) * 64, tp) * h * element;
+    if (d.draft_vocab_size != d.vocab_size) bytes += d.draft_vocab_size * 8;
+  } else {
+    // Norms: input and post-attention per layer, q and k norms, the final norm and fc's hidden norm.
+    bytes += (d.num_layers * (2 * h + 2 * d.head_dim) + 2 * h) * element;
+  }
   if (d.dflash2()) {
     const int64_t k = d.conv_kernel_size;
     const int64_t conv = d.num_layers * 2 * (h * (2 * k * h / d.conv_group_size) + 2 * k * h);
@@ -49,6 +62,12 @@ int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& targ
     const int64_t fused_kv = d.num_layers * 2 * kv_out * h;
     bytes += (conv + selector + fused_kv) * element;
   }
+  // get_rope's _ROPE_DICT hands the drafter the target's table when the settings match (the RoPE
+  // base is part of vLLM's key too; kvcap compares positions and width, drafters copy their
+  // target's base).
+  for (const RopeTable& t : target.rope_tables)
+    if (t.positions == d.rope.positions && t.rotary_dim == d.rope.rotary_dim && t.mrope == d.rope.mrope && t.fp32 == d.rope.fp32)
+      return bytes;
   return bytes + rope_table_bytes(d.rope, model_dtype);
 }
 

@@ -404,9 +404,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // DFlash drafters: vLLM PR #36847, first released in 0.20; DFlash2 (PR #52816) in 0.28, and in
   // 0.27.1 through syv-ai's backport (the club-3090 composes' image).
   const bool dflash2 = cfg.drafter && cfg.drafter->dflash2();
-  if (cfg.drafter && version < std::pair<int, int>{0, dflash2 ? 27 : 20})
-    throw FieldError("speculative_config", std::string(dflash2 ? "DFlash2 drafters run on vLLM 0.28 (0.27.1 with the backport of PR #52816)"
-                                                               : "DFlash drafters run on vLLM 0.20 and later (PR #36847)") +
+  const bool eagle3 = cfg.drafter && cfg.drafter->eagle3();
+  // EAGLE-3 heads: kvcap's layout (replicated fc, own LM head, shared embedding) is vLLM V1's
+  // llama_eagle3.py from 0.10 on; earlier V1 releases are not modelled.
+  if (cfg.drafter && version < std::pair<int, int>{0, dflash2 ? 27 : (eagle3 ? 10 : 20)})
+    throw FieldError("speculative_config", std::string(dflash2  ? "DFlash2 drafters run on vLLM 0.28 (0.27.1 with the backport of PR #52816)"
+                                                       : eagle3 ? "kvcap models EAGLE-3 heads on vLLM 0.10 and later"
+                                                                : "DFlash drafters run on vLLM 0.20 and later (PR #36847)") +
                                                "; vllm_version is " + cfg.vllm_version);
   b.gpu_memory_utilization = cfg.gpu_memory_utilization > 0 ? cfg.gpu_memory_utilization : (v21 ? 0.92 : 0.9);
   // vLLM sizes from torch.cuda.mem_get_info's total, a little below nvidia-smi's (gpu_spec.hpp),
@@ -470,8 +474,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       throw FieldError("num_speculative_tokens", "a drafter needs num_speculative_tokens of 1 or more");
     if (pp > 1) throw FieldError("speculative_config", "a separate drafter with pipeline parallelism is not modelled");
     // Before vLLM 0.21 (PR #42692) DFlash built every drafter layer as full attention in bf16,
-    // whatever its layer_types and --kv-cache-dtype.
-    const bool early_dflash = version < std::pair<int, int>{0, 21};
+    // whatever its layer_types and --kv-cache-dtype. EAGLE-3 layers are ordinary Attention layers:
+    // the target's cache dtype, their config's attention kind.
+    const bool early_dflash = !d.eagle3() && version < std::pair<int, int>{0, 21};
     const KvFormat draft_format = early_dflash ? KvFormat{DType::bf16, kv.group_size, kv.scale_bits} : kv;
     const int64_t window = early_dflash ? 0 : d.sliding_window;
     // The drafter's layers join the pool beside the target's, so their pages must be the target's.

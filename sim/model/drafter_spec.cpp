@@ -51,12 +51,16 @@ double drafter_param_bound(const DrafterSpec& d, int64_t target_hidden) {
   const double conv = x(d.num_layers) * 2 * (h * 2 * x(d.conv_kernel_size) * h + 2 * x(d.conv_kernel_size) * h);
   const double selector = 2 * x(d.vocab_size) * x(d.selector_rank) + h * x(d.selector_rank);
   const double rope = x(d.rope.positions) * x(d.rope.rotary_dim);
-  return layers + fc + conv + selector + 2 * kv * h * x(d.num_layers) + rope;
+  const double eagle3 = h * (q + 2 * kv) + x(d.draft_vocab_size) * (h + 8);  // 2H-wide first qkv, LM head, d2t
+  return layers + fc + conv + selector + 2 * kv * h * x(d.num_layers) + rope + eagle3;
 }
 
 int64_t DrafterSpec::layer_linear_params() const {
   const int64_t q = num_attention_heads * head_dim, kv = num_kv_heads * head_dim;
-  return num_layers * (hidden_size * (q + 2 * kv) + q * hidden_size + 3 * hidden_size * intermediate_size);
+  // EAGLE-3's first layer projects the embedding and the hidden state side by side: qkv reads 2 x H.
+  const int64_t first_layer_extra_input = eagle3() ? hidden_size * (q + 2 * kv) : 0;
+  return num_layers * (hidden_size * (q + 2 * kv) + q * hidden_size + 3 * hidden_size * intermediate_size) +
+         first_layer_extra_input;
 }
 
 DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::string& origin) {
@@ -67,33 +71,71 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
   const std::vector<std::string> archs = r.get_string_array("architectures");
   if (archs.empty()) throw InputError(r.where("architectures"), "expected the drafter's architecture");
   d.architecture = archs.front();
-  if (d.architecture != "DFlashDraftModel" && d.architecture != "DFlash2DraftModel")
+  // The speculators format (RedHatAI's *.speculator.eagle3) says what it is in its own key and keeps
+  // the decoder's shapes in transformer_layer_config; EAGLE's own format keeps them at the top.
+  const bool speculators = r.has_value("speculators_model_type");
+  if (speculators) {
+    const std::string type = r.get_string("speculators_model_type");
+    if (type != "eagle3")
+      throw InputError(r.where("speculators_model_type"),
+                       "kvcap models speculators-format eagle3 heads; got " + quote_input(type));
+    d.kind = DrafterKind::eagle3;
+  } else if (d.architecture == "LlamaForCausalLMEagle3" || d.architecture == "Eagle3LlamaForCausalLM") {
+    d.kind = DrafterKind::eagle3;
+  } else if (d.architecture == "DFlashDraftModel" || d.architecture == "DFlash2DraftModel") {
+    d.kind = d.architecture == "DFlash2DraftModel" ? DrafterKind::dflash2 : DrafterKind::dflash;
+  } else {
     throw InputError(r.where("architectures"),
-                     "kvcap models DFlash and DFlash2 drafters (DFlashDraftModel, DFlash2DraftModel); got " +
-                         quote_input(d.architecture) + " (EAGLE, EAGLE-3 and draft-model drafters are not modelled)");
-  d.hidden_size = r.get_int("hidden_size", 1, kMaxDrafterDim);
-  d.num_layers = r.get_int("num_hidden_layers", 1, 1024);
-  d.num_attention_heads = r.get_int("num_attention_heads", 1, kMaxDrafterDim);
-  d.num_kv_heads = r.has_value("num_key_value_heads") ? r.get_int("num_key_value_heads", 1, kMaxDrafterDim) : d.num_attention_heads;
+                     "kvcap models DFlash, DFlash2 and EAGLE-3 drafters (DFlashDraftModel, DFlash2DraftModel, "
+                     "LlamaForCausalLMEagle3, or a speculators eagle3 config); got " +
+                         quote_input(d.architecture) + " (EAGLE-1 and draft-model drafters are not modelled)");
+  }
+  const JsonObjectReader s = speculators ? r.object("transformer_layer_config") : r;
+  d.hidden_size = s.get_int("hidden_size", 1, kMaxDrafterDim);
+  d.num_layers = s.get_int("num_hidden_layers", 1, 1024);
+  d.num_attention_heads = s.get_int("num_attention_heads", 1, kMaxDrafterDim);
+  d.num_kv_heads = s.has_value("num_key_value_heads") ? s.get_int("num_key_value_heads", 1, kMaxDrafterDim) : d.num_attention_heads;
   if (d.num_attention_heads % d.num_kv_heads != 0)
-    throw InputError(r.where("num_key_value_heads"), "expected a divisor of num_attention_heads (" +
+    throw InputError(s.where("num_key_value_heads"), "expected a divisor of num_attention_heads (" +
                                                          std::to_string(d.num_attention_heads) + ")");
-  d.head_dim = r.has_value("head_dim") ? r.get_int("head_dim", 1, kMaxDrafterDim) : d.hidden_size / d.num_attention_heads;
-  if (d.head_dim < 1) throw InputError(r.where("num_attention_heads"), "more heads than hidden_size: give head_dim");
-  d.intermediate_size = r.get_int("intermediate_size", 1, kMaxDrafterDim);
-  d.vocab_size = r.get_int("vocab_size", 1, kMaxDrafterDim);
-  d.max_position_embeddings = r.get_int("max_position_embeddings", 1, int64_t{1} << 31);
+  d.head_dim = s.has_value("head_dim") ? s.get_int("head_dim", 1, kMaxDrafterDim) : d.hidden_size / d.num_attention_heads;
+  if (d.head_dim < 1) throw InputError(s.where("num_attention_heads"), "more heads than hidden_size: give head_dim");
+  d.intermediate_size = s.get_int("intermediate_size", 1, kMaxDrafterDim);
+  d.vocab_size = s.get_int("vocab_size", 1, kMaxDrafterDim);
+  d.max_position_embeddings = s.get_int("max_position_embeddings", 1, int64_t{1} << 31);
   if (r.has_value("target_hidden_size")) d.target_hidden_size = r.get_int("target_hidden_size", 1, kMaxDrafterDim);
 
-  const JsonObjectReader f = r.object("dflash_config");
-  const auto& taps = f.raw("target_layer_ids");
-  if (!taps.is_array() || taps.empty() || taps.size() > 1024)
-    throw InputError(f.where("target_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the drafter");
-  for (const auto& t : taps)
-    if (!t.is_number_integer() || t.get<int64_t>() < 0)
-      throw InputError(f.where("target_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
-  d.target_taps = static_cast<int64_t>(taps.size());
+  if (d.eagle3()) {
+    // llama_eagle3.py: the LM head over draft_vocab_size rows (the full vocabulary without it), and
+    // an fc over the auxiliary hidden states of eagle_aux_hidden_state_layer_ids (3 by default:
+    // vLLM's get_eagle3_aux_hidden_state_layers) unless use_aux_hidden_state is false.
+    d.draft_vocab_size = r.has_value("draft_vocab_size") ? r.get_int("draft_vocab_size", 1, kMaxDrafterDim) : d.vocab_size;
+    std::optional<JsonObjectReader> eagle;
+    if (r.has_value("eagle_config")) eagle.emplace(r.object("eagle_config"));
+    const JsonObjectReader& ids_from = eagle && eagle->has_value("eagle_aux_hidden_state_layer_ids") ? *eagle : r;
+    d.target_taps = 3;
+    if (ids_from.has_value("eagle_aux_hidden_state_layer_ids")) {
+      const auto& ids = ids_from.raw("eagle_aux_hidden_state_layer_ids");
+      if (!ids.is_array() || ids.empty() || ids.size() > 1024)
+        throw InputError(ids_from.where("eagle_aux_hidden_state_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the head");
+      for (const auto& t : ids)
+        if (!t.is_number_integer() || t.get<int64_t>() < 0)
+          throw InputError(ids_from.where("eagle_aux_hidden_state_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
+      d.target_taps = static_cast<int64_t>(ids.size());
+    }
+    if (eagle && eagle->has_value("use_aux_hidden_state") && !eagle->get_bool("use_aux_hidden_state")) d.target_taps = 0;
+  } else {
+    const JsonObjectReader f = r.object("dflash_config");
+    const auto& taps = f.raw("target_layer_ids");
+    if (!taps.is_array() || taps.empty() || taps.size() > 1024)
+      throw InputError(f.where("target_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the drafter");
+    for (const auto& t : taps)
+      if (!t.is_number_integer() || t.get<int64_t>() < 0)
+        throw InputError(f.where("target_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
+    d.target_taps = static_cast<int64_t>(taps.size());
+  }
   if (d.dflash2()) {
+    const JsonObjectReader f = r.object("dflash_config");
     d.conv_kernel_size = f.get_int("conv_kernel_size", 1, 1024);
     d.conv_group_size = f.get_int("conv_group_size", 1, kMaxDrafterDim);
     d.selector_rank = f.get_int("selector_rank", 1, kMaxDrafterDim);
@@ -103,38 +145,41 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
 
   // Attention kind per layer (DFlash's _resolve_layer_attention): layer_types, with the window
   // from dflash_config.swa_window_size or the config's sliding_window.
-  if (r.has_value("layer_types")) {
-    const std::vector<std::string> types = r.get_string_array("layer_types");
+  if (s.has_value("layer_types")) {
+    const std::vector<std::string> types = s.get_string_array("layer_types");
     if (static_cast<int64_t>(types.size()) != d.num_layers)
-      throw InputError(r.where("layer_types"), "expected num_hidden_layers (" + std::to_string(d.num_layers) + ") entries");
+      throw InputError(s.where("layer_types"), "expected num_hidden_layers (" + std::to_string(d.num_layers) + ") entries");
     int64_t sliding = 0;
     for (const auto& t : types) {
       if (t == "sliding_attention") {
         ++sliding;
       } else if (t != "full_attention") {
-        throw InputError(r.where("layer_types"), "expected full_attention or sliding_attention, got " + quote_input(t));
+        throw InputError(s.where("layer_types"), "expected full_attention or sliding_attention, got " + quote_input(t));
       }
     }
     if (sliding != 0 && sliding != d.num_layers)
-      throw InputError(r.where("layer_types"), "drafters mixing full and sliding-window layers are not modelled");
-    if (sliding > 0)
-      d.sliding_window = f.has_value("swa_window_size") ? f.get_int("swa_window_size", 1, int64_t{1} << 31)
-                                                        : r.get_int("sliding_window", 1, int64_t{1} << 31);
+      throw InputError(s.where("layer_types"), "drafters mixing full and sliding-window layers are not modelled");
+    if (sliding > 0) {
+      std::optional<JsonObjectReader> f;
+      if (!d.eagle3()) f.emplace(r.object("dflash_config"));
+      d.sliding_window = f && f->has_value("swa_window_size") ? f->get_int("swa_window_size", 1, int64_t{1} << 31)
+                                                              : s.get_int("sliding_window", 1, int64_t{1} << 31);
+    }
   }
 
-  const char* rope_key = r.has_value("rope_scaling") ? "rope_scaling" : (r.has_value("rope_parameters") ? "rope_parameters" : nullptr);
+  const char* rope_key = s.has_value("rope_scaling") ? "rope_scaling" : (s.has_value("rope_parameters") ? "rope_parameters" : nullptr);
   std::optional<JsonObjectReader> rope_params;
   if (rope_key) {
-    if (!r.raw(rope_key).is_object()) throw InputError(r.where(rope_key), "expected an object or null");
-    rope_params.emplace(r.object(rope_key));
+    if (!s.raw(rope_key).is_object()) throw InputError(s.where(rope_key), "expected an object or null");
+    rope_params.emplace(s.object(rope_key));
   }
   d.rope = rope_table(rope_params ? &*rope_params : nullptr, d.max_position_embeddings, d.head_dim, false, false,
-                      r.where("max_position_embeddings"));
+                      s.where("max_position_embeddings"));
 
   // Sizes each within the reader's bounds can still multiply past 64 bits.
   checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : d.hidden_size), origin,
-                      "the drafter's sizes (hidden_size, heads, head_dim, intermediate_size, layers, vocab_size, selector_rank, "
-                      "conv_kernel_size, max_position_embeddings) allow more than 2^50 (1.1e15) parameters: not a real drafter");
+                      "the drafter's sizes (hidden_size, heads, head_dim, intermediate_size, layers, vocab_size, draft_vocab_size, "
+                      "selector_rank, conv_kernel_size, max_position_embeddings) allow more than 2^50 (1.1e15) parameters: not a real drafter");
   if (r.has_value("quantization_config")) {
     const JsonObjectReader q = r.object("quantization_config");
     const std::string method = q.get_string("quant_method");

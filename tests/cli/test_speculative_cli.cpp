@@ -36,7 +36,7 @@ TEST_CASE("kvcap memory --speculative-config prices a DFlash2 drafter and refuse
   CHECK(nlohmann::json::parse(plain.output)["kv_cache_tokens"].get<int64_t>() > j["kv_cache_tokens"].get<int64_t>());
 
   r = cli_test::run_kvcap("memory --model " + kTarget + kFlags +
-                          R"( --speculative-config '{"method": "eagle3", "model": "x", "num_speculative_tokens": 3}')");
+                          R"( --speculative-config '{"method": "draft_model", "model": "x", "num_speculative_tokens": 3}')");
   CHECK(r.code == 2);
   CHECK_MESSAGE(has(r.output, "--speculative-config: /method: expected mtp"), r.output);
   r = cli_test::run_kvcap("memory --model " + kTarget + kFlags + " --num-speculative-tokens 3 --speculative-config " + spec);

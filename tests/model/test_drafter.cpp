@@ -152,7 +152,7 @@ TEST_CASE("a DFlash2 drafter runs on Model Runner V2: nothing reserved for CUDA 
 }
 
 TEST_CASE("--speculative-config: what kvcap cannot model is refused naming the key") {
-  CHECK(test::contains(test::input_error_of([] { parse_speculative_config(R"({"method": "eagle3", "model": "x", "num_speculative_tokens": 3})", "--speculative-config"); }),
+  CHECK(test::contains(test::input_error_of([] { parse_speculative_config(R"({"method": "ngram", "model": "x", "num_speculative_tokens": 3})", "--speculative-config"); }),
                        "--speculative-config: /method: expected mtp"));
   CHECK(test::contains(test::input_error_of([] { parse_speculative_config(R"({"method": "dflash", "num_speculative_tokens": 3})", "--speculative-config"); }),
                        "/model"));
@@ -164,9 +164,9 @@ TEST_CASE("--speculative-config: what kvcap cannot model is refused naming the k
                        "is not a config.json file or a directory holding one"));
   CHECK(test::contains(test::input_error_of([] { parse_speculative_config(R"({"method": "mtp", "num_speculative_tokens": 2, "draft_tensor_parallel_size": 1})", "--speculative-config"); }),
                        "draft_tensor_parallel_size"));
-  // The drafter's own config: an EAGLE-3 head, mixed layer kinds, an unread quantization.
+  // The drafter's own config: an EAGLE-1 head, mixed layer kinds, an unread quantization.
   nlohmann::json j = drafter_json();
-  j["architectures"] = {"LlamaForCausalLMEagle3"};
+  j["architectures"] = {"EagleLlamaForCausalLM"};
   CHECK(test::contains(test::input_error_of([&] { drafter_from_hf_config(j, "d.json"); }), "d.json: /architectures: kvcap models DFlash"));
   j = drafter_json();
   j["layer_types"][0] = "full_attention";
