@@ -41,6 +41,18 @@ bool ignores_fc(const JsonObjectReader& q) {
   return false;
 }
 
+/// The target layers a drafter taps (dflash_config.target_layer_ids, EAGLE-3's
+/// eagle_aux_hidden_state_layer_ids): how many, each a non-negative index.
+int64_t count_target_layer_ids(const JsonObjectReader& r, const char* key) {
+  const auto& ids = r.raw(key);
+  if (!ids.is_array() || ids.empty() || ids.size() > 1024)
+    throw InputError(r.where(key), "expected the target layers (1 to 1024) whose hidden states feed the drafter");
+  for (const auto& t : ids)
+    if (!t.is_number_integer() || t.get<int64_t>() < 0)
+      throw InputError(r.where(key), "expected non-negative layer indices, got " + quote_input(t.dump()));
+  return static_cast<int64_t>(ids.size());
+}
+
 }  // namespace
 
 double drafter_param_bound(const DrafterSpec& d, int64_t target_hidden) {
@@ -105,6 +117,7 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
   d.max_position_embeddings = s.get_int("max_position_embeddings", 1, int64_t{1} << 31);
   if (r.has_value("target_hidden_size")) d.target_hidden_size = r.get_int("target_hidden_size", 1, kMaxDrafterDim);
 
+  std::optional<JsonObjectReader> dflash;  // dflash_config (DFlash, DFlash2)
   if (d.eagle3()) {
     // llama_eagle3.py: the LM head over draft_vocab_size rows (the full vocabulary without it), and
     // an fc over the auxiliary hidden states of eagle_aux_hidden_state_layer_ids (3 by default:
@@ -113,29 +126,16 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
     std::optional<JsonObjectReader> eagle;
     if (r.has_value("eagle_config")) eagle.emplace(r.object("eagle_config"));
     const JsonObjectReader& ids_from = eagle && eagle->has_value("eagle_aux_hidden_state_layer_ids") ? *eagle : r;
-    d.target_taps = 3;
-    if (ids_from.has_value("eagle_aux_hidden_state_layer_ids")) {
-      const auto& ids = ids_from.raw("eagle_aux_hidden_state_layer_ids");
-      if (!ids.is_array() || ids.empty() || ids.size() > 1024)
-        throw InputError(ids_from.where("eagle_aux_hidden_state_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the head");
-      for (const auto& t : ids)
-        if (!t.is_number_integer() || t.get<int64_t>() < 0)
-          throw InputError(ids_from.where("eagle_aux_hidden_state_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
-      d.target_taps = static_cast<int64_t>(ids.size());
-    }
+    d.target_taps = ids_from.has_value("eagle_aux_hidden_state_layer_ids")
+                        ? count_target_layer_ids(ids_from, "eagle_aux_hidden_state_layer_ids")
+                        : 3;
     if (eagle && eagle->has_value("use_aux_hidden_state") && !eagle->get_bool("use_aux_hidden_state")) d.target_taps = 0;
   } else {
-    const JsonObjectReader f = r.object("dflash_config");
-    const auto& taps = f.raw("target_layer_ids");
-    if (!taps.is_array() || taps.empty() || taps.size() > 1024)
-      throw InputError(f.where("target_layer_ids"), "expected the target layers (1 to 1024) whose hidden states feed the drafter");
-    for (const auto& t : taps)
-      if (!t.is_number_integer() || t.get<int64_t>() < 0)
-        throw InputError(f.where("target_layer_ids"), "expected non-negative layer indices, got " + quote_input(t.dump()));
-    d.target_taps = static_cast<int64_t>(taps.size());
+    dflash.emplace(r.object("dflash_config"));
+    d.target_taps = count_target_layer_ids(*dflash, "target_layer_ids");
   }
   if (d.dflash2()) {
-    const JsonObjectReader f = r.object("dflash_config");
+    const JsonObjectReader& f = *dflash;
     d.conv_kernel_size = f.get_int("conv_kernel_size", 1, 1024);
     d.conv_group_size = f.get_int("conv_group_size", 1, kMaxDrafterDim);
     d.selector_rank = f.get_int("selector_rank", 1, kMaxDrafterDim);
@@ -159,12 +159,9 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
     }
     if (sliding != 0 && sliding != d.num_layers)
       throw InputError(s.where("layer_types"), "drafters mixing full and sliding-window layers are not modelled");
-    if (sliding > 0) {
-      std::optional<JsonObjectReader> f;
-      if (!d.eagle3()) f.emplace(r.object("dflash_config"));
-      d.sliding_window = f && f->has_value("swa_window_size") ? f->get_int("swa_window_size", 1, int64_t{1} << 31)
-                                                              : s.get_int("sliding_window", 1, int64_t{1} << 31);
-    }
+    if (sliding > 0)
+      d.sliding_window = dflash && dflash->has_value("swa_window_size") ? dflash->get_int("swa_window_size", 1, int64_t{1} << 31)
+                                                                        : s.get_int("sliding_window", 1, int64_t{1} << 31);
   }
 
   const char* rope_key = s.has_value("rope_scaling") ? "rope_scaling" : (s.has_value("rope_parameters") ? "rope_parameters" : nullptr);
