@@ -52,6 +52,15 @@ VideoProfileDims qwen3_vl_profile_video(const VideoProfileShape& v, int64_t max_
   return {frames, g.patches, g.embeds};
 }
 
+VideoProfileDims qwen2_vl_profile_video(const VideoProfileShape& v, int64_t max_model_len) {
+  if (v.max_frames <= 0 || v.group_patches <= 0) return {};
+  int64_t frames = 0;
+  while (frames < v.max_frames && ceil_div(frames + 1, v.temporal_patch) * v.group_embeds <= max_model_len) ++frames;
+  frames = std::max<int64_t>(frames, 1);
+  const int64_t groups = ceil_div(frames, v.temporal_patch);
+  return {frames, groups * v.group_patches, groups * v.group_embeds};
+}
+
 VisionProfileBatch plan_vision_profile(const VisionProfileShape& shape, const VisionProfileSettings& s) {
   VisionProfileBatch b;
   if (shape.patches <= 0 || shape.image_tokens <= 0) return b;
@@ -63,9 +72,11 @@ VisionProfileBatch plan_vision_profile(const VisionProfileShape& shape, const Vi
   int64_t video_tokens = 0;
   VideoProfileDims video;
   if (video_on) {
-    video = qwen3_vl_profile_video(shape.video, s.max_model_len);
-    // get_max_video_tokens on 0.11-0.12: int(embeddings x 12.5); the embeddings alone from #30475.
-    video_tokens = v0_11_or_0_12 ? video.embeds * 25 / 2 : video.embeds;
+    const bool qwen3 = shape.video.group_patches <= 0;
+    video = qwen3 ? qwen3_vl_profile_video(shape.video, s.max_model_len) : qwen2_vl_profile_video(shape.video, s.max_model_len);
+    // Qwen3-VL's get_max_video_tokens on 0.11-0.12: int(embeddings x 12.5); the embeddings alone
+    // from #30475, and always for Qwen2-VL's.
+    video_tokens = qwen3 && v0_11_or_0_12 ? video.embeds * 25 / 2 : video.embeds;
   }
   const int64_t image_tokens = image_on ? shape.image_tokens : 0;
   b.video = video_on && video_tokens >= image_tokens;
@@ -107,7 +118,9 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   // The terms below are products of sizes: bound them first (checked_bytes), then count exactly.
   const auto d = [](int64_t x) { return static_cast<double>(x); };
   (void)checked_bytes(d(batch.items) * d(batch.patches_per_item) *
-                          (d(v.patch_elements) + 3 * d(v.hidden) + 8 * d(v.hidden) + 2 * d(v.intermediate)) * d(b),
+                          (d(v.patch_elements) + 3 * d(v.hidden) + d(v.attention_transient_widths) * d(v.hidden) +
+                           d(v.mlp_transient_widths) * d(v.intermediate)) *
+                              d(b),
                       m);
   const int64_t patches = batch.items * batch.patches_per_item;
   // The dummy items' pixel values reach the GPU already in the model dtype, as the held term
@@ -123,12 +136,17 @@ int64_t estimate_vision_profile_bytes_per_gpu(const ModelSpec& m, DType dt, int6
   // code index's copy, commit 002d7b93, whose forward Qwen3.5/3.6 reuse) adds
   // fast_pos_embed_interpolate's position embeddings, [patches, hidden] in the model dtype, to the
   // patch embeddings and keeps them bound (`pos_embeds`) while its blocks run; replicated (one
-  // nn.Embedding). Only the Qwen3-VL-family profiles set `hidden`, so 0 for the other towers.
-  const int64_t pos_embeds = patches * v.hidden * b;
+  // nn.Embedding). The other towers kvcap profiles with learned positions are charged the same;
+  // Qwen2-VL and Qwen2.5-VL rotate their patches and hold no such table (interpolated_positions).
+  const int64_t pos_embeds = v.interpolated_positions ? patches * v.hidden * b : 0;
   // Inside a block: the residual stream and its norm (replicated), plus the larger transient of
-  // attention (q/k/v, the concatenated q and k with their rotated copy, the output: 8 x hidden)
-  // and the MLP (fc1 output and its GELU: 2 x intermediate), split over the ranks.
-  const int64_t block = patches * (2 * v.hidden + std::max(split(8 * v.hidden), 2 * split(v.intermediate))) * b;
+  // attention (attention_transient_widths x hidden: Qwen3-VL's q/k/v, the concatenated q and k
+  // with their rotated copy, the output: 8) and the MLP (fc1 output and its GELU: 2 x
+  // intermediate; a gated MLP's gate_up and product: 3), split over the ranks.
+  const int64_t block = patches *
+                        (2 * v.hidden + std::max(split(v.attention_transient_widths * v.hidden),
+                                                 v.mlp_transient_widths * split(v.intermediate))) *
+                        b;
   return pixels + pos_embeds + block;
 }
 

@@ -45,6 +45,15 @@ struct VideoProfileDims {
 };
 VideoProfileDims qwen3_vl_profile_video(const VideoProfileShape& video, int64_t max_model_len);
 
+/// Qwen2-VL's and Qwen2.5-VL's dummy video (vllm/model_executor/models/qwen2_vl.py,
+/// Qwen2VLProcessingInfo): frames of the largest image (3,584 x 3,584 under max_pixels
+/// 12,845,056), as many as fit in max_model_len counted on their own
+/// (_get_max_video_frames: each group of temporal_patch frames is one image's 16,384
+/// embeddings), at most _MAX_FRAMES_PER_VIDEO = 14 and at least 1. At 128,000 tokens: 14
+/// frames, 7 groups, 458,752 patches, 114,688 embeddings (vLLM 0.23 logs "a budget of 114688
+/// tokens, and profiled with 1 video items" for Qwen2.5-VL-7B at its default max_model_len).
+VideoProfileDims qwen2_vl_profile_video(const VideoProfileShape& video, int64_t max_model_len);
+
 /// Which modality vLLM profiles, how many items and what it caches, by version:
 /// - The modality with the most tokens per item (MultiModalBudget.get_modality_with_max_tokens,
 ///   ties to video), among those --limit-mm-per-prompt leaves on. Qwen3-VL's video counts

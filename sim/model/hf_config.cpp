@@ -115,7 +115,29 @@ constexpr WrapperEntry kWrappers[] = {
     // Gemma 4 (vllm/model_executor/models/gemma4_mm.py): Gemma4ForCausalLM under transformers'
     // gemma4_vision tower.
     {"Gemma4ForConditionalGeneration", "gemma4_text", "Gemma4ForCausalLM"},
+    // Qwen2-VL and Qwen2.5-VL (vllm/model_executor/models/qwen2_vl.py, qwen2_5_vl.py): a Qwen2
+    // language model under their own towers. Their released config.json files keep the text keys
+    // at the top level beside vision_config (transformers re-saves them under text_config).
+    {"Qwen2VLForConditionalGeneration", "qwen2_vl_text", "Qwen2ForCausalLM"},
+    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl_text", "Qwen2ForCausalLM"},
 };
+
+/// Wrappers whose text model may sit at the top level of config.json (no text_config), and the
+/// vision_config model_type their towers take when the file leaves it out.
+struct FlatWrapper {
+  const char* architecture;
+  const char* vision_model_type;
+};
+constexpr FlatWrapper kFlatWrappers[] = {
+    {"Qwen2VLForConditionalGeneration", "qwen2_vl"},
+    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl"},
+};
+
+const FlatWrapper* find_flat_wrapper(const std::string& architecture) {
+  for (const auto& f : kFlatWrappers)
+    if (architecture == f.architecture) return &f;
+  return nullptr;
+}
 
 std::string supported_list() {
   std::string s;
@@ -699,7 +721,8 @@ constexpr std::pair<const char*, const char*> kWrapperModelTypes[] = {
     {"qwen3_vl", "Qwen3VLForConditionalGeneration"},  {"qwen3_vl_moe", "Qwen3VLMoeForConditionalGeneration"},
     {"gemma3", "Gemma3ForConditionalGeneration"},     {"qwen3_5", "Qwen3_5ForConditionalGeneration"},
     {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration"}, {"kimi_vl", "KimiVLForConditionalGeneration"},
-    {"gemma4", "Gemma4ForConditionalGeneration"},
+    {"gemma4", "Gemma4ForConditionalGeneration"},     {"qwen2_vl", "Qwen2VLForConditionalGeneration"},
+    {"qwen2_5_vl", "Qwen2_5_VLForConditionalGeneration"},
 };
 
 const WrapperEntry* find_wrapper(const JsonObjectReader& r) {
@@ -730,8 +753,22 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // tower it loads alongside). Keys transformers keeps at the top level apply to the text model
   // when text_config does not repeat them.
   const std::string arch = wrapper->architecture;
-  if (!root.has_value("text_config")) throw InputError(root.where("text_config"), "required for " + arch);
-  const JsonObjectReader top_text = root.object("text_config");
+  const FlatWrapper* flat = find_flat_wrapper(arch);
+  nlohmann::json text;
+  std::string text_where = "/text_config";
+  if (flat && !root.has_value("text_config")) {
+    // The text model's keys at the top level: the config itself, less the vision tower, read as
+    // the text model of its one type.
+    text = config;
+    text.erase("vision_config");
+    text["model_type"] = wrapper->text_model_type;
+    text_where = "";
+  } else {
+    if (!root.has_value("text_config")) throw InputError(root.where("text_config"), "required for " + arch);
+    (void)root.object("text_config");  // an object, or a located error
+    text = config.at("text_config");
+  }
+  const JsonObjectReader top_text(text, origin, text_where);
   const WrapperEntry* entry = nullptr;
   std::string expected;
   int wrapper_text_models = 0;
@@ -749,23 +786,23 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   if (!entry)
     throw InputError(top_text.where("model_type"), "a " + arch + " text model of type " + quote_input(text_type) +
                                                        " is not supported (expected " + expected + ")");
-  nlohmann::json text = config.at("text_config");
   text["architectures"] = nlohmann::json::array({entry->text_architecture});
   for (const char* key : {"torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"})
     if (!text.contains(key) && config.contains(key)) text[key] = config.at(key);
   // Qwen3-VL's text model always runs M-RoPE (vLLM qwen3_vl.py), also where a config copy drops
-  // the mrope keys (scenarios/memory/configs/SOURCES.md).
-  const bool qwen3_vl = text_type.rfind("qwen3_vl", 0) == 0;
-  ModelSpec m = read_text_model(JsonObjectReader(text, origin, "/text_config"), origin, qwen3_vl);
+  // the mrope keys (scenarios/memory/configs/SOURCES.md); so do Qwen2-VL's and Qwen2.5-VL's
+  // (MRotaryEmbedding from rope_scaling's mrope_section, which their configs carry).
+  const bool mrope = text_type.rfind("qwen3_vl", 0) == 0 || flat != nullptr;
+  ModelSpec m = read_text_model(JsonObjectReader(text, origin, text_where), origin, mrope);
   m.architecture = arch;
 
-  const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size);
+  const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size, flat ? flat->vision_model_type : "");
   if (vision.known) {
     m.vision_encoder_params = vision.params;
     m.vision_profile = vision.profile;
   }
   else if (root.has_value("vision_config"))
-    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen3_vl, qwen3_5, siglip_vision_model, gemma4_vision, moonvit)";
+    m.vision_encoder_note = "vision encoder " + quote_input(vision.type) + " not counted (kvcap counts pixtral, llama4_vision_model, qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, siglip_vision_model, gemma4_vision, moonvit)";
   else
     m.vision_encoder_note = "the config has no vision_config: the vision tower vLLM also loads is not counted";
   check_model_size(m, origin);  // again with the vision tower's parameters

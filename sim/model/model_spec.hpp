@@ -110,6 +110,10 @@ struct VideoProfileShape {
   int64_t patch = 0;        ///< spatial patch size (16)
   int64_t temporal_patch = 0;  ///< frames per temporal patch (2)
   int64_t merge = 0;        ///< spatial merge (2): embeddings = patches / merge^2
+  /// Qwen2-VL and Qwen2.5-VL: every frame at the largest image's size, so a group of
+  /// temporal_patch frames is that image's patches and embeddings (0 = Qwen3-VL's rule above).
+  int64_t group_patches = 0;
+  int64_t group_embeds = 0;
 };
 
 /// The vision tower's shapes that set vLLM's startup profiling peak: vLLM runs a batch of dummy
@@ -123,7 +127,17 @@ struct VisionProfileShape {
   int64_t intermediate = 0;
   int64_t image_tokens = 0;    ///< embeddings one image becomes in the language model
   int64_t output_widths = 1;   ///< text-width features per embedding in the encoder's output (Qwen3-VL: 1 + deepstack levels)
-  VideoProfileShape video;     ///< Qwen3-VL only: the video vLLM 0.11-0.12 profiles instead of the image
+  /// Whether the tower adds a learned position table interpolated to the patches (Qwen3-VL's
+  /// fast_pos_embed_interpolate: patches x hidden alive through the blocks); Qwen2-VL and
+  /// Qwen2.5-VL rotate their patches instead.
+  bool interpolated_positions = true;
+  /// Intermediate-width tensors alive at once in a block's MLP: 2 for fc1 and its activation, 3
+  /// for a gated MLP (gate_up's two halves and their product).
+  int64_t mlp_transient_widths = 2;
+  /// Hidden-width tensors alive at once in a block's attention, beside the residual and its norm:
+  /// 8 for Qwen3-VL's (q/k/v, the concatenated q and k with their rotated copy, the output).
+  int64_t attention_transient_widths = 8;
+  VideoProfileShape video;     ///< the dummy video (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), where it can outweigh the image
 };
 
 /// One cos/sin table of vLLM's rotary embedding (sim/model/rope_tables.hpp): every GPU holds it

@@ -31,6 +31,12 @@ Count size_or(const JsonObjectReader& r, const std::string& key, int64_t fallbac
   return static_cast<Count>(r.has(key) && !r.raw(key).is_null() ? r.get_int(key, 1, kMaxVisionDim) : fallback);
 }
 
+/// Qwen2-VL's MLP width: int(embed_dim x mlp_ratio) (Qwen2VisionBlock; mlp_ratio 4 by default).
+Count qwen2_vl_mlp_width(const JsonObjectReader& v) {
+  const double ratio = v.has_value("mlp_ratio") ? v.get_number_in("mlp_ratio", 1e-3, 1024.0) : 4.0;
+  return std::floor(need_size(v, "embed_dim") * ratio);
+}
+
 /// A pre-norm ViT block: two LayerNorms (weight + bias), biased q/k/v/o and a biased ungated MLP,
 /// the block of the Llama 4, Qwen3-VL, SigLIP and MoonViT towers.
 Count layernorm_vit_block(Count h, Count inter) { return 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h; }
@@ -88,6 +94,35 @@ Count qwen3_vl(const JsonObjectReader& v) {
   if (v.has("deepstack_visual_indexes") && v.raw("deepstack_visual_indexes").is_array())
     deepstack = static_cast<Count>(v.raw("deepstack_visual_indexes").size());
   return depth * block + embed + merger_main + deepstack * merger_deepstack;
+}
+
+/// Qwen2-VL (vLLM qwen2_vl.py Qwen2VisionTransformer): LayerNorm blocks (weight + bias) with a
+/// fused biased qkv, a biased proj and a QuickGELU MLP (fc1, fc2 with biases) of embed_dim x
+/// mlp_ratio; a bias-free 3-D patch convolution over temporal_patch_size x patch^2 pixels; the
+/// merger: a LayerNorm over embed_dim, then merge^2 x embed_dim -> the same -> the text width, with
+/// biases. This tower's hidden_size is the text width the merger writes; embed_dim is its own.
+Count qwen2_vl(const JsonObjectReader& v) {
+  const Count h = need_size(v, "embed_dim"), out = need_size(v, "hidden_size"), depth = need_size(v, "depth");
+  const Count inter = qwen2_vl_mlp_width(v);
+  const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
+  const Count channels = size_or(v, "in_chans", 3), merge = size_or(v, "spatial_merge_size", 2);
+  const Count m = merge * merge * h;
+  return depth * layernorm_vit_block(h, inter) + channels * temporal * patch * patch * h + 2 * h + m * m + m + m * out + out;
+}
+
+/// Qwen2.5-VL (vLLM qwen2_5_vl.py Qwen2_5_VisionTransformer): RMSNorm blocks (weight only) with a
+/// fused biased qkv, a biased proj and a gated SiLU MLP (gate_up and down, all with biases); a
+/// bias-free 3-D patch convolution; the merger: an RMSNorm over the tower's width, then merge^2 x
+/// hidden -> the same -> out_hidden_size (the text width), with biases. Window attention changes
+/// which patches attend to which, not the weights.
+Count qwen2_5_vl(const JsonObjectReader& v) {
+  const Count h = need_size(v, "hidden_size"), inter = need_size(v, "intermediate_size"), depth = need_size(v, "depth");
+  const Count out = need_size(v, "out_hidden_size");
+  const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
+  const Count channels = size_or(v, "in_chans", 3), merge = size_or(v, "spatial_merge_size", 2);
+  const Count block = 4 * h * h + 4 * h + 3 * h * inter + 2 * inter + h + 2 * h;
+  const Count m = merge * merge * h;
+  return depth * block + channels * temporal * patch * patch * h + h + m * m + m + m * out + out;
 }
 
 /// SigLIP (Gemma 3's tower, siglip_vision_model): LayerNorm blocks (weight + bias) with biased
@@ -161,11 +196,11 @@ void set_patch_shape(VisionProfileShape& p, const JsonObjectReader& v) {
 
 }  // namespace
 
-VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t text_hidden) {
+VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t text_hidden, const std::string& default_type) {
   VisionEncoderCount c;
   if (!root.has("vision_config") || root.raw("vision_config").is_null()) return c;
   const JsonObjectReader v = root.object("vision_config");
-  c.type = v.has("model_type") ? v.get_string("model_type") : "";
+  c.type = v.has("model_type") ? v.get_string("model_type") : default_type;
   // The count, refused when beyond any real tower (before the shapes below are multiplied in int64).
   const auto checked = [&](Count params) {
     if (!(params <= kMaxVisionParams)) {
@@ -236,6 +271,38 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     c.profile.patches = kChunks * side * side;
     c.profile.image_tokens = kChunks * shuffled;
     set_patch_shape(c.profile, v);
+  } else if (c.type == "qwen2_vl" || c.type == "qwen2_5_vl") {
+    const bool v2_5 = c.type == "qwen2_5_vl";
+    c.params = checked(v2_5 ? qwen2_5_vl(v) : qwen2_vl(v));
+    // Their processors cap an image at max_pixels = 12,845,056 (preprocessor_config.json, not in
+    // config.json: the default is taken), 16,384 embeddings after the 2 x 2 merge of 14-pixel
+    // patches, the image vLLM profiles (Qwen2VLProcessingInfo.get_image_size_with_most_features).
+    const Count merge = size_or(v, "spatial_merge_size", 2), patch = need_size(v, "patch_size");
+    c.profile.image_tokens = 16384;
+    c.profile.patches = c.profile.image_tokens * static_cast<int64_t>(merge * merge);
+    c.profile.patch_elements =
+        static_cast<int64_t>(size_or(v, "in_chans", 3) * size_or(v, "temporal_patch_size", 2) * patch * patch);
+    c.profile.hidden = static_cast<int64_t>(need_size(v, v2_5 ? "hidden_size" : "embed_dim"));
+    c.profile.intermediate = static_cast<int64_t>(v2_5 ? need_size(v, "intermediate_size") : qwen2_vl_mlp_width(v));
+    // Rotary positions, no learned table to interpolate; Qwen2.5-VL's MLP is gated (gate_up's
+    // 2 x intermediate output and its product alive together). Their attention (vLLM
+    // Qwen2VisionAttention / Qwen2_5_VisionAttention as of 0.8-0.10) keeps the qkv output (3
+    // widths), makes q, k and v contiguous (3 more), and rotates q, then k, through an fp32 copy
+    // into an fp32 result, cast back while both are alive (apply_rotary_pos_emb_vision:
+    // `apply_rotary_emb(t.float(), cos, sin).type_as(t)`: 2 + 2 + 1 widths of bf16): 11 widths.
+    // Later releases rotate q and k concatenated under torch.compile, which is not modelled by
+    // version.
+    c.profile.interpolated_positions = false;
+    c.profile.mlp_transient_widths = v2_5 ? 3 : 2;
+    c.profile.attention_transient_widths = 11;
+    // The dummy video (sim/memory/vision_profile.hpp, qwen2_vl_profile_video): up to 14 frames of
+    // the largest image; each temporal group is one image's patches and embeddings.
+    c.profile.video.max_frames = 14;
+    c.profile.video.temporal_patch = static_cast<int64_t>(size_or(v, "temporal_patch_size", 2));
+    c.profile.video.patch = static_cast<int64_t>(patch);
+    c.profile.video.merge = static_cast<int64_t>(merge);
+    c.profile.video.group_patches = c.profile.patches;
+    c.profile.video.group_embeds = c.profile.image_tokens;
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||
              c.type == "qwen3_5_moe_vision") {
     // Qwen3.5 / 3.6 reuse Qwen3-VL's vision transformer (their configs name no deepstack layers).
