@@ -41,7 +41,7 @@ AttentionCounts count_attention(const ModelSpec& m) {
 int run_models(bool json) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   if (!json)
-    std::cout << format_text("%-16s %-30s %6s %6s %9s %8s %-26s %-10s %16s %16s %10s\n", "name", "architecture", "layers", "hidden",
+    std::cout << format_text("%-16s %-34s %6s %6s %9s %8s %-26s %-10s %16s %16s %10s\n", "name", "architecture", "layers", "hidden",
                 "heads/kv", "head_dim", "attention", "experts", "params_total", "params_active", "kv_B/token");
   for (const auto& name : model_catalog_names()) {
     const ModelSpec m = load_model(name);
@@ -82,7 +82,7 @@ int run_models(bool json) {
       j["kv_bytes_per_token"] = kv;
       list.push_back(j);
     } else {
-      std::cout << format_text("%-16s %-30s %6lld %6lld %4lld/%-4lld %8lld %-26s %-10s %16lld %16lld %10lld\n", name.c_str(),
+      std::cout << format_text("%-16s %-34s %6lld %6lld %4lld/%-4lld %8lld %-26s %-10s %16lld %16lld %10lld\n", name.c_str(),
                   m.architecture.c_str(), (long long)m.num_layers, (long long)m.hidden_size,
                   (long long)m.num_attention_heads, (long long)m.num_kv_heads, (long long)m.head_dim,
                   attention.c_str(), experts.c_str(), (long long)p.total, (long long)p.active, (long long)kv);

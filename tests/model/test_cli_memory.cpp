@@ -121,7 +121,7 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   Run r = run("models --json");
   REQUIRE(r.code == 0);
   auto models = nlohmann::json::parse(r.out);
-  CHECK(models.size() == 22);
+  CHECK(models.size() == 23);
   // In file-name order (catalog/models/*.json); CodeLlama-34B: 48 layers x 8 KV heads x 128 x 2 x 2 B.
   CHECK(models[0]["name"] == "codellama-34b");
   CHECK(models[0]["kv_bytes_per_token"] == 196608);

@@ -32,7 +32,7 @@ std::string error_for(const json& cfg) {
 }  // namespace
 
 TEST_CASE("every catalog model loads, case-insensitively, with consistent layer lists") {
-  CHECK(model_catalog_names().size() == 22);
+  CHECK(model_catalog_names().size() == 23);
   for (const auto& name : model_catalog_names()) {
     CAPTURE(name);
     const ModelSpec m = load_model(name);
