@@ -62,11 +62,11 @@ int64_t drafter_weight_bytes_per_gpu(const DrafterSpec& d, const ModelSpec& targ
     const int64_t fused_kv = d.num_layers * 2 * kv_out * h;
     bytes += (conv + selector + fused_kv) * element;
   }
-  // get_rope's _ROPE_DICT hands the drafter the target's table when the settings match (the RoPE
-  // base is part of vLLM's key too; kvcap compares positions and width, drafters copy their
-  // target's base).
+  // get_rope's _ROPE_DICT hands the drafter the target's table when the settings match: positions,
+  // width, kind, dtype and base (rope_theta) are all in its key.
   for (const RopeTable& t : target.rope_tables)
-    if (t.positions == d.rope.positions && t.rotary_dim == d.rope.rotary_dim && t.mrope == d.rope.mrope && t.fp32 == d.rope.fp32)
+    if (t.positions == d.rope.positions && t.rotary_dim == d.rope.rotary_dim && t.mrope == d.rope.mrope && t.fp32 == d.rope.fp32 &&
+        t.base == d.rope.base)
       return bytes;
   return bytes + rope_table_bytes(d.rope, model_dtype);
 }

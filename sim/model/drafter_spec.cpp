@@ -172,6 +172,7 @@ DrafterSpec drafter_from_hf_config(const nlohmann::json& config, const std::stri
   }
   d.rope = rope_table(rope_params ? &*rope_params : nullptr, d.max_position_embeddings, d.head_dim, false, false,
                       s.where("max_position_embeddings"));
+  d.rope.base = rope_base(s, rope_params ? &*rope_params : nullptr);
 
   // Sizes each within the reader's bounds can still multiply past 64 bits.
   checked_model_bytes(drafter_param_bound(d, d.target_hidden_size > 0 ? d.target_hidden_size : d.hidden_size), origin,

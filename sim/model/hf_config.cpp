@@ -502,9 +502,11 @@ std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family
     const double partial = src.has_value("partial_rotary_factor") ? src.get_number_in("partial_rotary_factor", 1e-6, 1.0) : 1.0;
     return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(head_dim) * partial));
   };
-  auto table = [&](const std::optional<JsonObjectReader>& p, int64_t dims) {
-    return rope_table(p ? &*p : nullptr, m.max_position_embeddings, dims, family == Family::deepseek, force_mrope,
-                      r.where("max_position_embeddings"));
+  auto table = [&](const std::optional<JsonObjectReader>& p, int64_t dims, const char* base_key = "rope_theta") {
+    RopeTable t = rope_table(p ? &*p : nullptr, m.max_position_embeddings, dims, family == Family::deepseek, force_mrope,
+                             r.where("max_position_embeddings"));
+    t.base = rope_base(r, p ? &*p : nullptr, base_key);
+    return t;
   };
   bool has_full = false, has_sliding = false;
   int64_t global_head_dim = m.head_dim;
@@ -534,7 +536,7 @@ std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family
       // global_head_dim, partially rotated): two get_rope calls, two tables.
       if (has_sliding) {
         const auto p = by_layer_type ? layer_params("sliding_attention") : std::nullopt;
-        tables.push_back(table(p, rotary_dim(p, m.head_dim)));
+        tables.push_back(table(p, rotary_dim(p, m.head_dim), p ? "rope_theta" : "rope_local_base_freq"));
       }
       if (has_full) {
         // Gemma 4's "proportional" RoPE (Gemma4RotaryEmbedding) keeps the whole head width, the

@@ -147,6 +147,9 @@ struct RopeTable {
   int64_t rotary_dim = 0;
   bool mrope = false;  ///< MRotaryEmbedding (4 x max_position_embeddings positions)
   bool fp32 = false;   ///< get_rope(dtype=torch.float32): gpt-oss's OAIAttention
+  /// The base (rope_theta) the table is built with: part of get_rope's cache key, so two tables
+  /// of the same shape but another base are two tables (a drafter's, sim/memory/drafter_memory.cpp).
+  double base = 10000.0;
 };
 
 struct ModelSpec {

@@ -58,6 +58,12 @@ RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embedd
   return RopeTable{static_cast<int64_t>(std::floor(positions)), rotary_dim, mrope};
 }
 
+double rope_base(const JsonObjectReader& config, const JsonObjectReader* params, const char* key) {
+  if (params != nullptr && params->has_value(key)) return params->get_number_in(key, 1e-6, 1e15);
+  if (config.has_value(key)) return config.get_number_in(key, 1e-6, 1e15);
+  return 10000.0;
+}
+
 int64_t rope_table_bytes(const RopeTable& t, DType dtype) { return t.positions * t.rotary_dim * (t.fp32 ? 4 : dtype_bits(dtype) / 8); }
 
 int64_t rope_cache_bytes(const ModelSpec& model, DType dtype) {

@@ -29,6 +29,12 @@ namespace kvcap {
 RopeTable rope_table(const JsonObjectReader* params, int64_t max_position_embeddings, int64_t rotary_dim,
                      bool deepseek_yarn, bool force_mrope, const std::string& max_position_where);
 
+/// The RoPE base a config gives its table: `params`' rope_theta (transformers v5 keeps it in
+/// rope_parameters), else the config's own rope_theta, else `key`'s default of 10,000 (transformers'
+/// and vLLM's default base). `key` is the config key to read (rope_theta, or Gemma 3's
+/// rope_local_base_freq for its sliding layers).
+double rope_base(const JsonObjectReader& config, const JsonObjectReader* params, const char* key = "rope_theta");
+
 /// Bytes of one table in `dtype` (float32 for a table built in fp32, RopeTable::fp32).
 int64_t rope_table_bytes(const RopeTable& table, DType dtype);
 

@@ -135,6 +135,12 @@ TEST_CASE("AngelSlim's Qwen3-4B EAGLE-3 head: kvcap's weights plus the map vLLM 
   const int64_t bytes = drafter_weight_bytes_per_gpu(d, target, 1, DType::bf16);
   CHECK(bytes == 436746240);
   CHECK(bytes + 151936 == 436898176);
+  // The base is part of get_rope's key: a head built with another rope_theta gets a table of its
+  // own, 40,960 x 128 x 2 B = 10,485,760 B more.
+  nlohmann::json j = read_json_file(std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/AngelSlim--Qwen3-4B_eagle3.json");
+  REQUIRE(j.contains("rope_theta"));
+  j["rope_theta"] = 10000.0;
+  CHECK(drafter_weight_bytes_per_gpu(drafter_from_hf_config(j, "theta.json"), target, 1, DType::bf16) == bytes + 10485760);
 }
 
 TEST_CASE("an EAGLE-3 head's layer joins the target's full-attention group: 33 layers of KV a token for Llama-3.1-8B") {
