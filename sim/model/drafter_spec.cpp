@@ -1,5 +1,7 @@
 #include "sim/model/drafter_spec.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -17,6 +19,35 @@ namespace {
 
 constexpr int64_t kMaxDrafterDim = int64_t{1} << 24;  // as the target's reader (hf_config.cpp)
 
+/// A counted repetition ("x{m,n}") compiles into that many copies of x, and nested ones multiply:
+/// "(.{999}){999}{999}" would be 10^9 states from 20 bytes. Module-name patterns count a layer
+/// index at most ("\d{1,3}"), so counts beyond 64, or more than 4,096 copies in all, are refused.
+void check_pattern_size(const JsonObjectReader& q, const std::string& pattern) {
+  int64_t copies = 1;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;  // an escaped character, "\\{" among them, counts nothing
+      continue;
+    }
+    if (pattern[i] != '{') continue;
+    int64_t largest = 0, value = 0;
+    size_t j = i + 1;
+    for (; j < pattern.size() && (std::isdigit(static_cast<unsigned char>(pattern[j])) || pattern[j] == ','); ++j) {
+      if (pattern[j] == ',') {
+        value = 0;
+        continue;
+      }
+      value = std::min<int64_t>(value * 10 + (pattern[j] - '0'), int64_t{1} << 20);
+      largest = std::max(largest, value);
+    }
+    if (j >= pattern.size() || pattern[j] != '}') continue;  // not a quantifier: the regex compiler decides
+    copies *= std::max<int64_t>(1, largest);
+    if (largest > 64 || copies > 4096)
+      throw InputError(q.where("ignore"), "a pattern repeats too much to be a module name (counts up to 64, 4,096 copies in all): " +
+                                              quote_input(pattern));
+  }
+}
+
 /// Does a compressed-tensors / GPTQ ignore entry name the drafter's fc ("fc", "model.fc", or a
 /// "re:" pattern matching either, as llm-compressor writes them: "re:.*\.fc$")?
 bool ignores_fc(const JsonObjectReader& q) {
@@ -31,11 +62,17 @@ bool ignores_fc(const JsonObjectReader& q) {
       continue;
     }
     if (s.size() > 256) continue;  // names, not programs: a pattern this long names no fc we model
+    check_pattern_size(q, s);
     try {
-      const std::regex re(s.substr(3));
+      // libstdc++'s default executor backtracks: nested quantifiers (".*****k*****ernel$", which
+      // Python's re refuses as "multiple repeat") took it 28 minutes on "model.fc" (a fuzzer's
+      // find). Its polynomial executor (a GNU extension: breadth-first over the automaton, no
+      // back-references) matches in time linear in the automaton for these 2- and 8-byte names.
+      const std::regex re(s.substr(3), std::regex_constants::ECMAScript | std::regex_constants::__polynomial);
       if (std::regex_match(std::string("fc"), re) || std::regex_match(std::string("model.fc"), re)) return true;
     } catch (const std::regex_error&) {
-      throw InputError(q.where("ignore"), "a pattern is not a valid regular expression: " + quote_input(s));
+      throw InputError(q.where("ignore"), "a pattern is not a valid regular expression (back-references are not read): " +
+                                              quote_input(s));
     }
   }
   return false;

@@ -8,9 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/model/drafter_spec.hpp"
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/model_limits.hpp"
 #include "sim/model/param_count.hpp"
+#include "sim/util/json_parse.hpp"
 #include "test_helpers.hpp"
 
 using namespace kvcap;
@@ -156,4 +158,32 @@ TEST_CASE("fuzz: repeated ModelOpt ignore patterns are expanded once per module 
   REQUIRE(m.quant.dense_mlp);
   CHECK(m.quant.dense_mlp->bits == 8);
   CHECK(m.quant.dense_mlp->coverage == 1.0);
+}
+
+TEST_CASE("fuzz: a drafter's ignore patterns match in polynomial time, and counted repeats are bounded (drafter_config timeout)") {
+  // ".*****k*****ernel_projection$" (nested quantifiers, which Python's re refuses as "multiple
+  // repeat") ran libstdc++'s backtracking regex against "model.fc" for 28 minutes under the
+  // fuzzer's sanitizers. The reader now matches with the polynomial executor.
+  json d = read_json_file(std::string(KVCAP_SOURCE_DIR) + "/scenarios/memory/configs/syvai--Qwen3.8-27B-DFlash2-W4A16.json");
+  REQUIRE(d["quantization_config"].contains("ignore"));
+  const auto reads = [&](const json& ignore) {
+    json c = d;
+    c["quantization_config"]["ignore"] = ignore;
+    return drafter_from_hf_config(c, "drafter.json");
+  };
+  DrafterSpec spec;
+  CHECK(seconds_of([&] { spec = reads({"re:.*****k*****ernel_projection$", "re:(((((.*)*)*)*)*)*z"}); }) < kBigConfigSeconds);
+  CHECK(spec.fc_quantized);  // neither names the fc
+  CHECK(seconds_of([&] { spec = reads({"re:((((.*)*)*)*)*\\.fc$"}); }) < kBigConfigSeconds);
+  CHECK_FALSE(spec.fc_quantized);  // this one does ("model.fc")
+  CHECK_FALSE(reads({"re:(.{2}){1,4}"}).fc_quantized);  // "fc": small counts still read as patterns
+  // A count beyond 64, or nested counts of more than 4,096 copies, would compile into that many
+  // automaton states ("(.{999}){999}{999}": 10^9): refused by field, before compiling.
+  for (const char* p : {"re:.{65}", "re:((.{64}){64}){2}"}) {
+    CAPTURE(p);
+    CHECK(test::contains(test::input_error_of([&] { (void)reads({p}); }),
+                         "drafter.json: /quantization_config/ignore: a pattern repeats too much"));
+  }
+  // Back-references need the backtracking executor: not read.
+  CHECK(test::contains(test::input_error_of([&] { (void)reads({"re:(f)\\1"}); }), "not a valid regular expression"));
 }
