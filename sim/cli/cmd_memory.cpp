@@ -301,7 +301,13 @@ int run_memory(const MemoryOptions& o) {
                  num(v.budget_tokens) + " tokens)" +
                  (v.cache_rows_per_item > 0 ? ", each cached as a zero-filled copy of " + num(v.cache_rows_per_item) + " rows"
                                             : std::string()) +
-                 ", held through the sampler";
+                 ", held through the sampler" +
+                 // The dummy video can outweigh the image many times over (Qwen2.5-VL at 128,000
+                 // tokens: 7 x the image's patches); say how to profile the image alone.
+                 (v.video && v.patches_per_item > model.vision_profile.patches
+                      ? "; --limit-mm-per-prompt '{\"video\": 0}' profiles the image (" + num(model.vision_profile.patches) +
+                            " patches) instead"
+                      : std::string());
     } else if (engine.language_model_only || model.vision_profile.patches > 0) {
       profiled = "not loaded (text only)";
     } else {

@@ -13,6 +13,7 @@
 #include "sim/model/model_catalog.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/util/json_parse.hpp"
+#include "tests/support/run_command.hpp"
 #include "test_helpers.hpp"
 
 using namespace kvcap;
@@ -170,4 +171,24 @@ TEST_CASE("Qwen2-VL: its tower counted by hand, in the flat and the text_config 
   CHECK(test::contains(test::input_error_of([&] { model_from_hf_config(bad, "bad.json"); }), "/vision_config/embed_dim"));
   nested["text_config"]["model_type"] = "llama";
   CHECK(test::contains(test::input_error_of([&] { model_from_hf_config(nested, "bad.json"); }), "/text_config/model_type"));
+}
+
+TEST_CASE("kvcap memory: Qwen2.5-VL-7B by catalog name, the video it profiles and what turning it off buys") {
+  // At the default 128,000 tokens the 14-frame video sets the activation peak; the output says
+  // so and names the flag that profiles the image alone.
+  const auto with_video = cli_test::run_kvcap("memory --model qwen2.5-vl-7b --gpu h100-sxm --json");
+  REQUIRE(with_video.code == 0);
+  const auto text = cli_test::run_kvcap("memory --model qwen2.5-vl-7b --gpu h100-sxm");
+  CHECK(test::contains(text.output, "profiled on 1 dummy video(s) of 458752 patches"));
+  CHECK(test::contains(text.output, "--limit-mm-per-prompt '{\"video\": 0}' profiles the image (65536 patches) instead"));
+  const auto image_only =
+      cli_test::run_kvcap("memory --model qwen2.5-vl-7b --gpu h100-sxm --limit-mm-per-prompt '{\"video\": 0}' --json");
+  REQUIRE(image_only.code == 0);
+  const auto a = nlohmann::json::parse(with_video.output), b = nlohmann::json::parse(image_only.output);
+  // The same weights; the image's peak is about 2.2 GiB where the video's is about 15.2 (7 x the
+  // patches), so the cache gains about 13 GiB a GPU.
+  CHECK(a["weight_bytes_per_gpu"] == b["weight_bytes_per_gpu"]);
+  const double gain = (b["kv_cache_bytes_per_gpu"].get<double>() - a["kv_cache_bytes_per_gpu"].get<double>()) / (1 << 30);
+  CHECK(gain > 12.5);
+  CHECK(gain < 13.5);
 }
