@@ -260,7 +260,7 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 103);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%); 101: vLLM #46462's 8-layer DFlash drafter (+1.9%; capacity median 0.21%); 103: Qwen2.5-VL-7B on an L4 (-0.99%) and its failed 0.23 start on an A100 (refused; medians 0.19/0.12/0.22%)
+  CHECK(s.runnable >= 104);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%); 101: vLLM #46462's 8-layer DFlash drafter (+1.9%; capacity median 0.21%); 103: Qwen2.5-VL-7B on an L4 (-0.99%) and its failed 0.23 start on an A100 (refused; medians 0.19/0.12/0.22%); 104: Qwen2.5-VL-3B on an L4 (vLLM 0.11.0, Ray's docs, +12.1% unexplained: medians 0.20/0.12/0.25%)
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's
@@ -271,8 +271,8 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   // rows' activation peaks now within 0.01 GiB, which shows MLA's unexplained weights gap) to
   // 0.11/0.22/0.19%.
   CHECK(s.all.available_median_abs <= 0.0013);
-  CHECK(s.all.capacity_median_abs <= 0.0023);
-  CHECK(s.all.kv_tokens_median_abs <= 0.0020);
+  CHECK(s.all.capacity_median_abs <= 0.0026);
+  CHECK(s.all.kv_tokens_median_abs <= 0.0021);
   // Qwen2.5-VL-7B: the encoder pass sets the activation peak. On an L4 at 2,048 tokens (vLLM
   // 0.9.0.1) one image of 65,536 patches: 33,488 tokens against 33,824 (-0.99%; +25% with
   // Qwen3-VL's 8-width attention transient, which this tower's rotary fp32 copies exceed). At the model's 128,000 tokens (vLLM 0.23, 0.22 of an A100-80GB) a 14-frame video of
