@@ -95,6 +95,9 @@ struct WrapperEntry {
   const char* architecture;
   const char* text_model_type;
   const char* text_architecture;
+  /// Non-null: the released config.json may keep the text keys at the top level (no text_config),
+  /// and a vision_config without model_type is this tower.
+  const char* flat_vision_type = nullptr;
 };
 constexpr WrapperEntry kWrappers[] = {
     {"Llama4ForConditionalGeneration", "llama4_text", "Llama4ForCausalLM"},
@@ -118,26 +121,9 @@ constexpr WrapperEntry kWrappers[] = {
     // Qwen2-VL and Qwen2.5-VL (vllm/model_executor/models/qwen2_vl.py, qwen2_5_vl.py): a Qwen2
     // language model under their own towers. Their released config.json files keep the text keys
     // at the top level beside vision_config (transformers re-saves them under text_config).
-    {"Qwen2VLForConditionalGeneration", "qwen2_vl_text", "Qwen2ForCausalLM"},
-    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl_text", "Qwen2ForCausalLM"},
+    {"Qwen2VLForConditionalGeneration", "qwen2_vl_text", "Qwen2ForCausalLM", "qwen2_vl"},
+    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl_text", "Qwen2ForCausalLM", "qwen2_5_vl"},
 };
-
-/// Wrappers whose text model may sit at the top level of config.json (no text_config), and the
-/// vision_config model_type their towers take when the file leaves it out.
-struct FlatWrapper {
-  const char* architecture;
-  const char* vision_model_type;
-};
-constexpr FlatWrapper kFlatWrappers[] = {
-    {"Qwen2VLForConditionalGeneration", "qwen2_vl"},
-    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl"},
-};
-
-const FlatWrapper* find_flat_wrapper(const std::string& architecture) {
-  for (const auto& f : kFlatWrappers)
-    if (architecture == f.architecture) return &f;
-  return nullptr;
-}
 
 std::string supported_list() {
   std::string s;
@@ -755,10 +741,10 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // tower it loads alongside). Keys transformers keeps at the top level apply to the text model
   // when text_config does not repeat them.
   const std::string arch = wrapper->architecture;
-  const FlatWrapper* flat = find_flat_wrapper(arch);
+  const char* const flat_vision_type = wrapper->flat_vision_type;
   nlohmann::json text;
   std::string text_where = "/text_config";
-  if (flat && !root.has_value("text_config")) {
+  if (flat_vision_type && !root.has_value("text_config")) {
     // The text model's keys at the top level: the config itself, less the vision tower, read as
     // the text model of its one type.
     text = config;
@@ -794,11 +780,11 @@ ModelSpec model_from_hf_config(const nlohmann::json& config, const std::string& 
   // Qwen3-VL's text model always runs M-RoPE (vLLM qwen3_vl.py), also where a config copy drops
   // the mrope keys (scenarios/memory/configs/SOURCES.md); so do Qwen2-VL's and Qwen2.5-VL's
   // (MRotaryEmbedding from rope_scaling's mrope_section, which their configs carry).
-  const bool mrope = text_type.rfind("qwen3_vl", 0) == 0 || flat != nullptr;
+  const bool mrope = text_type.rfind("qwen3_vl", 0) == 0 || flat_vision_type != nullptr;
   ModelSpec m = read_text_model(JsonObjectReader(text, origin, text_where), origin, mrope);
   m.architecture = arch;
 
-  const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size, flat ? flat->vision_model_type : "");
+  const VisionEncoderCount vision = count_vision_encoder(root, m.hidden_size, flat_vision_type ? flat_vision_type : "");
   if (vision.known) {
     m.vision_encoder_params = vision.params;
     m.vision_profile = vision.profile;

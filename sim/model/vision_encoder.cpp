@@ -37,6 +37,10 @@ Count qwen2_vl_mlp_width(const JsonObjectReader& v) {
   return std::floor(need_size(v, "embed_dim") * ratio);
 }
 
+/// A patch merger's MLP with biases, merged -> merged -> out, after a norm of `norm` parameters
+/// (the Qwen-VL mergers, MoonViT's projector into Kimi-VL).
+Count merger_mlp(Count norm, Count merged, Count out) { return norm + merged * merged + merged + merged * out + out; }
+
 /// A pre-norm ViT block: two LayerNorms (weight + bias), biased q/k/v/o and a biased ungated MLP,
 /// the block of the Llama 4, Qwen3-VL, SigLIP and MoonViT towers.
 Count layernorm_vit_block(Count h, Count inter) { return 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h; }
@@ -88,8 +92,8 @@ Count qwen3_vl(const JsonObjectReader& v) {
   const Count block = layernorm_vit_block(h, inter);
   const Count embed = channels * temporal * patch * patch * h + h + size_or(v, "num_position_embeddings", 0) * h;
   const Count m = merge * merge * h;
-  const Count merger_main = 2 * h + m * m + m + m * out + out;        // norm over h
-  const Count merger_deepstack = 2 * m + m * m + m + m * out + out;   // norm after the shuffle
+  const Count merger_main = merger_mlp(2 * h, m, out);       // norm over h
+  const Count merger_deepstack = merger_mlp(2 * m, m, out);  // norm after the shuffle
   Count deepstack = 0;
   if (v.has("deepstack_visual_indexes") && v.raw("deepstack_visual_indexes").is_array())
     deepstack = static_cast<Count>(v.raw("deepstack_visual_indexes").size());
@@ -106,8 +110,7 @@ Count qwen2_vl(const JsonObjectReader& v) {
   const Count inter = qwen2_vl_mlp_width(v);
   const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
   const Count channels = size_or(v, "in_chans", 3), merge = size_or(v, "spatial_merge_size", 2);
-  const Count m = merge * merge * h;
-  return depth * layernorm_vit_block(h, inter) + channels * temporal * patch * patch * h + 2 * h + m * m + m + m * out + out;
+  return depth * layernorm_vit_block(h, inter) + channels * temporal * patch * patch * h + merger_mlp(2 * h, merge * merge * h, out);
 }
 
 /// Qwen2.5-VL (vLLM qwen2_5_vl.py Qwen2_5_VisionTransformer): RMSNorm blocks (weight only) with a
@@ -121,8 +124,7 @@ Count qwen2_5_vl(const JsonObjectReader& v) {
   const Count patch = need_size(v, "patch_size"), temporal = size_or(v, "temporal_patch_size", 2);
   const Count channels = size_or(v, "in_chans", 3), merge = size_or(v, "spatial_merge_size", 2);
   const Count block = 4 * h * h + 4 * h + 3 * h * inter + 2 * inter + h + 2 * h;
-  const Count m = merge * merge * h;
-  return depth * block + channels * temporal * patch * patch * h + h + m * m + m + m * out + out;
+  return depth * block + channels * temporal * patch * patch * h + merger_mlp(h, merge * merge * h, out);
 }
 
 /// SigLIP (Gemma 3's tower, siglip_vision_model): LayerNorm blocks (weight + bias) with biased
@@ -163,8 +165,7 @@ Count moonvit(const JsonObjectReader& v, Count text_hidden) {
   const Count merge = static_cast<Count>(merge_h * merge_w);
   const Count block = layernorm_vit_block(h, inter);
   const Count embed = 3 * patch * patch * h + h + pos * h;
-  const Count merged = merge * h;
-  const Count projector = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden;
+  const Count projector = merger_mlp(2 * h, merge * h, text_hidden);
   return layers * block + embed + 2 * h + projector;
 }
 
@@ -299,8 +300,6 @@ VisionEncoderCount count_vision_encoder(const JsonObjectReader& root, int64_t te
     // the largest image; each temporal group is one image's patches and embeddings.
     c.profile.video.max_frames = 14;
     c.profile.video.temporal_patch = static_cast<int64_t>(size_or(v, "temporal_patch_size", 2));
-    c.profile.video.patch = static_cast<int64_t>(patch);
-    c.profile.video.merge = static_cast<int64_t>(merge);
     c.profile.video.group_patches = c.profile.patches;
     c.profile.video.group_embeds = c.profile.image_tokens;
   } else if (c.type == "qwen3_vl" || c.type == "qwen3_vl_moe" || c.type == "qwen3_5_vision" || c.type == "qwen3_5_moe" ||
