@@ -92,10 +92,15 @@ void Replica::advance(double now_s) {
     integrals_.cached_free_blocks += static_cast<double>(usage_.cached_free_blocks) * dt;
     if (crash_.is_down()) integrals_.down_s += dt;
     if (usage_.free_blocks > 0) {
-      const double frag = 1.0 - static_cast<double>(usage_.largest_free_blocks) / static_cast<double>(usage_.free_blocks);
       integrals_.free_nonempty_s += dt;
-      integrals_.fragmentation += frag * dt;
-      integrals_.max_fragmentation = std::max(integrals_.max_fragmentation, frag);
+      // A paged pool is never fragmented (largest == free): 1 - x/x is +0.0, and adding +0.0 to
+      // the non-negative sums changes no bit, so the division is skipped on every step of theirs.
+      if (usage_.largest_free_blocks != usage_.free_blocks) {
+        const double frag =
+            1.0 - static_cast<double>(usage_.largest_free_blocks) / static_cast<double>(usage_.free_blocks);
+        integrals_.fragmentation += frag * dt;
+        integrals_.max_fragmentation = std::max(integrals_.max_fragmentation, frag);
+      }
     }
     if (usage_.reserved_tokens > 0) {
       integrals_.nonempty_s += dt;
