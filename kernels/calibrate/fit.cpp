@@ -208,6 +208,16 @@ Profile fit_profile(const RawRun& raw, double spec_flops, double spec_bw, const 
   if (c.decode.empty()) throw InputError(origin + ": /decode", "needs at least 2 paged-decode measurements of one KV dtype");
   if (!skipped.empty()) p.provenance["fit_skipped"] = skipped;
   c.step_overhead_s = 0;  // host-side scheduling is not a kernel: not measured here (kernels/NOTES.md)
+  // What calibrate writes must read back. Timings each within the raw reader's bounds can still
+  // fit a rate no GPU has (a GEMM of 8192 x 4096 x 14336 timed at 6 ns fits 7.8e19 FLOP/s, past
+  // the profile's 1e18): refused here, naming the coefficient, instead of a profile that every
+  // later run refuses.
+  try {
+    (void)profile_from_json(profile_to_json(p), "the fitted profile");
+  } catch (const InputError& e) {
+    throw InputError(origin, std::string("the measurements fit a profile kvcap cannot use (") + e.what() +
+                                 "): a timing in the raw run is not plausible");
+  }
   return p;
 }
 

@@ -61,6 +61,17 @@ TEST_CASE("calibrate --fit-only refits raw measurements - failed checks refuse t
   CHECK(r.output.find("refusing") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
 
+  // Found by fuzzing (raw_measurements): timings each in range can fit a rate no GPU has; the
+  // profile would be one kvcap refuses to read. Refused before writing, exit 2, naming the rate.
+  test::TrueRates implausible;
+  implausible.gemm_flops = 1e20;  // 100 EFLOP/s; a profile holds rates up to 1e18
+  write_raw_file(test::synthetic_raw(implausible), raw);
+  r = run_kvcap("calibrate --fit-only " + raw + " --out " + out);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("/coefficients/gemm_compute/rate") != std::string::npos);
+  CHECK(r.output.find(raw) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+
   std::ofstream(raw) << "{\"format\": \"kvcap-raw\",\n \"version\": 1, \"oops\": }";
   r = run_kvcap("calibrate --fit-only " + raw + " --out " + out);
   CHECK(r.code == 2);

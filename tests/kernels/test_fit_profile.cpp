@@ -70,6 +70,30 @@ TEST_CASE("a run with a failed or NaN check never becomes a profile") {
   CHECK_THROWS_AS(fit_profile(none, 989.5e12, 4.8e12, "none"), CheckFailure);
 }
 
+TEST_CASE("fuzz: a fit that gives a coefficient the profile reader refuses is an input error (raw_measurements)") {
+  // The fuzzer's case: one 8192 x 4096 x 14336 GEMM timed at 6 ns fitted 7.8e19 FLOP/s, which
+  // profile_to_json wrote and profile_from_json refused (its range ends at 1e18). Each timing
+  // was within the raw reader's bounds; the fit is what leaves the range.
+  test::TrueRates fast;
+  fast.gemm_flops = 1e20;
+  try {
+    (void)fit_profile(test::synthetic_raw(fast), 989.5e12, 4.8e12, "raw.json");
+    FAIL("an implausible GEMM rate was fitted into a profile");
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    CHECK(m.rfind("raw.json", 0) == 0);
+    CHECK(m.find("/coefficients/gemm_compute/rate") != std::string::npos);
+    CHECK(m.find("1e+20") != std::string::npos);
+  }
+  // A launch cost past the reader's 1 s (decode points timed seconds apart) is refused the same way.
+  test::TrueRates slow_launch;
+  slow_launch.decode_launch_s = 2.0;
+  CHECK_THROWS_WITH_AS(fit_profile(test::synthetic_raw(slow_launch), 989.5e12, 4.8e12, "raw.json"),
+                       doctest::Contains("/coefficients/decode/bf16/launch_s"), InputError);
+  // The rates a GPU has still fit (the fixture's own).
+  CHECK_NOTHROW((void)fit_profile(test::synthetic_raw(), 989.5e12, 4.8e12, "raw.json"));
+}
+
 TEST_CASE("raw and profile JSON round-trip - malformed files are input errors naming the field") {
   RawRun raw = test::synthetic_raw();
   nlohmann::json j = raw_to_json(raw);
