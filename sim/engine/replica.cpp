@@ -369,8 +369,10 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   return now_s + step_cost_.time_s;
 }
 
-int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished) {
+int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished,
+                             double* crossing_end) {
   finished = false;
+  if (crossing_end) *crossing_end = -1;
   const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
   const int64_t bs = kv_bulk.block_size;
   if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
@@ -425,6 +427,8 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   }
   double max_gap = 0;
   int64_t k = 0;  // steps run
+  bool crossing = false;  // the step after the stretch starts below (crossing_end)
+  StepCost crossing_cost;
   while (k < limit) {
     const int64_t j = k + 1;  // step j allocates at context c + j - 1 for a request at c before it
     // A block for the requests whose context is then a multiple of the block size; with prefix
@@ -441,7 +445,13 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
                                            : cost_.price(comp);
     KVCAP_CHECK(std::isfinite(cost.time_s) && cost.time_s > 0, "cost model returned a non-positive step time");
     const double end = now_s + cost.time_s;
-    if (end > horizon_s || !(before_s > end)) break;
+    if (end > horizon_s || !(before_s > end)) {
+      if (crossing_end != nullptr && k > 0) {
+        crossing = true;
+        crossing_cost = cost;
+      }
+      break;
+    }
 
     // start_plain_decode_step: the allocations in running order. The requests at a boundary go
     // through the allocator as in a plain step (their SeqState brought up to this step first);
@@ -478,6 +488,43 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     close_step(end, n, 0, /*usage_fresh=*/true);
   }
   if (k == 0) return 0;
+  if (crossing) {
+    // Every request sampled k tokens, the last at now_s; then, in running order, the next step's
+    // token as start_plain_step_unplanned adds it (the requests whose token starts or fills a
+    // block through the allocator, the others counted).
+    int64_t counted = 0;
+    [[maybe_unused]] int64_t context_check = 0;
+    for (size_t i = 0; i < run.size(); ++i) {
+      SeqState& s = state_.seq(run[i]);
+      const int64_t behind = k - bulk_base_[i];
+      const int64_t c = s.num_computed_tokens + behind;
+      s.num_output_tokens += behind;
+      s.last_token_s = now_s;
+      s.max_itl_s = std::max(s.max_itl_s, max_gap);
+      const size_t r = residue(c);
+      if (r == 0 || (kv_bulk.hashes_blocks && r == static_cast<size_t>(bs - 1))) {
+        s.num_computed_tokens = c;
+        kv_->bulk_settle(s);
+        const bool ok = kv_->allocate(s, 0, 1);
+        KVCAP_CHECK(ok, "plain decode step could not allocate");
+        s.num_computed_tokens = c + 1;
+      } else {
+        s.num_computed_tokens = c + 1;
+        kv_->bulk_settle(s);
+        ++counted;
+      }
+      context_check += c + 1;
+    }
+    KVCAP_DCHECK(context_check == context + k * n, "the crossing step's context is not the one it was priced at");
+    kv_->bulk_add_tokens(counted);
+    plan_.clear();
+    plain_unplanned_ = true;
+    step_in_progress_ = true;
+    note_plain_decode_step(now_s, n);
+    step_cost_ = crossing_cost;
+    *crossing_end = now_s + crossing_cost.time_s;
+    return k;
+  }
   // Every request sampled k tokens, the last at now_s.
   for (size_t i = 0; i < run.size(); ++i) {
     SeqState& s = state_.seq(run[i]);

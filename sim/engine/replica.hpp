@@ -80,7 +80,14 @@ class Replica {
   /// without bulk support, requests whose last tokens did not all come at now_s. Returns the
   /// steps run; now_s becomes the end of the last one; `finished`: the last step finished
   /// requests (else the next step would end too late or not fit, and another call runs nothing).
-  int64_t bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished);
+  /// With `crossing_end`, a stretch that stops because its next step would end at or after
+  /// `before_s` (or past the horizon) also starts that step, as start_plain_decode_step would
+  /// right after it, and sets *crossing_end to its end (else -1): the pass that brings the
+  /// requests up to date does that step's allocations too, instead of two more passes (the
+  /// caller's plain-decode check and start_plain_decode_step's). The caller passes it only when
+  /// nothing it does between a stretch and the next step can change (no pull of a stalled source).
+  int64_t bulk_decode(double& now_s, double before_s, double horizon_s, bool& finished,
+                      double* crossing_end = nullptr);
   /// Applies the outputs of the step in progress at its end time now_s (pipeline parallelism:
   /// of the oldest batch in the pipe, which ends at now_s).
   void finish_step(double now_s);

@@ -165,12 +165,23 @@ bool Simulation::run_plain_decode(Replica& r, double start, double& end) {
   // step's end in run_step, and another stretch or a step the usual way.
   bool again = opt_.bulk_decode;
   while (again) {
-    const int64_t steps = r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again);
+    // The stretch may start the step after it only when nothing below would run in between: a
+    // pull of a stalled source could bring an arrival (the plain-decode check cannot change
+    // otherwise: the stretch finished no request and changed no queue).
+    const bool may_cross = has_pending_ || !completions_since_pull_;
+    double crossing_end = -1;
+    const int64_t steps =
+        r.bulk_decode(start, queue_.next_time(), opt_.horizon_s, again, may_cross ? &crossing_end : nullptr);
     if (steps == 0) break;
     steps_skipped_ += steps;
     bulk_steps_ += steps;
     last_event_s_ = start;
     if (opt_.check_invariants) check_invariants(start);
+    if (crossing_end >= 0) {
+      ++bulk_crossings_;
+      end = crossing_end;
+      return true;
+    }
     if (!has_pending_ && completions_since_pull_) pull_next_arrival(start);
     if (!r.has_work()) return false;
     if (!r.next_step_is_plain_decode() || !(queue_.next_time() > start)) {

@@ -87,6 +87,8 @@ class Simulation final : private RequestEndListener {
   int64_t steps_skipped() const { return steps_skipped_; }
   /// Of steps_skipped(): those run in bulk.
   int64_t bulk_steps() const { return bulk_steps_; }
+  /// Steps a bulk stretch started after its last one (Replica::bulk_decode's crossing_end).
+  int64_t bulk_crossings() const { return bulk_crossings_; }
   int64_t events_processed() const { return events_processed_; }
   /// Rows and requests the workload dropped before they reached the simulator, by reason.
   WorkloadCounts workload_counts() const { return source_->counts(); }
@@ -136,6 +138,7 @@ class Simulation final : private RequestEndListener {
   double last_event_s_ = 0;
   int64_t steps_skipped_ = 0;
   int64_t bulk_steps_ = 0;
+  int64_t bulk_crossings_ = 0;
   int64_t events_processed_ = 0;
   int64_t audit_stride_ = 1;  ///< events between full allocator audits (see full_audit_block_budget)
   std::vector<TimeseriesRow> timeseries_;

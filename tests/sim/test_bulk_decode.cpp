@@ -52,6 +52,7 @@ struct BulkOutcome {
   std::string dump;
   int64_t bulk_steps = 0;
   int64_t skipped = 0;
+  int64_t crossings = 0;  ///< steps a stretch started after itself
 };
 
 BulkOutcome run_bulk_case(const BulkCase& c, bool skipping, bool bulk, const CostModel* cost_override = nullptr) {
@@ -68,7 +69,7 @@ BulkOutcome run_bulk_case(const BulkCase& c, bool skipping, bool bulk, const Cos
   os << results_json(hdr, *h.sim, h.metrics, SloConfig{0.05, 0.02, 0}).dump(1);
   write_requests_csv(os, h.metrics);
   write_timeseries_csv(os, *h.sim);
-  return {os.str(), h.sim->bulk_steps(), h.sim->steps_skipped()};
+  return {os.str(), h.sim->bulk_steps(), h.sim->steps_skipped(), h.sim->bulk_crossings()};
 }
 
 BulkCase random_bulk_case(uint64_t seed) {
@@ -120,7 +121,7 @@ TEST_CASE("property: 200 random scenarios give identical outputs with bulk decod
   // Under the sanitizers 50 of the 200 (93 s of the ASan pass): they look for memory errors on
   // the bulk path, which a quarter of the cases reach as well; the Release pass compares all 200.
   const int64_t cases = KVCAP_SANITIZED ? 50 : 200;
-  int64_t bulk_steps = 0, cases_with_bulk = 0;
+  int64_t bulk_steps = 0, cases_with_bulk = 0, cases_with_crossing = 0;
   for (uint64_t seed = 1; seed <= static_cast<uint64_t>(cases); ++seed) {
     CAPTURE(seed);
     const BulkCase c = random_bulk_case(seed);
@@ -137,8 +138,11 @@ TEST_CASE("property: 200 random scenarios give identical outputs with bulk decod
     CHECK(bulk.dump == queued.dump);
     bulk_steps += bulk.bulk_steps;
     cases_with_bulk += bulk.bulk_steps > 0 ? 1 : 0;
+    cases_with_crossing += bulk.crossings > 0 ? 1 : 0;
   }
   CHECK(cases_with_bulk > cases / 2);  // the bulk path was exercised broadly
+  // ... and so was a stretch starting the step after it (the step an event cuts into)
+  CHECK(cases_with_crossing > cases / 4);
   CHECK(bulk_steps > 50 * cases);
 }
 
