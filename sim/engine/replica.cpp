@@ -333,11 +333,12 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   // fills one) need the allocator; the others count a token (bulk_decode's rule).
   const int64_t bs = kv_bulk.block_size;
   const auto n = static_cast<int64_t>(state_.running.size());
+  const bool pow2 = (bs & (bs - 1)) == 0;  // c mod bs by a mask (c >= 0), not a division a request
   int64_t context = 0, counted = 0;
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     const int64_t c = s.num_computed_tokens;
-    const int64_t r = c % bs;
+    const int64_t r = pow2 ? (c & (bs - 1)) : c % bs;
     context += c + 1;
     if (r == 0 || (kv_bulk.hashes_blocks && r == bs - 1)) {
       const bool ok = kv_->allocate(s, 0, 1);

@@ -1,6 +1,7 @@
 #include "sim/kv/paged_allocator.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -40,6 +41,7 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
   spec_.full_block_ratio = cfg.full_block_ratio;
   hit_blocks_.resize(static_cast<size_t>(groups()));
   one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1;
+  if ((cfg.block_size & (cfg.block_size - 1)) == 0) block_shift_ = std::countr_zero(static_cast<uint64_t>(cfg.block_size));
 }
 
 void PagedKvAllocator::grow_slots(int32_t slot) {
@@ -210,7 +212,7 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   total_slot_tokens_ += need_tokens - tokens;
   tokens = need_tokens;
   if (!cfg_.enable_prefix_caching) return;
-  const int64_t full = std::min(computed_end, seq.num_tokens()) / cfg_.block_size;
+  const int64_t full = blocks_below(std::min(computed_end, seq.num_tokens()));
   auto& cached = cached_blocks_[slot_index];
   if (cached >= full) return;
   if (one_full_group_) {
@@ -240,7 +242,7 @@ bool PagedKvAllocator::allocate_one_group(SeqState& seq, int64_t num_new_tokens)
   ensure_slot(seq.slot);
   const auto slot_index = static_cast<size_t>(seq.slot);
   const int64_t need_tokens = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
-  const int64_t total_blocks = ceil_div(need_tokens, cfg_.block_size);
+  const int64_t total_blocks = blocks_for(need_tokens);
   auto& t = tables_[slot_index];
   const int64_t new_blocks = std::max<int64_t>(0, total_blocks - static_cast<int64_t>(t.size()));
   if (new_blocks > pool_.num_free()) return false;
@@ -314,7 +316,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
 
 int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new_tokens) const {
   const int64_t need = std::min(seq.num_computed_tokens + num_new_tokens, cfg_.max_model_len);
-  const int64_t total_blocks = ceil_div(need, cfg_.block_size);
+  const int64_t total_blocks = blocks_for(need);
   if (one_full_group_) {
     const auto slot = static_cast<size_t>(seq.slot);
     const auto held = slot < slot_tokens_.size() ? static_cast<int64_t>(tables_[slot].size()) : 0;

@@ -28,6 +28,7 @@
 
 #include "sim/kv/block_pool.hpp"
 #include "sim/kv/kv_allocator.hpp"
+#include "sim/util/int_math.hpp"
 #include "sim/memory/kv_cache_spec.hpp"
 
 namespace kvcap {
@@ -133,6 +134,15 @@ class PagedKvAllocator final : public KvAllocator {
   int64_t total_slot_tokens_ = 0;
   int64_t shared_extra_tokens_ = 0;  ///< Σ (ref_cnt - 1) × block_size over shared blocks
   bool one_full_group_ = false;      ///< one full-attention group only: allocate()'s fast path
+  /// log2(block_size) when it is a power of two (nearly always), else -1: the per-request
+  /// block counts of a decode step shift instead of dividing (an integer division is tens of
+  /// cycles, and a step makes two per running request).
+  int block_shift_ = -1;
+  /// ⌊t / block_size⌋ and ⌈t / block_size⌉ for a token count t ≥ 0.
+  int64_t blocks_below(int64_t t) const { return block_shift_ >= 0 ? t >> block_shift_ : t / cfg_.block_size; }
+  int64_t blocks_for(int64_t t) const {
+    return block_shift_ >= 0 ? (t + cfg_.block_size - 1) >> block_shift_ : ceil_div(t, cfg_.block_size);
+  }
 };
 
 }  // namespace kvcap
