@@ -1,6 +1,7 @@
 #include "sim/sched/vllm_v1_scheduler.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/sched/admission/output_forecast.hpp"
 #include "sim/sched/batch_common.hpp"
@@ -24,6 +25,16 @@ size_t VllmV1Scheduler::pick_victim(const ReplicaState& st) const {
 }
 
 void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& budget) {
+  // A decoder's one token that neither starts nor (with prefix caching) fills a block changes
+  // nothing in the allocator but token counts: as in a bulk decode step, those are settled per
+  // request and added to the totals in one call (before any allocation that might preempt).
+  const KvAllocator::BulkDecode kv_bulk = st.kv->bulk_decode();
+  const int64_t bs = kv_bulk.block_size;
+  const bool pow2 = bs > 0 && (bs & (bs - 1)) == 0;
+  int64_t counted = 0;
+  auto flush_counted = [&] {
+    if (counted > 0) st.kv->bulk_add_tokens(std::exchange(counted, 0));
+  };
   size_t i = 0;
   while (i < st.running.size() && budget > 0) {
     const int32_t slot = st.running[i];
@@ -37,6 +48,21 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
       ++i;
       continue;
     }
+    if (n == 1 && bs >= 2) {
+      const int64_t c = s.num_computed_tokens;
+      const int64_t r = pow2 ? (c & (bs - 1)) : c % bs;
+      if (r != 0 && !(kv_bulk.hashes_blocks && r == bs - 1)) {
+        plan.scheduled.push_back({slot, 1, c, 0, ScheduledKind::running});
+        plan.total_tokens += 1;
+        s.num_computed_tokens = c + 1;
+        st.kv->bulk_settle(s);
+        ++counted;
+        budget -= 1;
+        ++i;
+        continue;
+      }
+    }
+    flush_counted();
     bool allocated = false;
     while (true) {
       if (st.kv->allocate(s, 0, n)) {
@@ -66,6 +92,7 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
     budget -= n;
     ++i;
   }
+  flush_counted();
 }
 
 void VllmV1Scheduler::waiting_pass(ReplicaState& st, double now_s, StepPlan& plan, int64_t& budget) {
