@@ -257,6 +257,7 @@ double Replica::launch_batch(double now_s, const StepComposition& comp) {
 
 double Replica::start_step(double now_s) {
   KVCAP_CHECK(pp_ > 1 || !step_in_progress_, "a step is already in progress");
+  state_.running_all_decoding = false;
   progressed_ = false;
   plan_.clear();
   release_inbox();
@@ -285,6 +286,7 @@ const char* Replica::check_arrival(const Request& req) const {
 }
 
 void Replica::crash(double now_s) {
+  state_.running_all_decoding = false;
   held_slots_.clear();
   for (const Held& h : inbox_) held_slots_.push_back(h.slot);
   inbox_.clear();
@@ -299,6 +301,7 @@ void Replica::crash(double now_s) {
 
 double Replica::start_plain_decode_step(double now_s) {
   KVCAP_CHECK(!step_in_progress_, "a step is already in progress");
+  state_.running_all_decoding = false;
   plan_.clear();
   sessions_.reclaim(now_s);  // as start_step does, so skipping changes nothing
   const KvAllocator::BulkDecode kv_bulk = kv_->bulk_decode();
@@ -519,6 +522,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     KVCAP_DCHECK(context_check == context + k * n, "the crossing step's context is not the one it was priced at");
     kv_->bulk_add_tokens(counted);
     plan_.clear();
+    state_.running_all_decoding = false;  // a step is in progress
     plain_unplanned_ = true;
     step_in_progress_ = true;
     note_plain_decode_step(now_s, n);
@@ -546,6 +550,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     finished = true;
   }
   plan_.clear();  // the last plan built is no longer the last step's
+  state_.running_all_decoding = true;  // every request sampled at now_s; the finished have left
   return k;
 }
 
@@ -615,6 +620,7 @@ void Replica::finish_plain_step_unplanned(double now_s) {
     if (is_done(s)) finish_request(s, now_s);
   }
   close_step(now_s, n, 0);
+  state_.running_all_decoding = true;  // each sampled; the finished ones have left
 }
 
 void Replica::finish_request(SeqState& s, double now_s) {

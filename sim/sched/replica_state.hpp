@@ -61,6 +61,11 @@ class ReplicaState {
   OutputForecast* forecast = nullptr;
 
   std::vector<int32_t> running;  ///< slots in admission order
+  /// Every running request has sampled its last token and needs exactly one more (none is mid
+  /// prefill or recomputing): the engine sets it when a plain decode step or a bulk stretch
+  /// ends, and clears it when any step starts. Lets a scheduler's plain-decode check skip its
+  /// pass over the running requests; requests leaving `running` keep it true.
+  bool running_all_decoding = false;
   WaitingQueue waiting;
   /// Requests whose KV sits in the CPU swap tier (vLLM V0 swap preemption), in swap-out order.
   std::vector<int32_t> swapped;

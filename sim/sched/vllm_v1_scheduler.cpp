@@ -138,6 +138,7 @@ bool VllmV1Scheduler::next_step_is_plain_decode(const ReplicaState& st) const {
   // when there are free blocks for every running request, their count is not needed.
   const int64_t free = st.kv->num_free_blocks();
   const bool all_fit = n <= free && st.kv->bulk_decode().block_size > 0;
+  if (all_fit && st.running_all_decoding) return true;  // the pass below would find just that
   int64_t blocks = 0;
   for (int32_t slot : st.running) {
     const SeqState& s = st.seq(slot);
