@@ -334,24 +334,12 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   // running order": nothing reads it but price_plan and finish_step (no observer, no pipeline),
   // so it is not built. Only the requests whose token starts a block (or, with prefix caching,
   // fills one) need the allocator; the others count a token (bulk_decode's rule).
-  const int64_t bs = kv_bulk.block_size;
   const auto n = static_cast<int64_t>(state_.running.size());
-  const bool pow2 = (bs & (bs - 1)) == 0;  // c mod bs by a mask (c >= 0), not a division a request
   int64_t context = 0, counted = 0;
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
-    const int64_t c = s.num_computed_tokens;
-    const int64_t r = pow2 ? (c & (bs - 1)) : c % bs;
-    context += c + 1;
-    if (r == 0 || (kv_bulk.hashes_blocks && r == bs - 1)) {
-      const bool ok = kv_->allocate(s, 0, 1);
-      KVCAP_CHECK(ok, "plain decode step could not allocate");
-      s.num_computed_tokens = c + 1;
-    } else {
-      s.num_computed_tokens = c + 1;
-      kv_->bulk_settle(s);
-      ++counted;
-    }
+    context += s.num_computed_tokens + 1;
+    counted += kv_->append_decode_token(s, kv_bulk) ? 1 : 0;
   }
   kv_->bulk_add_tokens(counted);
   plain_unplanned_ = true;
@@ -501,23 +489,12 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     for (size_t i = 0; i < run.size(); ++i) {
       SeqState& s = state_.seq(run[i]);
       const int64_t behind = k - bulk_base_[i];
-      const int64_t c = s.num_computed_tokens + behind;
+      s.num_computed_tokens += behind;
       s.num_output_tokens += behind;
       s.last_token_s = now_s;
       s.max_itl_s = std::max(s.max_itl_s, max_gap);
-      const size_t r = residue(c);
-      if (r == 0 || (kv_bulk.hashes_blocks && r == static_cast<size_t>(bs - 1))) {
-        s.num_computed_tokens = c;
-        kv_->bulk_settle(s);
-        const bool ok = kv_->allocate(s, 0, 1);
-        KVCAP_CHECK(ok, "plain decode step could not allocate");
-        s.num_computed_tokens = c + 1;
-      } else {
-        s.num_computed_tokens = c + 1;
-        kv_->bulk_settle(s);
-        ++counted;
-      }
-      context_check += c + 1;
+      context_check += s.num_computed_tokens + 1;
+      counted += kv_->append_decode_token(s, kv_bulk) ? 1 : 0;
     }
     KVCAP_DCHECK(context_check == context + k * n, "the crossing step's context is not the one it was priced at");
     kv_->bulk_add_tokens(counted);

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "sim/core/sequence.hpp"
+#include "sim/util/error.hpp"
 
 namespace kvcap {
 
@@ -69,6 +70,14 @@ class KvAllocator {
   struct BulkDecode {
     int64_t block_size = 0;
     bool hashes_blocks = false;
+    /// block_size - 1 for a power-of-two block size (nearly every run), else -1: a context's
+    /// residue is then a mask, not a division a request.
+    int64_t residue_mask = -1;
+    /// Whether the one-token allocate() at context `computed` (>= 0) does more than count it.
+    bool needs_allocator(int64_t computed) const {
+      const int64_t r = residue_mask >= 0 ? computed & residue_mask : computed % block_size;
+      return r == 0 || (hashes_blocks && r == block_size - 1);
+    }
   };
   virtual BulkDecode bulk_decode() const { return {}; }
   /// Bulk decode: `n` one-token allocations that only count a token, in the totals alone (the
@@ -77,6 +86,22 @@ class KvAllocator {
   /// Bulk decode: the request's own token count catches up with its num_computed_tokens (the
   /// totals already hold it).
   virtual void bulk_settle(const SeqState& /*seq*/) {}
+  /// A running decoder's next token (seq.num_computed_tokens advances by one, its allocator count
+  /// brought up to it first): through allocate() where `bulk` says it needs it, else only
+  /// counted. Returns whether it was only counted: the caller adds those with bulk_add_tokens.
+  [[gnu::always_inline]] bool append_decode_token(SeqState& seq, const BulkDecode& bulk) {
+    const int64_t c = seq.num_computed_tokens;
+    if (bulk.needs_allocator(c)) {
+      bulk_settle(seq);
+      const bool ok = allocate(seq, 0, 1);
+      KVCAP_CHECK(ok, "plain decode step could not allocate");
+      seq.num_computed_tokens = c + 1;
+      return false;
+    }
+    seq.num_computed_tokens = c + 1;
+    bulk_settle(seq);
+    return true;
+  }
 
   /// Full audit of the allocator's bookkeeping (conservation, no double allocation).
   /// Throws InternalError. Costly: called at every event in debug builds.

@@ -65,7 +65,9 @@ class PagedKvAllocator final : public KvAllocator {
   void reset() override { *this = PagedKvAllocator(cfg_); }
   void check_invariants() const override;
   BulkDecode bulk_decode() const override {
-    return one_full_group_ ? BulkDecode{cfg_.block_size, cfg_.enable_prefix_caching} : BulkDecode{};
+    return one_full_group_ ? BulkDecode{cfg_.block_size, cfg_.enable_prefix_caching,
+                                        block_shift_ >= 0 ? cfg_.block_size - 1 : -1}
+                           : BulkDecode{};
   }
   void bulk_add_tokens(int64_t n) override { total_slot_tokens_ += n; }
   void bulk_settle(const SeqState& seq) override;

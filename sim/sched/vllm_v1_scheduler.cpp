@@ -29,8 +29,6 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
   // nothing in the allocator but token counts: as in a bulk decode step, those are settled per
   // request and added to the totals in one call (before any allocation that might preempt).
   const KvAllocator::BulkDecode kv_bulk = st.kv->bulk_decode();
-  const int64_t bs = kv_bulk.block_size;
-  const bool pow2 = bs > 0 && (bs & (bs - 1)) == 0;
   int64_t counted = 0;
   auto flush_counted = [&] {
     if (counted > 0) st.kv->bulk_add_tokens(std::exchange(counted, 0));
@@ -48,19 +46,15 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
       ++i;
       continue;
     }
-    if (n == 1 && bs >= 2) {
-      const int64_t c = s.num_computed_tokens;
-      const int64_t r = pow2 ? (c & (bs - 1)) : c % bs;
-      if (r != 0 && !(kv_bulk.hashes_blocks && r == bs - 1)) {
-        plan.scheduled.push_back({slot, 1, c, 0, ScheduledKind::running});
-        plan.total_tokens += 1;
-        s.num_computed_tokens = c + 1;
-        st.kv->bulk_settle(s);
-        ++counted;
-        budget -= 1;
-        ++i;
-        continue;
-      }
+    if (n == 1 && kv_bulk.block_size >= 2 && !kv_bulk.needs_allocator(s.num_computed_tokens)) {
+      plan.scheduled.push_back({slot, 1, s.num_computed_tokens, 0, ScheduledKind::running});
+      plan.total_tokens += 1;
+      s.num_computed_tokens += 1;
+      st.kv->bulk_settle(s);
+      ++counted;
+      budget -= 1;
+      ++i;
+      continue;
     }
     flush_counted();
     bool allocated = false;
