@@ -26,6 +26,8 @@ int fuzz::hf_config_input(bool price_memory, const uint8_t* data, size_t size) {
     if (!price_memory) return;
     static const GpuSpec gpu = load_gpu("h100-sxm");
     (void)count_parameters(model);
-    (void)compute_memory_budget(model, gpu, EngineMemoryConfig{});
+    EngineMemoryConfig config;
+    if (model.has_compressed_attention()) config.kv_cache_dtype = "fp8";  // DeepSeek-V4's only cache format
+    (void)compute_memory_budget(model, gpu, config);
   });
 }

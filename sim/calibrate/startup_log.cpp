@@ -127,14 +127,14 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
                       "enable_prefix_caching", "num_speculative_tokens", "mamba_cache_dtype", "mamba_ssm_cache_dtype",
                       "cuda_graph_memory_gib", "not_runnable", "language_model_only", "limit_mm_per_prompt", "data_parallel_size",
                       "decode_context_parallel_size", "enable_expert_parallel", "sampler", "mxfp4_backend", "vllm_use_v1", "stage_gpus", "pp_layer_partition",
-                      "logged_stage", "assumed", "speculative_config"});
+                      "logged_stage", "assumed", "speculative_config", "kv_cache_from_log"});
     if (k.has("assumed")) {
       const auto& a = k.raw("assumed");
-      if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings");
+      if (!a.is_array()) throw InputError(k.where("assumed"), "expected an array of version, checkpoint, gpu, settings, available");
       for (const auto& e : a) {
         const std::string v = e.is_string() ? e.get<std::string>() : "";
-        if (v != "version" && v != "checkpoint" && v != "gpu" && v != "settings")
-          throw InputError(k.where("assumed"), "expected version, checkpoint, gpu or settings, got " + quote_input(e.dump()));
+        if (v != "version" && v != "checkpoint" && v != "gpu" && v != "settings" && v != "available")
+          throw InputError(k.where("assumed"), "expected version, checkpoint, gpu, settings or available, got " + quote_input(e.dump()));
         row.assumed.push_back(v);
       }
     }
@@ -162,6 +162,16 @@ StartupLogRow read_row(const nlohmann::json& j, const std::string& where, const 
     }
     row.startup_failed = k.get_bool("expect_refusal", false);
     read_settings(k, row);
+    // The KV memory taken from the log (vLLM's --kv-cache-memory-bytes at the logged figure): the
+    // row checks kvcap's KV layout and token count, not its budget, so it says "available".
+    row.kv_cache_from_log = k.get_bool("kv_cache_from_log", false);
+    if (row.kv_cache_from_log) {
+      if (!g.available_kv_gib || *g.available_kv_gib <= 0)
+        throw InputError(k.where("kv_cache_from_log"), "needs logged.available_kv_gib, the figure to start from");
+      if (std::find(row.assumed.begin(), row.assumed.end(), "available") == row.assumed.end())
+        throw InputError(k.where("assumed"), "a row with kv_cache_from_log must list \"available\" (its KV memory is the log's)");
+      row.config.kv_cache_memory_bytes = std::llround(*g.available_kv_gib * kGiB);
+    }
     if (k.has("speculative_config")) {
       // vLLM's flag as the row's server was given it; the drafter's config is named relative to the table.
       if (row.config.num_speculative_tokens > 0)
@@ -244,7 +254,7 @@ std::vector<StartupCheck> check_startup_logs(const std::vector<StartupLogRow>& r
       if (row.logged_stage && static_cast<size_t>(*row.logged_stage) < b.stages.size())
         c.stage = b.stages[static_cast<size_t>(*row.logged_stage)];
       const int64_t kv_bytes = c.stage ? c.stage->kv_cache_bytes_per_gpu : b.kv_cache_bytes_per_gpu;
-      if (row.logged.available_kv_gib && *row.logged.available_kv_gib > 0)
+      if (row.logged.available_kv_gib && *row.logged.available_kv_gib > 0 && !row.kv_cache_from_log)
         c.available_kv_error = (static_cast<double>(kv_bytes) / kGiB - *row.logged.available_kv_gib) /
                                *row.logged.available_kv_gib;
     }

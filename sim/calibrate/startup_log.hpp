@@ -33,9 +33,13 @@ struct StartupLogRow {
   std::string not_runnable;  ///< kvcap.not_runnable: why kvcap cannot predict this row
   /// kvcap.assumed: what the mapping had to assume because the source does not say it: "version"
   /// (vLLM release inferred), "checkpoint" (a stand-in config or guessed quantization), "gpu" (the
-  /// card or its memory inferred), "settings" (a flag that changes the budget inferred). Rows with
+  /// card or its memory inferred), "settings" (a flag that changes the budget inferred),
+  /// "available" (the KV memory taken from the log, kv_cache_from_log). Rows with
   /// none are the exact tier: their error is kvcap's alone.
   std::vector<std::string> assumed;
+  /// kvcap.kv_cache_from_log: kvcap starts from the logged available KV memory (assumed
+  /// "available"), so the row checks the KV layout and token count alone; it has no available error.
+  bool kv_cache_from_log = false;
   /// kvcap.logged_stage: the pipeline stage whose worker the logged memory lines are (vLLM V0 logs
   /// each worker's own); unset = the binding stage, the engine's figure.
   std::optional<int64_t> logged_stage;

@@ -65,9 +65,12 @@ std::string thousands(int64_t v) {
 }
 
 std::string attention_summary(const ModelSpec& m) {
-  int64_t sliding = 0, full = 0, mla = 0, linear = 0, window = 0;
+  int64_t sliding = 0, full = 0, mla = 0, linear = 0, window = 0, compressed[3] = {0, 0, 0};
   for (const auto& l : m.layers) {
-    if (l.attention == AttentionKind::sliding_window) {
+    if (l.attention == AttentionKind::compressed) {
+      ++compressed[l.compress_ratio == 0 ? 0 : l.compress_ratio == 4 ? 1 : 2];
+      window = l.sliding_window;
+    } else if (l.attention == AttentionKind::sliding_window) {
       ++sliding;
       window = l.sliding_window;
     } else if (l.attention == AttentionKind::mla) {
@@ -83,6 +86,9 @@ std::string attention_summary(const ModelSpec& m) {
   if (sliding) s += (s.empty() ? "" : " + ") + std::to_string(sliding) + " sliding(" + std::to_string(window) + ")";
   if (mla) s += (s.empty() ? "" : " + ") + std::to_string(mla) + " MLA";
   if (linear) s += (s.empty() ? "" : " + ") + std::to_string(linear) + " linear (Gated DeltaNet)";
+  if (compressed[0] + compressed[1] + compressed[2] > 0)
+    s += (s.empty() ? "" : " + ") + std::to_string(compressed[0]) + " window-only (" + std::to_string(window) + ") + " +
+         std::to_string(compressed[1]) + " compressed x4 + " + std::to_string(compressed[2]) + " compressed x128 (DeepSeek-V4)";
   return s;
 }
 
@@ -238,6 +244,13 @@ int run_memory(const MemoryOptions& o) {
     j["full_attention_groups"] = b.kv.full_groups;
     j["sliding_window_groups"] = b.kv.swa_groups;
     j["sliding_window_tokens"] = b.kv.sliding_window;
+    if (b.deepseek_v4_layout) {
+      nlohmann::ordered_json own = nlohmann::ordered_json::array();
+      for (const auto& g : b.kv.own_window_groups) own.push_back({{"page_tokens", g.page_tokens}, {"window_tokens", g.window}});
+      j["deepseek_v4"] = {{"windowed_groups", own},
+                          {"check_page_bytes_per_gpu", b.check_page_bytes_per_gpu},
+                          {"concurrency_blocks_per_request", b.concurrency_blocks_per_request}};
+    }
     j["linear_state_groups"] = b.kv.state_groups;
     j["linear_state_pages_per_request"] = b.kv.state_pages_per_request;
     j["linear_state_bytes_per_gpu"] = b.linear_state_bytes_per_gpu;
@@ -355,7 +368,7 @@ int run_memory(const MemoryOptions& o) {
                            ", whose profile_cudagraph_memory() reserved nothing until 0.29 (PR #36520; estimator PR #53306)");
   else if (b.cuda_graph_reserve_unknown)
     row("CUDA graphs", "vLLM >= 0.21 reserves its estimate here; not included (kvcap's estimate does not hold for "
-                       "hybrid models or speculative decoding): pass --cuda-graph-memory-bytes (its log's \"Estimated "
+                       "hybrid models, DeepSeek-V4 or speculative decoding): pass --cuda-graph-memory-bytes (its log's \"Estimated "
                        "CUDA graph memory\"), or the cache below is that much too large");
   else if (b.cuda_graph_reserve_estimated)
     row("CUDA graphs (reserved)",
@@ -390,6 +403,15 @@ int run_memory(const MemoryOptions& o) {
   if (b.kv.swa_groups > 0)
     row("groups (full / sliding)", num(b.kv.full_groups) + " / " + num(b.kv.swa_groups) + " (window " +
                                         num(b.kv.sliding_window) + " tokens)");
+  if (b.deepseek_v4_layout) {
+    // sim/memory/deepseek_v4.hpp: the five groups and what a block id costs where.
+    std::string own;
+    for (const auto& g : b.kv.own_window_groups)
+      own += (own.empty() ? "" : ", ") + num(g.page_tokens) + "-token pages over " + num(g.window);
+    row("groups (DeepSeek-V4)", "1 full (" + num(b.kv.full_block_size()) + "-token pages of compressed KV and indexer keys) + " +
+                                    num(static_cast<int64_t>(b.kv.own_window_groups.size())) + " windowed (" + own + ")");
+    row("startup check per block", num(b.check_page_bytes_per_gpu) + " bytes (the unpacked layer tuples vLLM's check charges)");
+  }
   if (b.kv.state_groups > 0) {
     row("groups (full / linear state)", num(b.kv.full_groups) + " / " + num(b.kv.state_groups) + " (" +
                                              num(b.kv.state_pages_per_request) + " page(s) per request each, mamba_cache_mode " +

@@ -44,7 +44,9 @@ int64_t estimate_activation_bytes_per_gpu(const ModelSpec& m, DType dt, int64_t 
   const int64_t H = m.hidden_size;
   auto split = [tp](int64_t n) { return (n + tp - 1) / tp; };
 
-  const int64_t residual = 2 * T * H * b;
+  // The residual stream and its normed copy; DeepSeek-V4's hyper-connections keep hc_mult streams
+  // of the hidden width per token.
+  const int64_t residual = 2 * T * (m.has_compressed_attention() ? m.csa.hc_mult : 1) * H * b;
   const int64_t q_heads = split(m.num_attention_heads);
   int64_t attention = 0;
   if (m.is_mla()) {

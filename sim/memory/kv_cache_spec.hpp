@@ -9,8 +9,16 @@
 // whatever its length (vLLM MambaManager; MambaSpec.max_memory_usage_bytes: 1 page per group in
 // mamba_cache_mode "none", 2 in "align", plus one per speculative token).
 #include <cstdint>
+#include <vector>
 
 namespace kvcap {
+
+/// A sliding group whose pages hold their own number of tokens and that keeps its own window
+/// (DeepSeek-V4's window caches and compressor states, sim/memory/deepseek_v4_kv.hpp).
+struct OwnWindowGroup {
+  int64_t page_tokens = 0;
+  int64_t window = 0;
+};
 
 struct KvCacheSpec {
   int64_t block_size = 16;        ///< tokens per page
@@ -26,9 +34,16 @@ struct KvCacheSpec {
   /// 2 KV heads x 512 against the sliding layers' 8 x 256: 32-token pages beside 16-token ones).
   int64_t full_block_ratio = 1;
   int64_t full_block_size() const { return block_size * full_block_ratio; }
+  /// Groups after the state groups whose pages and windows are their own (empty but for
+  /// DeepSeek-V4, whose pool `kvcap run`'s allocator does not spend yet).
+  std::vector<OwnWindowGroup> own_window_groups;
 
-  int64_t groups() const { return full_groups + swa_groups + state_groups; }
+  int64_t groups() const { return full_groups + swa_groups + state_groups + static_cast<int64_t>(own_window_groups.size()); }
   bool hybrid() const { return groups() > 1 || swa_groups > 0 || state_groups > 0; }
+  /// Pages one own-window group holds after `tokens` tokens have KV, and at most for a request of
+  /// `tokens` whose prefill chunks are `batched` tokens (the rules of the sliding groups above).
+  static int64_t own_window_pages(const OwnWindowGroup& g, int64_t tokens);
+  static int64_t own_window_worst_pages(const OwnWindowGroup& g, int64_t tokens, int64_t batched);
 
   /// First block a sliding group still needs once `computed_tokens` tokens have KV: the next
   /// token attends to the last `sliding_window` tokens, i.e. from position

@@ -38,6 +38,9 @@ int64_t kv_vector_bytes(int64_t elements, const KvFormat& f) {
 
 int64_t kv_bytes_per_token_layer(const ModelSpec& m, const LayerSpec& layer, const KvFormat& f, int64_t tp) {
   if (layer.attention == AttentionKind::linear) return 0;  // a fixed state, not per-token KV (linear_state.hpp)
+  // DeepSeek-V4 keeps per-token entries in a window and compressed streams of their own page
+  // sizes: sim/memory/deepseek_v4.hpp lays them out.
+  if (layer.attention == AttentionKind::compressed) return 0;
   if (layer.attention == AttentionKind::mla)
     return kv_vector_bytes(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim, f);  // no K/V factor 2
   return kv_heads_per_gpu(m, layer, tp) * (kv_vector_bytes(m.head_dim_of(layer), f) + kv_vector_bytes(m.v_head_dim_of(layer), f));

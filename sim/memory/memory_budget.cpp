@@ -23,6 +23,7 @@
 
 #include "sim/memory/activation.hpp"
 #include "sim/memory/allocator_rounding.hpp"
+#include "sim/memory/deepseek_v4.hpp"
 #include "sim/memory/drafter_memory.hpp"
 #include "sim/memory/kv_format.hpp"
 #include "sim/memory/linear_state.hpp"
@@ -283,7 +284,9 @@ int64_t estimate_max_model_len(const KvCacheSpec& kv, int64_t blocks, int64_t ma
 int64_t MemoryBudget::logged_kv_cache_tokens(int64_t num_blocks) const {
   if (tokens_from_concurrency) {
     // kv_cache_utils.report_kv_cache_config: int(max_concurrency * max_model_len), in doubles.
-    const int64_t per_request = kv.worst_case_blocks_for_tokens(max_model_len, max_in_flight_tokens);
+    const int64_t per_request = concurrency_blocks_per_request > 0
+                                    ? concurrency_blocks_per_request
+                                    : kv.worst_case_blocks_for_tokens(max_model_len, max_in_flight_tokens);
     return static_cast<int64_t>(static_cast<double>(num_blocks) / static_cast<double>(per_request) *
                                 static_cast<double>(max_model_len));
   }
@@ -335,10 +338,30 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.kv_dtype = parse_kv_cache_dtype(cfg.kv_cache_dtype, model_dtype);
   const KvFormat kv{b.kv_dtype, cfg.kv_quant_group_size, 16};
   b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
+  if (model.has_compressed_attention()) b.kv_bytes_per_token = deepseek_v4_kv_bytes_per_token(model, deepseek_v4_kv_layout(model, 0));
 
   const WeightQuant declared_quant = resolve_weight_quant(cfg.quantization, model);
   const WeightQuant quant = as_loaded_on(declared_quant, gpu.compute_capability, model_dtype);
-  b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
+  // DeepSeek-V4: its own weight inventory and KV layout (sim/memory/deepseek_v4.hpp).
+  const bool dsv4 = model.has_compressed_attention();
+  if (dsv4) {
+    if (cfg.kv_cache_dtype != "fp8" && cfg.kv_cache_dtype != "fp8_e4m3")
+      throw FieldError("kv_cache_dtype", "vLLM's DeepSeek-V4 stores its cache as fp8_ds_mla entries only: give fp8, got " +
+                                             quote_input(cfg.kv_cache_dtype));
+    if (cfg.quantization != "" && cfg.quantization != "fp8")
+      throw FieldError("quantization", "DeepSeek-V4 is modelled as its checkpoint ships it (FP8 linears, MXFP4 experts), got " +
+                                           quote_input(cfg.quantization));
+    if (cfg.pipeline_parallel_size > 1)
+      throw FieldError("pipeline_parallel_size", "pipeline parallelism is not modelled for DeepSeek-V4");
+    if (cfg.drafter) throw FieldError("speculative_config", "a separate drafter is not modelled for DeepSeek-V4 (its MTP layer is: num_speculative_tokens)");
+    if (cfg.decode_context_parallel_size > 1)
+      throw FieldError("decode_context_parallel_size", "decode context parallelism is not modelled for DeepSeek-V4");
+    if (cfg.block_size != 16 && cfg.block_size != 256)
+      throw FieldError("block_size", "vLLM's DeepSeek-V4 backend sets 256-token blocks, got " + std::to_string(cfg.block_size));
+    b.weight_bytes = deepseek_v4_weight_bytes_per_gpu(model, 1, 1, gpu.compute_capability);
+  } else {
+    b.weight_bytes = weight_bytes(count_parameters(model), model_dtype, quant, model.moe_router_fp32);
+  }
   std::pair<int, int> version;
   try {
     version = parse_vllm_version(cfg.vllm_version, "");
@@ -436,7 +459,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     // The rule was fitted to attention-only models without drafting; hybrid models' first FULL
     // capture carries a transient that grows with max_num_batched_tokens (vLLM #50780) and the
     // logged estimates scatter, so there the figure must come from a log.
-    const bool rule_holds = !model.has_linear_attention() && cfg.num_speculative_tokens == 0;
+    const bool rule_holds = !model.has_linear_attention() && !dsv4 && cfg.num_speculative_tokens == 0;
     b.cuda_graph_reserve_estimated = !cfg.cuda_graph_memory_bytes.has_value() && rule_holds && !b.cuda_graph_reserve_mrv2_stub;
     b.cuda_graph_reserve_unknown = !cfg.cuda_graph_memory_bytes.has_value() && !rule_holds && !b.cuda_graph_reserve_mrv2_stub;
     b.cuda_graph_captures = default_cuda_graph_captures(
@@ -563,11 +586,18 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
       stage_params.moe_experts -= routed - held;
       stage_params.total -= routed - held;
     }
-    st.weight_bytes_per_gpu =
-        weight_bytes(stage_params, model_dtype, as_loaded_on(declared_quant, stage_gpu.compute_capability, model_dtype),
-                     model.moe_router_fp32) +
-        mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
-        (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
+    if (dsv4) {
+      st.weight_bytes_per_gpu = deepseek_v4_weight_bytes_per_gpu(model, tp, ep, stage_gpu.compute_capability) +
+                                b.draft_layers * deepseek_v4_mtp_weight_bytes_per_gpu(model, tp, ep, stage_gpu.compute_capability);
+      st.model_buffer_bytes_per_gpu =
+          deepseek_v4_buffer_bytes_per_gpu(model, b.max_num_batched_tokens, deepseek_v4_mtp_buffer_always(version));
+    } else {
+      st.weight_bytes_per_gpu =
+          weight_bytes(stage_params, model_dtype, as_loaded_on(declared_quant, stage_gpu.compute_capability, model_dtype),
+                       model.moe_router_fp32) +
+          mxfp4_padding_bytes_per_gpu(stage_model, tp, quant, mxfp4_kernel) +
+          (last && b.draft_layers > 0 ? weight_bytes(count_mtp_parameters_per_gpu(model, tp), model_dtype, WeightQuant{}) : 0);
+    }
     if (last && cfg.drafter) {
       st.drafter_weight_bytes_per_gpu = drafter_weight_bytes_per_gpu(*cfg.drafter, model, tp, model_dtype);
       st.weight_bytes_per_gpu += st.drafter_weight_bytes_per_gpu;
@@ -596,11 +626,21 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));
     if (records_all_reduce_streams(version))
       st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
-    st.kv.block_size = b.block_size;
-    st.kv.full_block_ratio = full_block_ratio;
-    group_layers(stage_model, last ? draft_kv : DraftKvLayers{}, st.kv);
-    st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
-    st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
+    if (dsv4) {
+      const DeepseekV4KvLayout layout = deepseek_v4_kv_layout(model, b.draft_layers);
+      st.kv = layout.spec;
+      st.block_size = st.kv.block_size;
+      st.page_bytes_per_gpu = deepseek_v4_pool_id_bytes(layout, version);
+      st.check_page_bytes_per_gpu = layout.id_bytes;
+      st.deepseek_v4_layout = true;
+      st.kv_bytes_per_token_per_gpu = deepseek_v4_kv_bytes_per_token(model, layout);
+    } else {
+      st.kv.block_size = b.block_size;
+      st.kv.full_block_ratio = full_block_ratio;
+      group_layers(stage_model, last ? draft_kv : DraftKvLayers{}, st.kv);
+      st.kv.state_pages_per_request = st.kv.state_groups > 0 ? state_pages : 0;
+      st.page_bytes_per_gpu = layer_page * st.kv.layers_per_group;
+    }
     if (st.cuda_graph_reserve_estimated)  // each stage's workers measure their own graphs
       st.cuda_graph_bytes_per_gpu = estimate_cuda_graph_bytes_per_gpu(stage_model, tp, st.cuda_graph_captures);
 
@@ -689,7 +729,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   // checks its own available memory, so the stage with the least of it (not necessarily the one
   // with the fewest blocks, when the stages differ in layers or GPUs) is the one that refuses.
   KvCacheSpec check_kv = b.kv;
-  int64_t check_page = b.page_bytes_per_gpu;
+  int64_t check_page = b.check_page_bytes_per_gpu > 0 ? b.check_page_bytes_per_gpu : b.page_bytes_per_gpu;
   int64_t check_bytes = b.kv_cache_bytes_per_gpu;
   if (pp > 1 && engine_version >= std::pair<int, int>{0, 8}) {
     group_layers(model, draft_kv, check_kv);
@@ -705,11 +745,19 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                      "max_model_len " + std::to_string(b.max_model_len) + " needs " + std::to_string(needed_blocks) +
                          " blocks (" + gib_text(needed_blocks * check_page) + ") per request but the KV cache holds " +
                          std::to_string(check_blocks) + " blocks (" + gib_text(check_bytes) +
-                         (check_page != b.page_bytes_per_gpu ? "; vLLM checks a pipeline stage against all layers" : "") +
+                         (check_page != b.page_bytes_per_gpu && !b.deepseek_v4_layout ? "; vLLM checks a pipeline stage against all layers" : "") +
                          "); the estimated maximum model length is " + std::to_string(est) +
                          ". Lower max_model_len or raise gpu_memory_utilization");
   }
-  b.max_concurrency = static_cast<double>(b.num_gpu_blocks) / static_cast<double>(b.blocks_per_max_len_request);
+  if (b.deepseek_v4_layout && deepseek_v4_concurrency_by_bytes(version)) {
+    const DeepseekV4KvLayout layout = deepseek_v4_kv_layout(model, b.draft_layers);
+    b.concurrency_blocks_per_request =
+        deepseek_v4_concurrency_blocks(layout, b.max_model_len, b.max_in_flight_tokens);
+    b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
+  }
+  b.max_concurrency = static_cast<double>(b.num_gpu_blocks) /
+                      static_cast<double>(b.concurrency_blocks_per_request > 0 ? b.concurrency_blocks_per_request
+                                                                               : b.blocks_per_max_len_request);
   return b;
 }
 

@@ -130,8 +130,11 @@ struct MemoryBudget {
   int64_t rope_cache_bytes_per_gpu = 0;
   /// What the caching allocator counts beyond the weight tensors' sizes (allocator_rounding.hpp).
   int64_t allocator_rounding_bytes_per_gpu = 0;
+  /// Other buffers a model allocates while it is built (DeepSeek-V4's top-k index and MTP hidden
+  /// buffers, sim/memory/deepseek_v4.hpp): also in "Model loading took".
+  int64_t model_buffer_bytes_per_gpu = 0;
   int64_t model_loading_bytes_per_gpu() const {
-    return weight_bytes_per_gpu + rope_cache_bytes_per_gpu + allocator_rounding_bytes_per_gpu;
+    return weight_bytes_per_gpu + rope_cache_bytes_per_gpu + allocator_rounding_bytes_per_gpu + model_buffer_bytes_per_gpu;
   }
   int64_t activation_bytes_per_gpu = 0;    ///< estimated peak of a max_num_batched_tokens forward (vLLM 0.2 under TP: + held all-reduce inputs, activation.hpp)
   int64_t non_torch_bytes_per_gpu = 0;     ///< NCCL/cuBLAS/allocator overhead
@@ -197,6 +200,14 @@ struct MemoryBudget {
   int64_t max_num_seqs = 0;                ///< sequences the profiling run samples (given or vLLM's default)
   std::string batch_defaults_rule;         ///< the vLLM rule that set either of the two; empty when both were given
   double max_concurrency = 0;              ///< requests of max_model_len that fit at once
+  /// DeepSeek-V4 (sim/memory/deepseek_v4.hpp): the layout's block ids cost page_bytes_per_gpu in
+  /// the pool but the startup check charges check_page_bytes_per_gpu a page (vLLM 0.26 packs the
+  /// pool, PR #44454, and still checks the unpacked size); where the pool is packed the concurrency
+  /// line divides by concurrency_blocks_per_request (the groups' bytes over the full group's page)
+  /// rather than blocks_per_max_len_request. 0 = not DeepSeek-V4.
+  int64_t check_page_bytes_per_gpu = 0;
+  int64_t concurrency_blocks_per_request = 0;
+  bool deepseek_v4_layout = false;
   /// Groups, window and page of the pool: the same spec `kvcap run`'s paged allocator spends.
   KvCacheSpec kv;
   /// Pages one request of `tokens` tokens holds (sliding-window groups capped at the window).

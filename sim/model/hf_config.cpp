@@ -32,7 +32,7 @@ namespace {
 // products of a few of them far inside 64 bits; check_model_size() bounds the totals.
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 
-enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, phi, qwen3_moe, qwen3_next, deepseek, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
+enum class Family { llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, gemma, phi, qwen3_moe, qwen3_next, deepseek, deepseek_v4, gemma2, gemma3, gemma4, phi3, gpt_oss, llama4, minimax_m2, glm4_moe };
 
 struct ArchEntry {
   const char* architecture;
@@ -57,6 +57,10 @@ constexpr ArchEntry kArchitectures[] = {
     {"Qwen3MoeForCausalLM", "qwen3_moe", Family::qwen3_moe},
     {"DeepseekV2ForCausalLM", "deepseek_v2", Family::deepseek},
     {"DeepseekV3ForCausalLM", "deepseek_v3", Family::deepseek},
+    // DeepSeek-V4 (vLLM >= 0.20, vllm/model_executor/models/deepseek_v4.py, from 0.22
+    // vllm/models/deepseek_v4/): compressed sparse attention over a 128-token window, MoE in every
+    // layer (MXFP4 routed experts), hyper-connections; docs/research/vllm-deepseek-v4-kv.md.
+    {"DeepseekV4ForCausalLM", "deepseek_v4", Family::deepseek_v4},
     // Gemma 1 (vllm/model_executor/models/gemma.py): full attention in every layer with head_dim
     // 256, a gated GELU MLP, two RMSNorms a layer, the LM head tied to the embedding.
     {"GemmaForCausalLM", "gemma", Family::gemma},
@@ -208,6 +212,26 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     for (auto& l : m.layers) l.attention = AttentionKind::mla;
     return;
   }
+  if (family == Family::deepseek_v4) {
+    // compress_ratios: one entry per layer (0 = window only, else 4 or 128); checkpoints with MTP
+    // or drafter layers list more entries than num_hidden_layers (Flash-0731: 46), which belong to
+    // those layers and are not served here.
+    const auto& cr = r.raw("compress_ratios");
+    if (!cr.is_array() || static_cast<int64_t>(cr.size()) < m.num_layers)
+      throw InputError(r.where("compress_ratios"),
+                       "expected an array of at least num_hidden_layers (" + std::to_string(m.num_layers) + ") integers");
+    for (int64_t i = 0; i < m.num_layers; ++i) {
+      const auto& v = cr[static_cast<size_t>(i)];
+      const std::string where = r.where("compress_ratios") + "/" + std::to_string(i);
+      if (!v.is_number_integer() || (v.get<int64_t>() != 0 && v.get<int64_t>() != 4 && v.get<int64_t>() != 128))
+        throw InputError(where, "expected 0, 4 or 128 (the compression ratios vLLM's DeepSeek-V4 implements)");
+      auto& l = m.layers[static_cast<size_t>(i)];
+      l.attention = AttentionKind::compressed;
+      l.compress_ratio = v.get<int64_t>();
+      l.sliding_window = m.csa.window;
+    }
+    return;
+  }
   std::optional<int64_t> window = opt_int(r, "sliding_window");
   if (r.has_value("layer_types")) {
     const auto& lt = r.raw("layer_types");
@@ -311,6 +335,7 @@ void assign_attention(const JsonObjectReader& r, Family family, ModelSpec& m) {
     case Family::gemma:
     case Family::phi:
     case Family::deepseek:
+    case Family::deepseek_v4:
     case Family::llama4:
     case Family::qwen3_next:
     case Family::gemma3:
@@ -435,6 +460,17 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.norms_per_layer = 7;  // and post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
       break;
     }
+    case Family::deepseek_v4: {
+      // Every layer is MoE (no first_k_dense_replace); the first num_hash_layers route by token id.
+      moe.num_experts = req_int(r, "n_routed_experts");
+      moe.experts_per_token = req_int(r, "num_experts_per_tok");
+      moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
+      moe.num_shared_experts = opt_int(r, "n_shared_experts", 0).value_or(0);
+      moe.shared_expert_intermediate_size = moe.num_shared_experts * moe.expert_intermediate_size;
+      for (auto& l : m.layers) l.moe = true;
+      m.moe_gate_correction_bias = true;  // noaux_tc (e_score_correction_bias) in the non-hash layers
+      break;
+    }
     case Family::glm4_moe:
     case Family::deepseek: {
       if (!r.has_value("n_routed_experts")) break;  // a dense DeepSeek-V2 variant
@@ -508,6 +544,23 @@ std::vector<RopeTable> read_rope_tables(const JsonObjectReader& r, Family family
     case Family::deepseek:  // MLA ropes only the decoupled key (qk_rope_head_dim), DeepSeek YaRN
       tables.push_back(table(params, m.mla.qk_rope_head_dim));
       break;
+    case Family::deepseek_v4: {
+      // DeepseekV4ScalingRotaryEmbedding keeps an fp32 cos_sin_cache of original positions x the
+      // YaRN factor (DeepSeek's rule) by qk_rope_head_dim; the window attention and the
+      // compressors call get_rope with two bases (rope_theta, compress_rope_theta): two tables.
+      RopeTable t = rope_table(params ? &*params : nullptr, m.max_position_embeddings, m.csa.rope_head_dim, true, false,
+                               r.where("max_position_embeddings"));
+      t.fp32 = true;
+      t.base = rope_base(r, params ? &*params : nullptr);
+      tables.push_back(t);
+      bool compressed = false;
+      for (const auto& l : m.layers) compressed = compressed || l.compress_ratio > 0;
+      if (compressed) {
+        t.base = r.has_value("compress_rope_theta") ? r.get_number_in("compress_rope_theta", 1.0, 1e12) : t.base;
+        tables.push_back(t);
+      }
+      break;
+    }
     case Family::gpt_oss:  // gpt_oss.py OAIAttention: get_rope(..., dtype=torch.float32, YaRN), an fp32 table
       tables.push_back(table(params, rotary_dim(params, m.head_dim)));
       tables.back().fp32 = true;
@@ -560,8 +613,9 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
   m.num_attention_heads = gemma3 ? opt_int(r, "num_attention_heads").value_or(8) : req_int(r, "num_attention_heads");
   m.vocab_size = gemma3 ? opt_int(r, "vocab_size").value_or(262208) : req_int(r, "vocab_size");
   // Qwen3.5-MoE text configs have experts in every layer and no dense intermediate_size.
-  if (arch.family == Family::qwen3_next && r.has_value("num_experts") && !r.has_value("intermediate_size"))
-    m.intermediate_size = 0;
+  if ((arch.family == Family::qwen3_next && r.has_value("num_experts") && !r.has_value("intermediate_size")) ||
+      arch.family == Family::deepseek_v4)
+    m.intermediate_size = 0;  // experts in every layer, no dense MLP
   else
     m.intermediate_size = req_int(r, "intermediate_size");
   m.max_position_embeddings =
@@ -584,6 +638,34 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
     m.num_kv_heads = 1;
     m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     m.v_head_dim = m.mla.v_head_dim;
+    m.num_mtp_layers = opt_int(r, "num_nextn_predict_layers", 0).value_or(0);
+  } else if (arch.family == Family::deepseek_v4) {
+    auto& c = m.csa;
+    m.num_kv_heads = r.get_int("num_key_value_heads", 1, 1);  // one shared KV head (vLLM's kernels need it)
+    m.head_dim = m.v_head_dim = req_int(r, "head_dim");
+    c.window = req_int(r, "sliding_window");
+    c.rope_head_dim = req_int(r, "qk_rope_head_dim");
+    if (c.rope_head_dim >= m.head_dim || (m.head_dim - c.rope_head_dim) % 64 != 0)
+      throw InputError(r.where("qk_rope_head_dim"), "expected a RoPE width below head_dim (" + std::to_string(m.head_dim) +
+                                                        ") leaving a multiple of 64 (fp8_ds_mla scales 64-wide groups)");
+    c.q_lora_rank = req_int(r, "q_lora_rank");
+    c.o_lora_rank = req_int(r, "o_lora_rank");
+    c.o_groups = req_int(r, "o_groups");
+    if (m.num_attention_heads % c.o_groups != 0)
+      throw InputError(r.where("o_groups"), "expected a divisor of num_attention_heads (" +
+                                                std::to_string(m.num_attention_heads) + ")");
+    c.index_head_dim = req_int(r, "index_head_dim");
+    c.index_n_heads = req_int(r, "index_n_heads");
+    c.index_topk = req_int(r, "index_topk");
+    c.hc_mult = r.has_value("hc_mult") ? r.get_int("hc_mult", 1, 64) : 1;
+    c.num_hash_layers = opt_int(r, "num_hash_layers", 0).value_or(0);
+    if (c.num_hash_layers > m.num_layers)
+      throw InputError(r.where("num_hash_layers"), "expected at most num_hidden_layers (" + std::to_string(m.num_layers) + ")");
+    const std::string experts = r.has_value("expert_dtype") ? r.get_string("expert_dtype") : "fp8";
+    if (experts != "fp4" && experts != "fp8")
+      throw InputError(r.where("expert_dtype"), "expected fp4 or fp8, got " + quote_input(experts));
+    c.experts_fp4 = experts == "fp4";
+    // The MTP layer loads only with a speculative config (AutoWeightsLoader skips "mtp.").
     m.num_mtp_layers = opt_int(r, "num_nextn_predict_layers", 0).value_or(0);
   } else {
     // transformers: num_key_value_heads absent = no GQA (as many KV heads as query heads), but for
@@ -661,6 +743,10 @@ ModelSpec read_text_model(const JsonObjectReader& r, const std::string& origin, 
       break;
     case Family::deepseek:
       m.qkv_bias = m.o_bias = opt_bool(r, "attention_bias", false);
+      break;
+    case Family::deepseek_v4:
+      if (opt_bool(r, "attention_bias", false))
+        throw InputError(r.where("attention_bias"), "expected false (vLLM's DeepSeek-V4 has no attention biases)");
       break;
     case Family::glm4_moe:
       m.qkv_bias = opt_bool(r, "attention_bias", false);  // QKVParallelLinear(bias=attention_bias); o_proj has none

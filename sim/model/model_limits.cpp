@@ -21,7 +21,11 @@ double parameter_bound(const ModelSpec& m) {
                    d(m.mla.q_lora_rank), d(m.mla.kv_lora_rank) + d(m.mla.qk_rope_head_dim),
                    heads * (d(m.mla.qk_nope_head_dim) + d(m.mla.qk_rope_head_dim)),
                    heads * (d(m.mla.qk_nope_head_dim) + d(m.mla.v_head_dim)), 2 * key_dim + 2 * value_dim,
-                   2 * key_dim + value_dim, d(x.conv_kernel), d(x.num_value_heads), d(x.value_head_dim)})
+                   2 * key_dim + value_dim, d(x.conv_kernel), d(x.num_value_heads), d(x.value_head_dim),
+                   // DeepSeek-V4: its low-rank query and grouped output, the indexer's query, the
+                   // compressors (up to 4 head widths), the hyper-connection mixers (hc (2 + hc) x hc hidden).
+                   d(m.csa.q_lora_rank), d(m.csa.o_groups) * d(m.csa.o_lora_rank), d(m.csa.index_n_heads) * d(m.csa.index_head_dim),
+                   4 * d(m.head_dim), d(m.csa.hc_mult) * hidden, d(m.csa.hc_mult) * d(m.csa.hc_mult + 2)})
     a = std::max(a, v);
   const double experts = d(m.moe.num_experts);
   // MLPs: 3 matrices of hidden x width and their biases, at most 6 x hidden x width (dense, each
@@ -30,7 +34,9 @@ double parameter_bound(const ModelSpec& m) {
                                    d(m.moe.shared_expert_intermediate_size)) +
                      4 * hidden * (experts + 1);
   const double layers = d(m.num_layers) + d(m.num_mtp_layers) + 1;  // + the MTP projection
-  return 2 * d(m.vocab_size) * hidden + hidden + layers * (8 * a * a + 16 * a + mlp) + d(m.vision_encoder_params);
+  // DeepSeek-V4's hash layers keep a token-to-expert table (vocab x experts per token).
+  const double hash = d(m.csa.num_hash_layers) * d(m.vocab_size) * d(m.moe.experts_per_token);
+  return 2 * d(m.vocab_size) * hidden + hidden + layers * (8 * a * a + 16 * a + mlp) + hash + d(m.vision_encoder_params);
 }
 
 int64_t checked_model_bytes(double bytes, const std::string& where, const std::string& message) {

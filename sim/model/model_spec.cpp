@@ -58,6 +58,12 @@ bool ModelSpec::has_linear_attention() const {
   return false;
 }
 
+bool ModelSpec::has_compressed_attention() const {
+  for (const auto& l : layers)
+    if (l.attention == AttentionKind::compressed) return true;
+  return false;
+}
+
 const LayerSpec& ModelSpec::first_kv_layer() const {
   for (const auto& l : layers)
     if (l.attention != AttentionKind::linear) return l;

@@ -24,6 +24,12 @@ enum class AttentionKind {
   /// recurrent state per request (a short-convolution state and a per-head key x value matrix),
   /// which vLLM keeps in its KV pool as a "mamba" page (sim/memory/linear_state.hpp).
   linear,
+  /// DeepSeek-V4 (DeepseekV4ForCausalLM): one KV head of head_dim kept for the last
+  /// CompressedAttentionSpec::window tokens, and, where the layer's compress_ratio is above 0, one
+  /// compressed entry per compress_ratio tokens (ratio 4 adds a lightning-indexer key cache), plus
+  /// the compressors' fp32 state. vLLM lays these out in five groups of one pool
+  /// (sim/memory/deepseek_v4_kv.hpp).
+  compressed,
 };
 
 struct LayerSpec {
@@ -34,6 +40,23 @@ struct LayerSpec {
   /// layers: num_global_key_value_heads x global_head_dim); 0 = ModelSpec::num_kv_heads / head_dim.
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
+  /// compressed layers: tokens per compressed entry (0 = the window only; DeepSeek-V4: 4 or 128).
+  int64_t compress_ratio = 0;
+};
+
+/// DeepSeek-V4's attention and model-level shapes beyond the common ones (config.json keys).
+struct CompressedAttentionSpec {
+  int64_t window = 0;           ///< sliding_window: tokens every layer keeps at full resolution
+  int64_t rope_head_dim = 0;    ///< qk_rope_head_dim: the part of head_dim kept in bf16 in the fp8 entry
+  int64_t q_lora_rank = 0;
+  int64_t o_lora_rank = 0;
+  int64_t o_groups = 0;         ///< grouped output projection (wo_a): caps tensor parallelism at o_groups
+  int64_t index_head_dim = 0;   ///< lightning indexer key width (ratio-4 layers)
+  int64_t index_n_heads = 0;
+  int64_t index_topk = 0;       ///< compressed entries each query attends to (sizes a top-k index buffer)
+  int64_t hc_mult = 1;          ///< hyper-connections: residual streams per token
+  int64_t num_hash_layers = 0;  ///< leading layers routed by a token-id table (tid2eid) instead of the gate
+  bool experts_fp4 = false;     ///< expert_dtype fp4: routed experts in MXFP4
 };
 
 struct MlaSpec {
@@ -212,11 +235,13 @@ struct ModelSpec {
   MlaSpec mla;                    ///< valid when any layer is AttentionKind::mla
   MoeSpec moe;                    ///< valid when any layer has moe == true
   LinearAttentionSpec linear;     ///< valid when any layer is AttentionKind::linear
+  CompressedAttentionSpec csa;    ///< valid when any layer is AttentionKind::compressed
 
   bool is_mla() const;
   bool is_moe() const;
   bool has_sliding_window() const;
   bool has_linear_attention() const;
+  bool has_compressed_attention() const;  ///< DeepSeek-V4
   /// The first layer that keeps per-token KV (full, sliding or MLA); the model must have one.
   const LayerSpec& first_kv_layer() const;
   /// A layer's KV heads and query/key and value head widths (its own where LayerSpec sets them).

@@ -39,6 +39,28 @@ AttentionParams attention_params(const ModelSpec& m, const LayerSpec& layer, int
     a.weights += heads * x.v_head_dim * H;                                      // o_proj
     return a;
   }
+  if (layer.attention == AttentionKind::compressed) {
+    // DeepSeek-V4 (weights by format: sim/memory/deepseek_v4.hpp): the fused q/kv down projection,
+    // wq_b, the grouped output projection wo_a / wo_b; the compressors and the ratio-4 layers'
+    // lightning indexer.
+    const auto& x = m.csa;
+    const int64_t D = m.head_dim;
+    a.weights += H * (x.q_lora_rank + D) + x.q_lora_rank * heads * D;
+    a.weights += split(x.o_groups * x.o_lora_rank, tp) * (m.num_attention_heads * D / x.o_groups) +
+                 H * split(x.o_groups * x.o_lora_rank, tp);
+    a.small += x.q_lora_rank + D + heads;  // q and kv norms, sinks
+    if (layer.compress_ratio > 0) {
+      const int64_t overlap = layer.compress_ratio == 4 ? 2 : 1;
+      a.weights += 2 * overlap * D * H;
+      a.small += layer.compress_ratio * overlap * D + D;
+      if (layer.compress_ratio == 4) {
+        a.weights += x.index_n_heads * x.index_head_dim * x.q_lora_rank + x.index_n_heads * H +
+                     2 * overlap * x.index_head_dim * H;
+        a.small += layer.compress_ratio * overlap * x.index_head_dim + 3 * x.index_head_dim;
+      }
+    }
+    return a;
+  }
   // The layer's own KV heads and head width where it has them (Gemma 4's global layers).
   const int64_t kv = kv_heads_per_gpu(m, layer, tp);
   const int64_t hd = m.head_dim_of(layer), vd = m.v_head_dim_of(layer);

@@ -18,6 +18,10 @@ void check_tensor_parallel(const ModelSpec& m, int64_t tp) {
     throw FieldError(where, std::to_string(m.linear.num_key_heads) + " key and " + std::to_string(m.linear.num_value_heads) +
                                 " value heads of " + escape_text(m.name) + "'s linear-attention layers do not split evenly over " +
                                 std::to_string(tp) + " GPUs");
+  // DeepSeek-V4's grouped output projection gives each rank o_groups / tp groups (n_local_groups).
+  if (m.has_compressed_attention() && (m.csa.o_groups % tp != 0))
+    throw FieldError(where, std::to_string(m.csa.o_groups) + " output groups (o_groups) of " + escape_text(m.name) +
+                                " do not split evenly over " + std::to_string(tp) + " GPUs (vLLM's DeepSeek-V4 needs tp to divide o_groups)");
   if (m.is_mla()) return;  // the latent is replicated, any head-divisible tp works
   auto check = [&](int64_t kv) {
     if (kv >= tp ? kv % tp != 0 : tp % kv != 0)

@@ -123,6 +123,13 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                                  "needs the vllm-v1 scheduler and the paged allocator; scheduler is '") +
                          scheduler_name(s.engine.scheduler) +
                          "', allocator '" + allocator_name(s.engine.allocator) + "'");
+  // DeepSeek-V4's pool (pages of 256, 64, 4 and 8 tokens in five groups, sim/memory/deepseek_v4.hpp)
+  // is sized by `kvcap memory`; the paged allocator and the step-cost model do not spend it yet.
+  if (run->model.has_compressed_attention())
+    throw InputError(field(s, "/model"), run->model.name + " is DeepSeek-V4 (" + run->model.architecture +
+                                             "): `kvcap memory` sizes its KV pool, but `kvcap run` does not simulate it yet "
+                                             "(its five-group pool of 256/64/4/8-token pages and its compressed attention's "
+                                             "step cost are not modelled)");
   const auto layers = static_cast<int64_t>(run->model.layers.size());
   if (s.engine.pipeline_parallel_size > layers)
     throw InputError(field(s, "/engine/pipeline_parallel_size"),

@@ -72,6 +72,21 @@ TEST_CASE("startup-log reader: rows need a source, known fields, sane numbers; e
   std::string bad_assumed = kRow;
   bad_assumed.replace(bad_assumed.find("\"gpu\": \"h100-sxm\""), 17, "\"gpu\": \"h100-sxm\", \"assumed\": [\"luck\"]");
   CHECK(message(bad_assumed).find("/kvcap/assumed") != std::string::npos);
+  // kv_cache_from_log starts from the logged KV memory: it needs that figure and must say so.
+  std::string from_log = kRow;
+  from_log.replace(from_log.find("\"gpu\": \"h100-sxm\""), 17, "\"gpu\": \"h100-sxm\", \"kv_cache_from_log\": true");
+  CHECK(message(from_log).find("needs logged.available_kv_gib") != std::string::npos);
+  from_log.replace(from_log.find("\"num_gpu_blocks\""), 0, "\"available_kv_gib\": 14.58, ");
+  CHECK(message(from_log).find("must list \"available\"") != std::string::npos);
+  from_log.replace(from_log.find("\"kv_cache_from_log\""), 0, "\"assumed\": [\"available\"], ");
+  rows = read_startup_logs(d.write("from-log.jsonl", from_log));
+  REQUIRE(rows[0].config.kv_cache_memory_bytes);
+  CHECK(*rows[0].config.kv_cache_memory_bytes == std::llround(14.58 * 1024 * 1024 * 1024));
+  const auto checked = check_startup_logs(rows);
+  REQUIRE(checked[0].budget);
+  CHECK(checked[0].budget->kv_cache_memory_from_flag);
+  CHECK_FALSE(checked[0].available_kv_error);
+  REQUIRE(checked[0].kv_tokens_error);  // the layout is still checked against the logged blocks
 }
 
 TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals called, accuracy no worse than stated") {
@@ -260,7 +275,20 @@ TEST_CASE("the shipped startup logs: hand-checked rows within 0.5%, refusals cal
   CHECK(*early_v1.kv_tokens_error < 0.13);
   // Ratchet on the figures README.md states (memory section); lower them when the model improves.
   // The medians are over the rows that run, so a new row can move them either way.
-  CHECK(s.runnable >= 104);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%); 101: vLLM #46462's 8-layer DFlash drafter (+1.9%; capacity median 0.21%); 103: Qwen2.5-VL-7B on an L4 (-0.99%) and its failed 0.23 start on an A100 (refused; medians 0.19/0.12/0.22%); 104: Qwen2.5-VL-3B on an L4 (vLLM 0.11.0, Ray's docs, +12.1% unexplained: medians 0.20/0.12/0.25%)
+  CHECK(s.runnable >= 108);  // 84: DeepSeek-V2-Lite-Chat on the base config; 87: CodeLlama-7B, Gemma-2-2B-it, Phi-4; 88: Qwen1.5-MoE; 89: Gemma 7B; 90: Kimi-VL-A3B; 91: Phi-2; 92: Gemma 3 12B; 94: Gemma 3 4B and 27B; 96: Granite 3.1 2B and 8B; 97: Kimi-Dev-72B on Qwen2.5-72B; 100: the three DFlash2 rows (club-3090 #1084-1086, +4.1 to +5.9%, which moved the all-row medians from 0.13/0.10/0.18% to 0.18/0.11/0.20%); 101: vLLM #46462's 8-layer DFlash drafter (+1.9%; capacity median 0.21%); 103: Qwen2.5-VL-7B on an L4 (-0.99%) and its failed 0.23 start on an A100 (refused; medians 0.19/0.12/0.22%); 104: Qwen2.5-VL-3B on an L4 (vLLM 0.11.0, Ray's docs, +12.1% unexplained: medians 0.20/0.12/0.25%); 107: DeepSeek-V4-Flash's refusal on GH200s (vllm#44376) and three starts with the KV memory taken from the log (H200 NVL on 0.23.0, -0.02%; H20 on 0.26.0, -0.04%; 108: 8 x H100 on 0.31.1, +0.002%: medians 0.18/0.12/0.20%)
+  // DeepSeek-V4 (sim/memory/deepseek_v4.hpp): the layout alone, from the logged KV memory; the
+  // error is what the log's two-decimal GiB leaves (about 0.015%), the refusal names vLLM's 6.66 GiB.
+  for (const char* id : {"probe-h200nvl-dsv4-flash-tp2-128k-v0.23", "vllm51041-dsv4-flash0731-2xh20-tp2-mtp",
+                         "deepseek-serving-dsv4-flash0731-8xh100-tp8ep-v0.31"}) {
+    const auto& row = find(checks, id);
+    CAPTURE(id);
+    REQUIRE(row.kv_tokens_error);
+    CHECK(std::abs(*row.kv_tokens_error) < 0.0005);
+    CHECK_FALSE(row.available_kv_error);  // its KV memory is the log's: no error to report
+  }
+  const auto& dsv4_fail = find(checks, "vllm44376-dsv4-flash-2xgh200-fail");
+  CHECK(dsv4_fail.refusal_call_right);
+  CHECK(dsv4_fail.refusal.find("needs 6800 blocks (6.66 GiB)") != std::string::npos);
   // RoPE tables (rope_tables.hpp) took them from 0.39/0.49/0.41% to 0.30/0.38/0.39%. Rows 93-97
   // (+0.08 to +6.0%, above the median) moved them to 0.28/0.32/0.31% with Gemma 3's profiling
   // images held through the sampler (activation.hpp: held_vision_profile_bytes_per_gpu); Llama 4's

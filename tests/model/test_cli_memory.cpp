@@ -128,10 +128,11 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   r = run("gpus --json");
   REQUIRE(r.code == 0);
   auto gpus = nlohmann::json::parse(r.out);
-  CHECK(gpus.size() == 21);
+  CHECK(gpus.size() == 22);
   CHECK(gpus[0]["id"] == "a10");
-  CHECK(gpus[14]["id"] == "mi300x");
-  CHECK(gpus[18]["id"] == "rtx-5070-ti");
+  CHECK(gpus[7]["id"] == "gh200");
+  CHECK(gpus[15]["id"] == "mi300x");
+  CHECK(gpus[19]["id"] == "rtx-5070-ti");
   CHECK(gpus[5]["id"] == "gb10");
   CHECK(run("models").code == 0);
   CHECK(kvcap::test::contains(run("gpus").out, "h200"));

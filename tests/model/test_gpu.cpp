@@ -10,12 +10,12 @@
 
 using namespace kvcap;
 
-TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
+TEST_CASE("the eighteen catalog GPUs, case-insensitive, with sane figures") {
   const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",   "b200",  "l40s",   "l4",  "rtx-4090",
-                       "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10"};
-  CHECK(gpu_catalog().size() == 21);
+                       "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10", "gh200"};
+  CHECK(gpu_catalog().size() == 22);
   // No public price for these (0 = unknown: sizing reports say "price unknown").
-  const std::set<std::string> unpriced = {"gb200", "mi325x", "gb10"};
+  const std::set<std::string> unpriced = {"gb200", "mi325x", "gb10", "gh200"};
   for (const char* id : ids) {
     CAPTURE(id);
     const GpuSpec g = load_gpu(id);
@@ -35,6 +35,8 @@ TEST_CASE("the seventeen catalog GPUs, case-insensitive, with sane figures") {
   CHECK(load_gpu("a100-40gb").fp8_flops == 0);                       // no FP8 tensor cores
   CHECK(load_gpu("a100-80gb").visible_memory_bytes == static_cast<int64_t>(79.25 * 1024 * 1024 * 1024));
   CHECK(load_gpu("gb200").memory_bytes == int64_t{189471} << 20);   // nvidia-smi 189471MiB
+  CHECK(load_gpu("gh200").visible_memory_bytes == static_cast<int64_t>(94.50 * 1024 * 1024 * 1024));  // CUDA-visible 94.50 GiB
+  CHECK(load_gpu("GH200-480GB").memory_bytes == int64_t{97871} << 20);  // nvidia-smi 97871MiB
   CHECK(load_gpu("gb10").visible_memory_bytes == static_cast<int64_t>(121.69 * 1024 * 1024 * 1024));
   // RTX 5070 Ti: nvidia-smi 16303 MiB (vLLM #34076); seen by torch taken as that minus the RTX
   // 5090's 484 MiB gap (32607 MiB - 31.37 GiB), 15,819 MiB.
