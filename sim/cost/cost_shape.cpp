@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/memory/deepseek_v4.hpp"
 #include "sim/model/pipeline_parallel.hpp"
 #include "sim/util/error.hpp"
 
@@ -17,7 +18,8 @@ void add_group(std::vector<AttentionGroup>& groups, const AttentionGroup& g) {
         existing.state_bytes_per_sequence == g.state_bytes_per_sequence &&
         existing.flops_per_token == g.flops_per_token &&
         existing.prefill_flops_per_key == g.prefill_flops_per_key &&
-        existing.decode_flops_per_key == g.decode_flops_per_key) {
+        existing.decode_flops_per_key == g.decode_flops_per_key && existing.key_stride == g.key_stride &&
+        existing.max_keys == g.max_keys && existing.key_bytes == g.key_bytes) {
       existing.layers += g.layers;
       return;
     }
@@ -84,6 +86,15 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   s.routed_expert_bytes_per_gpu = routed / tpd * bytes_per_param;
   s.fixed_weight_bytes_per_gpu =
       std::max(0.0, static_cast<double>(params.total) - routed - untied_embedding) / tpd * bytes_per_param;
+  if (model.has_compressed_attention()) {
+    // DeepSeek-V4 mixes formats (MXFP4 experts, FP8 linears, bf16 and fp32 tensors): its experts'
+    // bytes come from the inventory, not from an average byte per parameter.
+    const int64_t ep = budget.expert_parallel_size;
+    s.routed_expert_bytes_per_gpu = static_cast<double>(deepseek_v4_routed_expert_bytes_per_gpu(model, tp, ep));
+    s.fixed_weight_bytes_per_gpu =
+        std::max(0.0, static_cast<double>(budget.weight_bytes_per_gpu) - s.routed_expert_bytes_per_gpu -
+                          untied_embedding / tpd * static_cast<double>(dtype_bits(model.dtype) / 8));
+  }
 
   // Attention geometry per layer.
   const double heads_per_gpu = static_cast<double>(model.num_attention_heads) / tpd;
@@ -105,6 +116,36 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
       continue;
     }
     ++kv_layers;
+    if (l.attention == AttentionKind::compressed) {
+      // DeepSeek-V4: every query attends to the window at full resolution (one shared KV head of
+      // head_dim: q.k and p.v over head_dim each); ratio-128 layers to every compressed entry;
+      // ratio-4 layers to the index_topk entries their lightning indexer picks, after it scores
+      // every compressed key (index_n_heads x index_head_dim, replicated on every rank). The
+      // compressors' fp32 state traffic is not priced.
+      const auto& x = model.csa;
+      const double entry = static_cast<double>(deepseek_v4_kv_layout(model, 0).entry_bytes);
+      const double per_key = 2 * heads_per_gpu * 2 * qk;
+      g.prefill_flops_per_key = g.decode_flops_per_key = per_key;
+      g.window_tokens = l.sliding_window;
+      g.key_bytes = entry;
+      add_group(s.attention_groups, g);
+      if (l.compress_ratio == 0) continue;
+      AttentionGroup c = g;
+      c.window_tokens = 0;
+      c.key_stride = static_cast<double>(l.compress_ratio);
+      if (l.compress_ratio == 4) {
+        c.max_keys = static_cast<double>(x.index_topk);
+        AttentionGroup indexer = c;
+        indexer.max_keys = 0;
+        indexer.prefill_flops_per_key = indexer.decode_flops_per_key =
+            2 * static_cast<double>(x.index_n_heads * x.index_head_dim);
+        indexer.key_bytes = static_cast<double>(x.index_head_dim + 4);  // fp8 key + fp32 scale
+        indexer.layers = 1;
+        add_group(s.attention_groups, indexer);
+      }
+      add_group(s.attention_groups, c);
+      continue;
+    }
     if (l.attention == AttentionKind::mla) {
       // Prefill runs MLA expanded (per-head nope+rope keys, v_head_dim values); decode runs it
       // absorbed, attending over the stored latent (kv_lora_rank + rope keys, kv_lora_rank values).

@@ -23,6 +23,12 @@ struct AttentionGroup {
   bool linear = false;
   double state_bytes_per_sequence = 0;  ///< per layer, per GPU
   double flops_per_token = 0;           ///< per layer, per GPU
+  /// DeepSeek-V4's compressed streams: one key per key_stride context tokens, at most max_keys a
+  /// query (0 = all; the lightning indexer's top-k), each key_bytes in the cache (0 = the model's
+  /// kv_bytes_per_token_per_layer_per_gpu).
+  double key_stride = 1;
+  double max_keys = 0;
+  double key_bytes = 0;
 };
 
 /// Per-GPU, per-token reductions of a model under tensor parallelism.

@@ -85,11 +85,23 @@ StepBatchTerms step_batch_terms(const ModelCostShape& s, const CostCoefficients&
       t.pa_bytes += group_layers * 2 * g.state_bytes_per_sequence * static_cast<double>(step.prefills.size());
       continue;
     }
+    if (g.key_stride != 1) {
+      // DeepSeek-V4's compressed streams (cost_shape.hpp): a key per key_stride tokens, at most
+      // max_keys a query.
+      for (const auto& p : step.prefills) {
+        double keys = causal_keys(p.tokens, p.context_before, 0) / g.key_stride;
+        if (g.max_keys > 0) keys = std::min(keys, static_cast<double>(p.tokens) * g.max_keys);
+        t.pa_flops += group_layers * g.prefill_flops_per_key * keys;
+        t.pa_bytes += group_layers * g.key_bytes * static_cast<double>(p.context_before + 2 * p.tokens) / g.key_stride;
+      }
+      continue;
+    }
+    const double key_bytes = g.key_bytes > 0 ? g.key_bytes : s.kv_bytes_per_token_per_layer_per_gpu;
     for (const auto& p : step.prefills) {
       t.pa_flops += group_layers * g.prefill_flops_per_key * causal_keys(p.tokens, p.context_before, g.window_tokens);
       double read_keys = static_cast<double>(p.context_before + p.tokens);
       if (g.window_tokens > 0) read_keys = std::min(read_keys, static_cast<double>(g.window_tokens));
-      t.pa_bytes += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * (read_keys + static_cast<double>(p.tokens));
+      t.pa_bytes += group_layers * key_bytes * (read_keys + static_cast<double>(p.tokens));
     }
   }
   const double prefill_seq_s = layers * e.attention_seq_layer_s * static_cast<double>(step.prefills.size());
@@ -132,12 +144,22 @@ DecodeAttention decode_attention(const ModelCostShape& s, const CostCoefficients
       continue;
     }
     double keys = static_cast<double>(decode_context_tokens);
+    const double key_bytes = g.key_bytes > 0 ? g.key_bytes : s.kv_bytes_per_token_per_layer_per_gpu;
+    if (g.key_stride != 1) {
+      // DeepSeek-V4's compressed streams: Σ context / stride keys, at most n x max_keys.
+      keys /= g.key_stride;
+      if (g.max_keys > 0) keys = std::min(keys, decode * g.max_keys);
+      d.flops += group_layers * g.decode_flops_per_key * keys;
+      d.read += group_layers * key_bytes * keys;
+      d.write += group_layers * key_bytes * decode / g.key_stride;
+      continue;
+    }
     // Only Σ context is known: min(Σ ctx, n × window) is exact when every sequence is on the
     // same side of the window and an upper bound otherwise.
     if (g.window_tokens > 0) keys = std::min(keys, decode * static_cast<double>(g.window_tokens));
     d.flops += group_layers * g.decode_flops_per_key * keys;
-    d.read += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * keys;
-    d.write += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * decode;
+    d.read += group_layers * key_bytes * keys;
+    d.write += group_layers * key_bytes * decode;
   }
   d.time_s = static_cast<double>(s.num_layers) * c.attention_launch_s + decode_seq_s +
              std::max(d.flops / c.attention_flops_per_s, d.read / c.kv_read_bytes_per_s + d.write / c.kv_write_bytes_per_s);

@@ -39,8 +39,14 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
   spec_.state_groups = cfg.state_groups;
   spec_.state_pages_per_request = cfg.state_groups > 0 ? cfg.state_pages_per_request : 0;
   spec_.full_block_ratio = cfg.full_block_ratio;
+  spec_.own_window_groups = cfg.own_window_groups;
+  for (const auto& g : cfg.own_window_groups)
+    KVCAP_CHECK(g.page_tokens > 0 && g.window > 0, "own-window groups need a page size and a window");
+  own_begin_ = cfg.full_groups + cfg.swa_groups + cfg.state_groups;
+  if (!cfg.own_window_groups.empty()) cfg_.enable_prefix_caching = false;  // no hits modelled (header)
   hit_blocks_.resize(static_cast<size_t>(groups()));
-  one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1;
+  one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1 &&
+                    cfg.own_window_groups.empty();
   if ((cfg.block_size & (cfg.block_size - 1)) == 0) block_shift_ = std::countr_zero(static_cast<uint64_t>(cfg.block_size));
 }
 
@@ -48,6 +54,7 @@ void PagedKvAllocator::grow_slots(int32_t slot) {
   const auto need = static_cast<size_t>(slot) + 1;
   tables_.resize(need * static_cast<size_t>(groups()));
   skipped_.resize(need, 0);
+  own_skipped_.resize(need * cfg_.own_window_groups.size(), 0);
   slot_tokens_.resize(need, 0);
   cached_blocks_.resize(need, 0);
   own_from_.resize(need, -1);
@@ -204,6 +211,20 @@ void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_toke
   skipped = first_kept;
 }
 
+void PagedKvAllocator::remove_own_skipped_pages(int32_t slot, int64_t computed_tokens) {
+  for (int64_t g = own_begin_; g < groups(); ++g) {
+    auto& skipped = own_skipped(slot, g);
+    const int64_t first_kept = own_first_kept(g, computed_tokens);
+    if (first_kept <= skipped) continue;
+    auto& t = table(slot, g);
+    const auto drop = static_cast<size_t>(std::min<int64_t>(first_kept - skipped, static_cast<int64_t>(t.size())));
+    scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());  // newest first, as vLLM
+    pool_.free_blocks_in_order(scratch_);  // never shared: a pool with own-window groups takes no hits
+    t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
+    skipped = first_kept;
+  }
+}
+
 // Inlined into both callers: a decode step makes one call per running request.
 [[gnu::always_inline]] inline void PagedKvAllocator::record_tokens(SeqState& seq, int64_t need_tokens, int64_t computed_end,
                                                                    int64_t skipped) {
@@ -269,13 +290,16 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     else
       remove_skipped_blocks(seq.slot, seq.num_computed_tokens);
   }
+  if (own_begin_ < groups()) remove_own_skipped_pages(seq.slot, seq.num_computed_tokens);
   const int64_t skipped = skipped_[slot_index];
   const int64_t full_pages = ceil_div(need_tokens, spec_.full_block_size());
+  // Pages a group holds before its table: the sliding groups' and own-window groups' freed ones.
+  const auto first_page = [&](int64_t g) { return sliding(g) ? skipped : own(g) ? own_skipped(seq.slot, g) : 0; };
   int64_t new_blocks = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const int64_t hits = hit_blocks > 0 ? static_cast<int64_t>(hit_blocks_[static_cast<size_t>(g)].size()) : 0;
-    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(table(seq.slot, g).size()) + hits;
-    new_blocks += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held_end);
+    const int64_t held_end = first_page(g) + static_cast<int64_t>(table(seq.slot, g).size()) + hits;
+    new_blocks += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages, need_tokens) - held_end);
   }
   int64_t evictable_hits = 0;
   if (hit_blocks > 0)
@@ -301,8 +325,8 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     }
   for (int64_t g = 0; g < groups(); ++g) {
     auto& t = table(seq.slot, g);
-    const int64_t held_end = (sliding(g) ? skipped : 0) + static_cast<int64_t>(t.size());
-    pool_.pop_free(std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held_end), t);
+    const int64_t held_end = first_page(g) + static_cast<int64_t>(t.size());
+    pool_.pop_free(std::max<int64_t>(0, target_pages(g, total_blocks, full_pages, need_tokens) - held_end), t);
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
@@ -326,7 +350,11 @@ int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new
   int64_t n = 0;
   for (int64_t g = 0; g < groups(); ++g) {
     const auto held = static_cast<int64_t>(blocks_of(seq.slot, g).size());
-    n += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages) - held - (sliding(g) ? skipped_blocks(seq.slot) : 0));
+    const int64_t freed = sliding(g) ? skipped_blocks(seq.slot)
+                          : own(g) && static_cast<size_t>(seq.slot) < slot_tokens_.size()
+                              ? own_skipped(static_cast<size_t>(seq.slot), g)
+                              : 0;
+    n += std::max<int64_t>(0, target_pages(g, total_blocks, full_pages, need) - held - freed);
   }
   // Blocks this allocation's window would free are not counted: an upper bound, which is what
   // the callers (plain-decode detection, parked-session reclaim) need.
@@ -349,6 +377,7 @@ void PagedKvAllocator::free(SeqState& seq) {
   cached_blocks_[slot_index] = 0;
   own_from_[slot_index] = -1;
   skipped_[slot_index] = 0;
+  for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = 0;
   if (hit_slot_ == seq.slot) {
     for (auto& h : hit_blocks_) h.clear();
     hit_len_ = 0;
@@ -403,11 +432,16 @@ void PagedKvAllocator::check_invariants() const {
     slot_tokens += slot_tokens_[s];
     for (int64_t g = 0; g < groups(); ++g) {
       const auto& t = tables_[s * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
-      const int64_t first = sliding(g) ? std::min(skipped, logical) : 0;
-      const int64_t expected = target_pages(g, logical, ceil_div(slot_tokens_[s], spec_.full_block_size())) - first;
+      const int64_t first = sliding(g) ? std::min(skipped, logical) : own(g) ? own_skipped(s, g) : 0;
+      const int64_t expected =
+          target_pages(g, logical, ceil_div(slot_tokens_[s], spec_.full_block_size()), slot_tokens_[s]) - first;
+      // Never more freed than the window of the newest token allows (own-window groups).
+      if (own(g) && slot_tokens_[s] > 0)
+        KVCAP_CHECK(first <= own_first_kept(g, slot_tokens_[s] - 1),
+                    "slot " + std::to_string(s) + " freed window pages its window still needs");
       KVCAP_CHECK(static_cast<int64_t>(t.size()) == expected,
                   "slot " + std::to_string(s) + " group " + std::to_string(g) +
-                      " holds a block count that does not match its tokens");
+                      " holds a block count that does not match its tokens (" + std::to_string(t.size()) + " held, " + std::to_string(expected) + " expected)");
       // Never more freed than the window of the newest token allows.
       if (sliding(g) && logical > 0)
         KVCAP_CHECK(skipped <= spec_.first_kept_block(slot_tokens_[s] - 1),

@@ -48,6 +48,10 @@ struct PagedAllocatorConfig {
   /// Full-attention pages hold this many blocks of tokens (KvCacheSpec::full_block_ratio: vLLM's
   /// unify_kv_cache_spec_page_size gives Gemma 4's global layers 2 x block_size-token pages).
   int64_t full_block_ratio = 1;
+  /// Groups after the state groups with their own page size and window (DeepSeek-V4's window
+  /// caches and compressor states, KvCacheSpec::own_window_groups). A pool with them takes no
+  /// prefix hits (vLLM's DeepSeek-V4 prefix caching across its compressed groups is not modelled).
+  std::vector<OwnWindowGroup> own_window_groups;
 };
 
 class PagedKvAllocator final : public KvAllocator {
@@ -99,16 +103,36 @@ class PagedKvAllocator final : public KvAllocator {
   int64_t own_from(const SeqState& seq);
   int64_t groups() const { return spec_.groups(); }
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
-  bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups; }
+  bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups && g < own_begin_; }
+  bool own(int64_t g) const { return g >= own_begin_; }
   int64_t sliding_end() const { return cfg_.full_groups + cfg_.swa_groups; }
+  const OwnWindowGroup& own_group(int64_t g) const { return cfg_.own_window_groups[static_cast<size_t>(g - own_begin_)]; }
   /// Tokens one page of group g holds.
-  int64_t page_tokens(int64_t g) const { return g < cfg_.full_groups ? spec_.full_block_size() : cfg_.block_size; }
+  int64_t page_tokens(int64_t g) const {
+    return g < cfg_.full_groups ? spec_.full_block_size() : own(g) ? own_group(g).page_tokens : cfg_.block_size;
+  }
+  /// Leading pages an own-window group of a slot has freed (out of its window).
+  int64_t& own_skipped(int32_t slot, int64_t g) {
+    return own_skipped_[static_cast<size_t>(slot) * cfg_.own_window_groups.size() + static_cast<size_t>(g - own_begin_)];
+  }
+  int64_t own_skipped(size_t slot, int64_t g) const {
+    return own_skipped_[slot * cfg_.own_window_groups.size() + static_cast<size_t>(g - own_begin_)];
+  }
+  /// Own-window groups: free the pages wholly before the window of the next token.
+  void remove_own_skipped_pages(int32_t slot, int64_t computed_tokens);
+  /// The first page an own-window group still needs once `computed_tokens` tokens have KV.
+  int64_t own_first_kept(int64_t g, int64_t computed_tokens) const {
+    return std::max<int64_t>(0, computed_tokens - own_group(g).window + 1) / own_group(g).page_tokens;
+  }
   /// Pages a state group holds for a request that holds `logical_blocks` attention blocks.
   int64_t state_target(int64_t logical_blocks) const { return logical_blocks > 0 ? cfg_.state_pages_per_request : 0; }
-  /// Pages group g holds (from logical block 0) for a request of `logical_blocks` blocks and
-  /// `full_pages` full-attention pages.
-  int64_t target_pages(int64_t g, int64_t logical_blocks, int64_t full_pages) const {
-    return state(g) ? state_target(logical_blocks) : g < cfg_.full_groups ? full_pages : logical_blocks;
+  /// Pages group g holds (from logical block 0) for a request of `logical_blocks` blocks,
+  /// `full_pages` full-attention pages and `tokens` tokens.
+  int64_t target_pages(int64_t g, int64_t logical_blocks, int64_t full_pages, int64_t tokens) const {
+    return own(g)                 ? ceil_div(tokens, own_group(g).page_tokens)
+           : state(g)             ? state_target(logical_blocks)
+           : g < cfg_.full_groups ? full_pages
+                                  : logical_blocks;
   }
   std::vector<int32_t>& table(int32_t slot, int64_t g) {
     return tables_[static_cast<size_t>(slot) * static_cast<size_t>(groups()) + static_cast<size_t>(g)];
@@ -124,6 +148,8 @@ class PagedKvAllocator final : public KvAllocator {
   BlockPool pool_;
   std::vector<std::vector<int32_t>> tables_;   ///< per slot and group, in token order
   std::vector<int64_t> skipped_;               ///< per slot: logical blocks sliding groups freed
+  std::vector<int64_t> own_skipped_;           ///< per slot and own-window group: pages freed
+  int64_t own_begin_ = 0;                      ///< first own-window group
   std::vector<int64_t> slot_tokens_;           ///< token slots each request holds
   std::vector<int64_t> cached_blocks_;         ///< leading logical blocks already hashed
   /// Per slot: first_own_block of the request holding blocks there, -1 until needed (reset by free).

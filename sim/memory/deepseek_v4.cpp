@@ -120,6 +120,14 @@ int64_t deepseek_v4_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t
   return bytes + head_mixer_bytes(m);
 }
 
+int64_t deepseek_v4_routed_expert_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size) {
+  const int64_t H = m.hidden_size, inter = m.moe.expert_intermediate_size;
+  const int64_t per_layer = expert_parallel_size > 1
+                                ? m.moe.num_experts / expert_parallel_size * routed_expert_bytes(H, inter, m.csa.experts_fp4, 90)
+                                : m.moe.num_experts * routed_expert_bytes(H, inter / tp, m.csa.experts_fp4, 90);
+  return static_cast<int64_t>(m.layers.size()) * per_layer;
+}
+
 int64_t deepseek_v4_mtp_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size, int cc) {
   // A window-only decoder layer routed by its gate, the e_proj and h_proj FP8 projections with
   // their norms, and its own head mixer; the embedding and LM head are the model's.

@@ -21,6 +21,10 @@ namespace kvcap {
 /// them as int32 per output row and 512 inputs.
 int64_t deepseek_v4_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size, int compute_capability);
 
+/// The routed experts' part of it (the bytes a step reads only for the experts its tokens pick);
+/// FP8 experts' block scales are taken at their Hopper layout.
+int64_t deepseek_v4_routed_expert_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size);
+
 /// The MTP layer's bytes on one GPU (it loads with a speculative config only): a window-only
 /// decoder layer, its e_proj / h_proj projections and head mixer; the embedding and LM head are shared.
 int64_t deepseek_v4_mtp_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size, int compute_capability);

@@ -417,6 +417,7 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   if (cfg.data_parallel_size < 1)
     throw FieldError("data_parallel_size", "expected a positive integer, got " + std::to_string(cfg.data_parallel_size));
   const int64_t ep = cfg.enable_expert_parallel ? tp * cfg.data_parallel_size : 1;
+  b.expert_parallel_size = ep;
   if (ep > 1 && model.is_moe() && model.moe.num_experts % ep != 0)
     throw FieldError("enable_expert_parallel", std::to_string(model.moe.num_experts) + " experts of " + escape_text(model.name) +
                                                      " do not spread evenly over " + std::to_string(ep) + " GPUs");

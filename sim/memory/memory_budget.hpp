@@ -208,6 +208,8 @@ struct MemoryBudget {
   int64_t check_page_bytes_per_gpu = 0;
   int64_t concurrency_blocks_per_request = 0;
   bool deepseek_v4_layout = false;
+  /// GPUs whole MoE experts are dealt over (tensor x data parallel with expert parallelism; 1 = none).
+  int64_t expert_parallel_size = 1;
   /// Groups, window and page of the pool: the same spec `kvcap run`'s paged allocator spends.
   KvCacheSpec kv;
   /// Pages one request of `tokens` tokens holds (sliding-window groups capped at the window).

@@ -123,13 +123,6 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
                                  "needs the vllm-v1 scheduler and the paged allocator; scheduler is '") +
                          scheduler_name(s.engine.scheduler) +
                          "', allocator '" + allocator_name(s.engine.allocator) + "'");
-  // DeepSeek-V4's pool (pages of 256, 64, 4 and 8 tokens in five groups, sim/memory/deepseek_v4.hpp)
-  // is sized by `kvcap memory`; the paged allocator and the step-cost model do not spend it yet.
-  if (run->model.has_compressed_attention())
-    throw InputError(field(s, "/model"), run->model.name + " is DeepSeek-V4 (" + run->model.architecture +
-                                             "): `kvcap memory` sizes its KV pool, but `kvcap run` does not simulate it yet "
-                                             "(its five-group pool of 256/64/4/8-token pages and its compressed attention's "
-                                             "step cost are not modelled)");
   const auto layers = static_cast<int64_t>(run->model.layers.size());
   if (s.engine.pipeline_parallel_size > layers)
     throw InputError(field(s, "/engine/pipeline_parallel_size"),
@@ -142,6 +135,10 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
     rethrow_at(s, "/engine", err);
   }
   const MemoryBudget& b = run->budget;
+  if (b.deepseek_v4_layout && !is_paged(s.engine.allocator))
+    throw InputError(field(s, "/engine/allocator"),
+                     std::string("DeepSeek-V4's KV cache is vLLM's five-group pool: it needs the paged allocator, got '") +
+                         allocator_name(s.engine.allocator) + "'");
   // Batch limits the scenario left out are what vLLM would pick (the budget resolved them);
   // everything below, and the caller, sees the resolved figures.
   run->settings.engine.max_num_seqs = b.max_num_seqs;
@@ -164,7 +161,12 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   const bool paged = is_paged(e.allocator);
   int64_t pool_blocks = e.num_gpu_blocks ? *e.num_gpu_blocks : b.num_gpu_blocks;
   std::string accounting = "full attention: one block per block_size tokens per request";
-  if (paged && b.kv.state_groups > 0) {
+  if (paged && b.deepseek_v4_layout) {
+    accounting = "DeepSeek-V4 KV pool (sim/memory/deepseek_v4.hpp): 1 full group of " + std::to_string(b.kv.full_block_size()) +
+                 "-token pages (compressed KV, indexer keys) + " + std::to_string(b.kv.own_window_groups.size()) +
+                 " windowed groups (window caches, compressor states) freeing pages out of their windows; a block is one "
+                 "group's page; no prefix hits";
+  } else if (paged && b.kv.state_groups > 0) {
     accounting = "hybrid KV manager: " + std::to_string(b.kv.full_groups) + " full-attention + " +
                  std::to_string(b.kv.state_groups) + " linear-attention state groups of " +
                  std::to_string(b.kv.layers_per_group) + " layers; blocks of " + std::to_string(b.block_size) +

@@ -38,6 +38,7 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.state_groups = kv.state_groups;
   pc.state_pages_per_request = kv.state_pages_per_request;
   pc.full_block_ratio = kv.full_block_ratio;
+  pc.own_window_groups = kv.own_window_groups;
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

@@ -12,8 +12,6 @@
 #include "sim/memory/deepseek_v4.hpp"
 #include "sim/memory/memory_budget.hpp"
 #include "sim/model/model_catalog.hpp"
-#include "sim/scenario/build_run.hpp"
-#include "sim/scenario/scenario.hpp"
 #include "sim/util/error.hpp"
 #include "sim/util/json_parse.hpp"
 
@@ -192,16 +190,4 @@ TEST_CASE("DeepSeek-V4 inputs kvcap does not model are refused with the field na
   j = read_json_file(kFlash);
   j["expert_dtype"] = "int2";
   CHECK_THROWS_WITH_AS(model_from_hf_config(j, "cfg.json"), doctest::Contains("expert_dtype"), InputError);
-}
-
-TEST_CASE("kvcap run refuses DeepSeek-V4 by name instead of simulating a pool it does not model") {
-  nlohmann::json doc = {
-      {"name", "dsv4"},
-      {"model", kFlash},
-      {"gpu", "h200"},
-      {"engine", {{"max_model_len", 8192}, {"tensor_parallel_size", 2}, {"kv_cache_dtype", "fp8"}}},
-      {"cost_model", {{"kind", "constant"}, {"step_s", 0.01}}},
-      {"workload", {{"kind", "inline"}, {"requests", {{{"arrival_s", 0}, {"prompt_tokens", 100}, {"output_tokens", 2}}}}}}};
-  const ScenarioSettings settings = parse_scenario(doc, "dsv4.json");
-  CHECK_THROWS_WITH_AS(build_run(settings), doctest::Contains("does not simulate it yet"), InputError);
 }
