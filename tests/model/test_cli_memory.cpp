@@ -128,11 +128,12 @@ TEST_CASE("kvcap models and kvcap gpus list the catalogs") {
   r = run("gpus --json");
   REQUIRE(r.code == 0);
   auto gpus = nlohmann::json::parse(r.out);
-  CHECK(gpus.size() == 22);
+  CHECK(gpus.size() == 23);
   CHECK(gpus[0]["id"] == "a10");
   CHECK(gpus[7]["id"] == "gh200");
   CHECK(gpus[15]["id"] == "mi300x");
   CHECK(gpus[19]["id"] == "rtx-5070-ti");
+  CHECK(gpus[22]["id"] == "rtx-pro-6000");
   CHECK(gpus[5]["id"] == "gb10");
   CHECK(run("models").code == 0);
   CHECK(kvcap::test::contains(run("gpus").out, "h200"));

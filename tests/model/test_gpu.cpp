@@ -10,10 +10,10 @@
 
 using namespace kvcap;
 
-TEST_CASE("the eighteen catalog GPUs, case-insensitive, with sane figures") {
+TEST_CASE("the nineteen catalog GPUs, case-insensitive, with sane figures") {
   const char* ids[] = {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200",   "b200",  "l40s",   "l4",  "rtx-4090",
-                       "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10", "gh200"};
-  CHECK(gpu_catalog().size() == 22);
+                       "a10",       "rtx-3090",  "rtx-5090", "mi300x",    "a10g",   "gb200", "mi325x", "gb10", "gh200", "rtx-pro-6000"};
+  CHECK(gpu_catalog().size() == 23);
   // No public price for these (0 = unknown: sizing reports say "price unknown").
   const std::set<std::string> unpriced = {"gb200", "mi325x", "gb10", "gh200"};
   for (const char* id : ids) {
@@ -37,6 +37,7 @@ TEST_CASE("the eighteen catalog GPUs, case-insensitive, with sane figures") {
   CHECK(load_gpu("gb200").memory_bytes == int64_t{189471} << 20);   // nvidia-smi 189471MiB
   CHECK(load_gpu("gh200").visible_memory_bytes == static_cast<int64_t>(94.50 * 1024 * 1024 * 1024));  // CUDA-visible 94.50 GiB
   CHECK(load_gpu("GH200-480GB").memory_bytes == int64_t{97871} << 20);  // nvidia-smi 97871MiB
+  CHECK(load_gpu("rtx-pro-6000").visible_memory_bytes == 101974081536);  // torch: 94.97 GiB
   CHECK(load_gpu("gb10").visible_memory_bytes == static_cast<int64_t>(121.69 * 1024 * 1024 * 1024));
   // RTX 5070 Ti: nvidia-smi 16303 MiB (vLLM #34076); seen by torch taken as that minus the RTX
   // 5090's 484 MiB gap (32607 MiB - 31.37 GiB), 15,819 MiB.

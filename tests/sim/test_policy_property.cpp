@@ -91,6 +91,11 @@ Case random_case(uint64_t seed) {
     c.kv.sliding_window = uni(8, 64);
     c.kv.full_block_ratio = uni(1, 2);
     c.blocks = c.kv.worst_case_blocks_for_tokens(max_len, c.sc.max_num_batched_tokens) + 1 + uni(0, 20);
+  } else if (std::holds_alternative<VllmV1Scheduling>(c.e.scheduler) && paged && uni(0, 2) == 0) {
+    // DeepSeek-V4's layout in small: groups with their own page sizes and windows beside the
+    // full group (window caches, compressor states).
+    c.kv.own_window_groups = {{uni(2, 8), uni(8, 32)}, {uni(1, 4), uni(4, 16)}, {uni(4, 16), uni(16, 64)}};
+    c.blocks = c.kv.worst_case_blocks_for_tokens(max_len, c.sc.max_num_batched_tokens) + 1 + uni(0, 20);
   }
   return c;
 }
@@ -132,7 +137,7 @@ TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x 
   const uint64_t cases = KVCAP_SANITIZED ? 100 : 300;
   int64_t swaps = 0;
   int64_t lost_total = 0;
-  int64_t two_block_sizes = 0;
+  int64_t two_block_sizes = 0, own_windows = 0;
   for (uint64_t seed = 1; seed <= cases; ++seed) {
     CAPTURE(seed);
     const Case c = random_case(seed);
@@ -142,6 +147,7 @@ TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x 
     CAPTURE(c.kv.swa_groups);
     CAPTURE(c.kv.full_block_ratio);
     two_block_sizes += c.kv.full_block_ratio > 1 ? 1 : 0;
+    own_windows += c.kv.own_window_groups.empty() ? 0 : 1;
     int64_t lost = 0;
     int64_t swapped_in = 0;
     const std::string with = run_case(c, true, &lost, &swapped_in);
@@ -153,4 +159,5 @@ TEST_CASE("property: 300 random policy scenarios (every allocator x scheduler x 
   CHECK(lost_total > 0);  // crashes happened somewhere, and were accounted for
   CHECK(swaps > 0);       // the V0 swap tier was exercised, round trips included
   CHECK(two_block_sizes >= 3);  // hybrid pools with pages of two block sizes were exercised
+  CHECK(own_windows >= (KVCAP_SANITIZED ? 2 : 5));  // and pools of DeepSeek-V4's kind (2 of the first 100, 8 of 300)
 }
