@@ -101,6 +101,7 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   const double qk = static_cast<double>(model.head_dim);
   const double v = static_cast<double>(model.v_head_dim > 0 ? model.v_head_dim : model.head_dim);
   int64_t kv_layers = 0;
+  double window_key_bytes = 0;  // DeepSeek-V4: the window's entries are its KV bytes per key
   for (const auto& l : model.layers) {
     AttentionGroup g;
     g.layers = 1;
@@ -127,8 +128,8 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
       const double per_key = 2 * heads_per_gpu * 2 * qk;
       g.prefill_flops_per_key = g.decode_flops_per_key = per_key;
       g.window_tokens = l.sliding_window;
-      g.key_bytes = entry;
       add_group(s.attention_groups, g);
+      window_key_bytes = entry;
       if (l.compress_ratio == 0) continue;
       AttentionGroup c = g;
       c.window_tokens = 0;
@@ -140,10 +141,10 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
         indexer.prefill_flops_per_key = indexer.decode_flops_per_key =
             2 * static_cast<double>(x.index_n_heads * x.index_head_dim);
         indexer.key_bytes = static_cast<double>(x.index_head_dim + 4);  // fp8 key + fp32 scale
-        indexer.layers = 1;
-        add_group(s.attention_groups, indexer);
+        add_group(s.strided_groups, indexer);
       }
-      add_group(s.attention_groups, c);
+      c.key_bytes = entry;
+      add_group(s.strided_groups, c);
       continue;
     }
     if (l.attention == AttentionKind::mla) {
@@ -167,6 +168,7 @@ ModelCostShape make_cost_shape(const ModelSpec& model, const ParamCount& params,
   s.kv_bytes_per_token_per_layer_per_gpu =
       static_cast<double>(budget.kv_bytes_per_token_per_gpu) / static_cast<double>(std::max<int64_t>(1, kv_layers)) /
       static_cast<double>(std::max<int64_t>(1, budget.decode_context_parallel_size));
+  if (window_key_bytes > 0) s.kv_bytes_per_token_per_layer_per_gpu = window_key_bytes;
 
   // Activations: each intermediate written once by its producer and read once by its consumer.
   // Per layer: residual in/out and two norm outputs (4 × hidden, replicated on every rank), and

@@ -23,9 +23,9 @@ struct AttentionGroup {
   bool linear = false;
   double state_bytes_per_sequence = 0;  ///< per layer, per GPU
   double flops_per_token = 0;           ///< per layer, per GPU
-  /// DeepSeek-V4's compressed streams: one key per key_stride context tokens, at most max_keys a
-  /// query (0 = all; the lightning indexer's top-k), each key_bytes in the cache (0 = the model's
-  /// kv_bytes_per_token_per_layer_per_gpu).
+  /// ModelCostShape::strided_groups only (DeepSeek-V4's compressed streams): one key per
+  /// key_stride context tokens, at most max_keys a query (0 = all; the lightning indexer's top-k),
+  /// each key_bytes in the cache.
   double key_stride = 1;
   double max_keys = 0;
   double key_bytes = 0;
@@ -56,6 +56,9 @@ struct ModelCostShape {
   int64_t moe_layers = 0;
 
   std::vector<AttentionGroup> attention_groups;  ///< Σ layers == num_layers
+  /// Streams a layer attends to beside its group above (DeepSeek-V4's compressed KV and indexer
+  /// keys), priced by key stride; empty for every other model, so their steps pay one empty loop.
+  std::vector<AttentionGroup> strided_groups;
   DType kv_dtype = DType::bf16;
   double kv_bytes_per_token_per_layer_per_gpu = 0;  ///< incl. quantization scales; layers that keep KV
 

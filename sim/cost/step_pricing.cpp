@@ -85,23 +85,22 @@ StepBatchTerms step_batch_terms(const ModelCostShape& s, const CostCoefficients&
       t.pa_bytes += group_layers * 2 * g.state_bytes_per_sequence * static_cast<double>(step.prefills.size());
       continue;
     }
-    if (g.key_stride != 1) {
-      // DeepSeek-V4's compressed streams (cost_shape.hpp): a key per key_stride tokens, at most
-      // max_keys a query.
-      for (const auto& p : step.prefills) {
-        double keys = causal_keys(p.tokens, p.context_before, 0) / g.key_stride;
-        if (g.max_keys > 0) keys = std::min(keys, static_cast<double>(p.tokens) * g.max_keys);
-        t.pa_flops += group_layers * g.prefill_flops_per_key * keys;
-        t.pa_bytes += group_layers * g.key_bytes * static_cast<double>(p.context_before + 2 * p.tokens) / g.key_stride;
-      }
-      continue;
-    }
-    const double key_bytes = g.key_bytes > 0 ? g.key_bytes : s.kv_bytes_per_token_per_layer_per_gpu;
     for (const auto& p : step.prefills) {
       t.pa_flops += group_layers * g.prefill_flops_per_key * causal_keys(p.tokens, p.context_before, g.window_tokens);
       double read_keys = static_cast<double>(p.context_before + p.tokens);
       if (g.window_tokens > 0) read_keys = std::min(read_keys, static_cast<double>(g.window_tokens));
-      t.pa_bytes += group_layers * key_bytes * (read_keys + static_cast<double>(p.tokens));
+      t.pa_bytes += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * (read_keys + static_cast<double>(p.tokens));
+    }
+  }
+  // DeepSeek-V4's compressed streams (cost_shape.hpp): a key per key_stride tokens, at most
+  // max_keys a query; each chunk reads the stream so far and writes its own entries.
+  for (const auto& g : s.strided_groups) {
+    const double group_layers = static_cast<double>(g.layers);
+    for (const auto& p : step.prefills) {
+      double keys = causal_keys(p.tokens, p.context_before, 0) / g.key_stride;
+      if (g.max_keys > 0) keys = std::min(keys, static_cast<double>(p.tokens) * g.max_keys);
+      t.pa_flops += group_layers * g.prefill_flops_per_key * keys;
+      t.pa_bytes += group_layers * g.key_bytes * static_cast<double>(p.context_before + 2 * p.tokens) / g.key_stride;
     }
   }
   const double prefill_seq_s = layers * e.attention_seq_layer_s * static_cast<double>(step.prefills.size());
@@ -144,22 +143,21 @@ DecodeAttention decode_attention(const ModelCostShape& s, const CostCoefficients
       continue;
     }
     double keys = static_cast<double>(decode_context_tokens);
-    const double key_bytes = g.key_bytes > 0 ? g.key_bytes : s.kv_bytes_per_token_per_layer_per_gpu;
-    if (g.key_stride != 1) {
-      // DeepSeek-V4's compressed streams: Σ context / stride keys, at most n x max_keys.
-      keys /= g.key_stride;
-      if (g.max_keys > 0) keys = std::min(keys, decode * g.max_keys);
-      d.flops += group_layers * g.decode_flops_per_key * keys;
-      d.read += group_layers * key_bytes * keys;
-      d.write += group_layers * key_bytes * decode / g.key_stride;
-      continue;
-    }
     // Only Σ context is known: min(Σ ctx, n × window) is exact when every sequence is on the
     // same side of the window and an upper bound otherwise.
     if (g.window_tokens > 0) keys = std::min(keys, decode * static_cast<double>(g.window_tokens));
     d.flops += group_layers * g.decode_flops_per_key * keys;
-    d.read += group_layers * key_bytes * keys;
-    d.write += group_layers * key_bytes * decode;
+    d.read += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * keys;
+    d.write += group_layers * s.kv_bytes_per_token_per_layer_per_gpu * decode;
+  }
+  // DeepSeek-V4's compressed streams: Σ context / stride keys, at most n x max_keys.
+  for (const auto& g : s.strided_groups) {
+    const double group_layers = static_cast<double>(g.layers);
+    double keys = static_cast<double>(decode_context_tokens) / g.key_stride;
+    if (g.max_keys > 0) keys = std::min(keys, decode * g.max_keys);
+    d.flops += group_layers * g.decode_flops_per_key * keys;
+    d.read += group_layers * g.key_bytes * keys;
+    d.write += group_layers * g.key_bytes * decode / g.key_stride;
   }
   d.time_s = static_cast<double>(s.num_layers) * c.attention_launch_s + decode_seq_s +
              std::max(d.flops / c.attention_flops_per_s, d.read / c.kv_read_bytes_per_s + d.write / c.kv_write_bytes_per_s);

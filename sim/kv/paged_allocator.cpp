@@ -43,6 +43,8 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
   for (const auto& g : cfg.own_window_groups)
     KVCAP_CHECK(g.page_tokens > 0 && g.window > 0, "own-window groups need a page size and a window");
   own_begin_ = cfg.full_groups + cfg.swa_groups + cfg.state_groups;
+  groups_ = spec_.groups();
+  hybrid_ = spec_.hybrid();
   if (!cfg.own_window_groups.empty()) cfg_.enable_prefix_caching = false;  // no hits modelled (header)
   hit_blocks_.resize(static_cast<size_t>(groups()));
   one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1 &&
@@ -410,7 +412,7 @@ KvUsage PagedKvAllocator::usage() const {
   // (Most models have one group: no division then, on the path every step takes.)
   u.capacity_tokens = g == 1 ? u.usable_blocks * cfg_.block_size : u.usable_blocks * cfg_.block_size / g;
   u.reserved_tokens = g == 1 ? u.used_blocks * cfg_.block_size : u.used_blocks * cfg_.block_size / g;
-  u.stored_tokens = spec_.hybrid() ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
+  u.stored_tokens = hybrid_ ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
   u.largest_free_blocks = u.free_blocks;
   return u;
 }

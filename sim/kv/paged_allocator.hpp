@@ -101,7 +101,7 @@ class PagedKvAllocator final : public KvAllocator {
   void index_own_blocks(SeqState& seq);
   /// first_own_block of a request that holds blocks (remembered until free()).
   int64_t own_from(const SeqState& seq);
-  int64_t groups() const { return spec_.groups(); }
+  int64_t groups() const { return groups_; }
   bool sliding(int64_t g) const { return g >= cfg_.full_groups && g < cfg_.full_groups + cfg_.swa_groups; }
   bool state(int64_t g) const { return g >= cfg_.full_groups + cfg_.swa_groups && g < own_begin_; }
   bool own(int64_t g) const { return g >= own_begin_; }
@@ -150,6 +150,8 @@ class PagedKvAllocator final : public KvAllocator {
   std::vector<int64_t> skipped_;               ///< per slot: logical blocks sliding groups freed
   std::vector<int64_t> own_skipped_;           ///< per slot and own-window group: pages freed
   int64_t own_begin_ = 0;                      ///< first own-window group
+  int64_t groups_ = 1;                         ///< spec_.groups(), kept: every step asks
+  bool hybrid_ = false;                        ///< spec_.hybrid(), likewise
   std::vector<int64_t> slot_tokens_;           ///< token slots each request holds
   std::vector<int64_t> cached_blocks_;         ///< leading logical blocks already hashed
   /// Per slot: first_own_block of the request holding blocks there, -1 until needed (reset by free).

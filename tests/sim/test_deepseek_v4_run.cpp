@@ -127,24 +127,26 @@ TEST_CASE("DeepSeek-V4 step cost: the window at full resolution, compressed stre
   mc.max_model_len = 65536;
   const MemoryBudget b = compute_memory_budget(m, load_gpu("h200"), mc);
   const ModelCostShape s = make_cost_shape(m, count_parameters(m), b, 2);
-  // Every layer's window (43), the ratio-4 layers' sparse attention (21, top 512 of a key per 4
-  // tokens) and indexer (21, every key per 4 tokens), the ratio-128 layers' stream (20).
-  REQUIRE(s.attention_groups.size() == 4);
+  // Every layer's window (43), then the strided streams: the ratio-4 layers' indexer (21, every
+  // key per 4 tokens) and sparse attention (21, top 512 of them), the ratio-128 layers' stream (20).
+  REQUIRE(s.attention_groups.size() == 1);
   const AttentionGroup& window = s.attention_groups[0];
   CHECK(window.layers == 43);
   CHECK(window.window_tokens == 128);
-  CHECK(window.key_bytes == 584);
+  CHECK(s.kv_bytes_per_token_per_layer_per_gpu == 584);  // a window key is one fp8_ds_mla entry
   CHECK(window.decode_flops_per_key == doctest::Approx(2 * 32 * 2 * 512));  // 32 heads a GPU, q.k and p.v over 512
-  const AttentionGroup& indexer = s.attention_groups[1];
+  REQUIRE(s.strided_groups.size() == 3);
+  const AttentionGroup& indexer = s.strided_groups[0];
   CHECK(indexer.layers == 21);
   CHECK(indexer.key_stride == 4);
   CHECK(indexer.max_keys == 0);
   CHECK(indexer.key_bytes == 132);
   CHECK(indexer.decode_flops_per_key == doctest::Approx(2 * 64 * 128));  // replicated: all 64 index heads
-  const AttentionGroup& sparse = s.attention_groups[2];
+  const AttentionGroup& sparse = s.strided_groups[1];
   CHECK(sparse.layers == 21);
   CHECK(sparse.max_keys == 512);
-  const AttentionGroup& c128 = s.attention_groups[3];
+  CHECK(sparse.key_bytes == 584);
+  const AttentionGroup& c128 = s.strided_groups[2];
   CHECK(c128.layers == 20);
   CHECK(c128.key_stride == 128);
   // The experts' bytes come from the inventory (137.06 GiB / 2), the rest of the weights from the budget.
