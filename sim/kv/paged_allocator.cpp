@@ -196,33 +196,31 @@ int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes)
   return n;
 }
 
+void PagedKvAllocator::free_leading_pages(int32_t slot, int64_t g, int64_t pages) {
+  auto& t = table(slot, g);
+  const auto drop = static_cast<size_t>(std::min<int64_t>(pages, static_cast<int64_t>(t.size())));
+  // vLLM frees them newest first (it walks back from the last useless block).
+  scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());
+  for (int32_t b : scratch_)
+    if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= page_tokens(g);
+  pool_.free_blocks_in_order(scratch_);
+  t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
+}
+
 void PagedKvAllocator::remove_skipped_blocks(int32_t slot, int64_t computed_tokens) {
   auto& skipped = skipped_[static_cast<size_t>(slot)];
   const int64_t first_kept = spec_.first_kept_block(computed_tokens);
   if (first_kept <= skipped) return;
-  for (int64_t g = cfg_.full_groups; g < sliding_end(); ++g) {
-    auto& t = table(slot, g);
-    const auto drop = static_cast<size_t>(std::min<int64_t>(first_kept - skipped, static_cast<int64_t>(t.size())));
-    // vLLM frees them newest first (it walks back from the last useless block).
-    scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());
-    for (int32_t b : scratch_)
-      if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= cfg_.block_size;
-    pool_.free_blocks_in_order(scratch_);
-    t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
-  }
+  for (int64_t g = cfg_.full_groups; g < sliding_end(); ++g) free_leading_pages(slot, g, first_kept - skipped);
   skipped = first_kept;
 }
 
 void PagedKvAllocator::remove_own_skipped_pages(int32_t slot, int64_t computed_tokens) {
   for (int64_t g = own_begin_; g < groups(); ++g) {
     auto& skipped = own_skipped(slot, g);
-    const int64_t first_kept = own_first_kept(g, computed_tokens);
+    const int64_t first_kept = KvCacheSpec::own_first_kept_page(own_group(g), computed_tokens);
     if (first_kept <= skipped) continue;
-    auto& t = table(slot, g);
-    const auto drop = static_cast<size_t>(std::min<int64_t>(first_kept - skipped, static_cast<int64_t>(t.size())));
-    scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());  // newest first, as vLLM
-    pool_.free_blocks_in_order(scratch_);  // never shared: a pool with own-window groups takes no hits
-    t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
+    free_leading_pages(slot, g, first_kept - skipped);
     skipped = first_kept;
   }
 }
@@ -439,7 +437,7 @@ void PagedKvAllocator::check_invariants() const {
           target_pages(g, logical, ceil_div(slot_tokens_[s], spec_.full_block_size()), slot_tokens_[s]) - first;
       // Never more freed than the window of the newest token allows (own-window groups).
       if (own(g) && slot_tokens_[s] > 0)
-        KVCAP_CHECK(first <= own_first_kept(g, slot_tokens_[s] - 1),
+        KVCAP_CHECK(first <= KvCacheSpec::own_first_kept_page(own_group(g), slot_tokens_[s] - 1),
                     "slot " + std::to_string(s) + " freed window pages its window still needs");
       KVCAP_CHECK(static_cast<int64_t>(t.size()) == expected,
                   "slot " + std::to_string(s) + " group " + std::to_string(g) +

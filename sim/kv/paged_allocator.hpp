@@ -120,10 +120,8 @@ class PagedKvAllocator final : public KvAllocator {
   }
   /// Own-window groups: free the pages wholly before the window of the next token.
   void remove_own_skipped_pages(int32_t slot, int64_t computed_tokens);
-  /// The first page an own-window group still needs once `computed_tokens` tokens have KV.
-  int64_t own_first_kept(int64_t g, int64_t computed_tokens) const {
-    return std::max<int64_t>(0, computed_tokens - own_group(g).window + 1) / own_group(g).page_tokens;
-  }
+  /// Free the first `pages` pages of a slot's table in group g (at most those it holds).
+  void free_leading_pages(int32_t slot, int64_t g, int64_t pages);
   /// Pages a state group holds for a request that holds `logical_blocks` attention blocks.
   int64_t state_target(int64_t logical_blocks) const { return logical_blocks > 0 ? cfg_.state_pages_per_request : 0; }
   /// Pages group g holds (from logical block 0) for a request of `logical_blocks` blocks,

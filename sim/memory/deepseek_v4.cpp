@@ -54,9 +54,13 @@ int64_t approximate_gcd(const std::vector<int64_t>& counts, int64_t lower_bound)
   return best;
 }
 
-}  // namespace
-
-namespace {
+/// One layer's routed experts on a rank: whole experts dealt over the expert-parallel ranks, or
+/// every expert's columns split over tp.
+int64_t routed_experts_bytes_per_layer(const ModelSpec& m, int64_t tp, int64_t ep, int cc) {
+  const int64_t H = m.hidden_size, inter = m.moe.expert_intermediate_size;
+  return ep > 1 ? m.moe.num_experts / ep * routed_expert_bytes(H, inter, m.csa.experts_fp4, cc)
+                : m.moe.num_experts * routed_expert_bytes(H, inter / tp, m.csa.experts_fp4, cc);
+}
 
 /// One decoder layer's bytes on a rank (hash: routed by the token-id table instead of the gate).
 int64_t layer_bytes(const ModelSpec& m, const LayerSpec& l, bool hash, int64_t tp, int64_t ep, int cc) {
@@ -64,7 +68,7 @@ int64_t layer_bytes(const ModelSpec& m, const LayerSpec& l, bool hash, int64_t t
   const int64_t H = m.hidden_size, D = m.head_dim, heads = m.num_attention_heads;
   const int64_t hc_width = c.hc_mult * H;
   const int64_t hc_mix = c.hc_mult * (2 + c.hc_mult);  // pre, post and the hc x hc combination
-  int64_t replicated = 0, split = 0, experts = 0;
+  int64_t replicated = 0, split = 0;
   // Attention: the fused q/kv down projection, norms, sinks (fp32, padded to 64 heads for FlashMLA).
   replicated += fp8_linear_bytes(c.q_lora_rank + D, H, cc);
   replicated += 2 * (c.q_lora_rank + D + H);
@@ -80,9 +84,7 @@ int64_t layer_bytes(const ModelSpec& m, const LayerSpec& l, bool hash, int64_t t
   replicated += hash ? 4 * m.vocab_size * m.moe.experts_per_token : 4 * m.moe.num_experts;
   const int64_t shared = m.moe.shared_expert_intermediate_size;
   if (shared > 0) split += fp8_linear_bytes(2 * shared / tp, H, cc) + fp8_linear_bytes(H, shared / tp, cc);
-  const int64_t inter = m.moe.expert_intermediate_size;
-  experts += ep > 1 ? m.moe.num_experts / ep * routed_expert_bytes(H, inter, c.experts_fp4, cc)  // whole experts (EP)
-                    : m.moe.num_experts * routed_expert_bytes(H, inter / tp, c.experts_fp4, cc);  // each expert's columns
+  const int64_t experts = routed_experts_bytes_per_layer(m, tp, ep, cc);
   // Compressors (bf16 fused kv/gate projection, fp32 positional bias, bf16 norm), replicated;
   // ratio 4 overlaps two windows (twice the width) and adds the lightning indexer and its own
   // compressor.
@@ -121,11 +123,7 @@ int64_t deepseek_v4_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t
 }
 
 int64_t deepseek_v4_routed_expert_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size) {
-  const int64_t H = m.hidden_size, inter = m.moe.expert_intermediate_size;
-  const int64_t per_layer = expert_parallel_size > 1
-                                ? m.moe.num_experts / expert_parallel_size * routed_expert_bytes(H, inter, m.csa.experts_fp4, 90)
-                                : m.moe.num_experts * routed_expert_bytes(H, inter / tp, m.csa.experts_fp4, 90);
-  return static_cast<int64_t>(m.layers.size()) * per_layer;
+  return static_cast<int64_t>(m.layers.size()) * routed_experts_bytes_per_layer(m, tp, expert_parallel_size, 90);
 }
 
 int64_t deepseek_v4_mtp_weight_bytes_per_gpu(const ModelSpec& m, int64_t tp, int64_t expert_parallel_size, int cc) {

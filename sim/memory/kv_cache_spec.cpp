@@ -23,7 +23,7 @@ int64_t KvCacheSpec::blocks_for_tokens(int64_t tokens) const {
 
 int64_t KvCacheSpec::own_window_pages(const OwnWindowGroup& g, int64_t tokens) {
   if (tokens <= 0) return 0;
-  return ceil_div(tokens, g.page_tokens) - std::max<int64_t>(0, tokens - g.window) / g.page_tokens;
+  return ceil_div(tokens, g.page_tokens) - own_first_kept_page(g, tokens - 1);
 }
 
 int64_t KvCacheSpec::own_window_worst_pages(const OwnWindowGroup& g, int64_t tokens, int64_t batched) {

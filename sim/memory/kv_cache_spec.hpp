@@ -8,6 +8,7 @@
 // Linear-attention (Gated DeltaNet, "mamba") groups hold a fixed number of pages per request,
 // whatever its length (vLLM MambaManager; MambaSpec.max_memory_usage_bytes: 1 page per group in
 // mamba_cache_mode "none", 2 in "align", plus one per speculative token).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct KvCacheSpec {
   /// Pages one own-window group holds after `tokens` tokens have KV, and at most for a request of
   /// `tokens` whose prefill chunks are `batched` tokens (the rules of the sliding groups above).
   static int64_t own_window_pages(const OwnWindowGroup& g, int64_t tokens);
+  /// First page an own-window group still needs once `computed_tokens` tokens have KV (the rule of
+  /// first_kept_block, at the group's own page size and window).
+  static int64_t own_first_kept_page(const OwnWindowGroup& g, int64_t computed_tokens) {
+    return std::max<int64_t>(0, computed_tokens - g.window + 1) / g.page_tokens;
+  }
   static int64_t own_window_worst_pages(const OwnWindowGroup& g, int64_t tokens, int64_t batched);
 
   /// First block a sliding group still needs once `computed_tokens` tokens have KV: the next

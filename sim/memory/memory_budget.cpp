@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "sim/memory/activation.hpp"
@@ -338,7 +339,6 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
   b.kv_dtype = parse_kv_cache_dtype(cfg.kv_cache_dtype, model_dtype);
   const KvFormat kv{b.kv_dtype, cfg.kv_quant_group_size, 16};
   b.kv_bytes_per_token = kv_bytes_per_token(model, kv);
-  if (model.has_compressed_attention()) b.kv_bytes_per_token = deepseek_v4_kv_bytes_per_token(model, deepseek_v4_kv_layout(model, 0));
 
   const WeightQuant declared_quant = resolve_weight_quant(cfg.quantization, model);
   const WeightQuant quant = as_loaded_on(declared_quant, gpu.compute_capability, model_dtype);
@@ -534,6 +534,12 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
     b.draft_layers = model.num_mtp_layers;
     draft_kv = {b.draft_layers, 0};
   }
+  // DeepSeek-V4's pool, laid out once (its MTP layer adds a window cache).
+  std::optional<DeepseekV4KvLayout> dsv4_layout;
+  if (dsv4) {
+    dsv4_layout = deepseek_v4_kv_layout(model, b.draft_layers);
+    b.kv_bytes_per_token = deepseek_v4_kv_bytes_per_token(model, *dsv4_layout);
+  }
   const LinearStateFormat state_format = resolve_linear_state_format(
       model, model_dtype, cfg.mamba_cache_dtype, cfg.mamba_ssm_cache_dtype, cfg.num_speculative_tokens);
   b.requested_block_size = cfg.block_size;
@@ -627,14 +633,13 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
           st.activation_bytes_per_gpu, early_v1_profile_logits_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens));
     if (records_all_reduce_streams(version))
       st.activation_bytes_per_gpu += held_all_reduce_bytes_per_gpu(stage_model, model_dtype, tp, b.max_num_batched_tokens, first);
-    if (dsv4) {
-      const DeepseekV4KvLayout layout = deepseek_v4_kv_layout(model, b.draft_layers);
-      st.kv = layout.spec;
+    if (dsv4_layout) {
+      st.kv = dsv4_layout->spec;
       st.block_size = st.kv.block_size;
-      st.page_bytes_per_gpu = deepseek_v4_pool_id_bytes(layout, version);
-      st.check_page_bytes_per_gpu = layout.id_bytes;
+      st.page_bytes_per_gpu = deepseek_v4_pool_id_bytes(*dsv4_layout, version);
+      st.check_page_bytes_per_gpu = dsv4_layout->id_bytes;
       st.deepseek_v4_layout = true;
-      st.kv_bytes_per_token_per_gpu = deepseek_v4_kv_bytes_per_token(model, layout);
+      st.kv_bytes_per_token_per_gpu = b.kv_bytes_per_token;  // one KV head, on every GPU
     } else {
       st.kv.block_size = b.block_size;
       st.kv.full_block_ratio = full_block_ratio;
@@ -750,10 +755,9 @@ MemoryBudget compute_memory_budget(const ModelSpec& checkpoint, const GpuSpec& g
                          "); the estimated maximum model length is " + std::to_string(est) +
                          ". Lower max_model_len or raise gpu_memory_utilization");
   }
-  if (b.deepseek_v4_layout && deepseek_v4_concurrency_by_bytes(version)) {
-    const DeepseekV4KvLayout layout = deepseek_v4_kv_layout(model, b.draft_layers);
+  if (dsv4_layout && deepseek_v4_concurrency_by_bytes(version)) {
     b.concurrency_blocks_per_request =
-        deepseek_v4_concurrency_blocks(layout, b.max_model_len, b.max_in_flight_tokens);
+        deepseek_v4_concurrency_blocks(*dsv4_layout, b.max_model_len, b.max_in_flight_tokens);
     b.kv_cache_tokens = b.logged_kv_cache_tokens(b.num_gpu_blocks);
   }
   b.max_concurrency = static_cast<double>(b.num_gpu_blocks) /

@@ -460,31 +460,23 @@ void read_moe(const JsonObjectReader& r, Family family, ModelSpec& m) {
       m.norms_per_layer = 7;  // and post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2
       break;
     }
-    case Family::deepseek_v4: {
-      // Every layer is MoE (no first_k_dense_replace); the first num_hash_layers route by token id.
-      moe.num_experts = req_int(r, "n_routed_experts");
-      moe.experts_per_token = req_int(r, "num_experts_per_tok");
-      moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
-      moe.num_shared_experts = opt_int(r, "n_shared_experts", 0).value_or(0);
-      moe.shared_expert_intermediate_size = moe.num_shared_experts * moe.expert_intermediate_size;
-      for (auto& l : m.layers) l.moe = true;
-      m.moe_gate_correction_bias = true;  // noaux_tc (e_score_correction_bias) in the non-hash layers
-      break;
-    }
     case Family::glm4_moe:
-    case Family::deepseek: {
-      if (!r.has_value("n_routed_experts")) break;  // a dense DeepSeek-V2 variant
+    case Family::deepseek:
+    case Family::deepseek_v4: {  // DeepSeek-V4: experts in every layer, the first num_hash_layers routed by token id
+      if (!r.has_value("n_routed_experts") && family != Family::deepseek_v4) break;  // a dense DeepSeek-V2 variant
       moe.num_experts = req_int(r, "n_routed_experts");
       moe.experts_per_token = req_int(r, "num_experts_per_tok");
       moe.expert_intermediate_size = req_int(r, "moe_intermediate_size");
       moe.num_shared_experts = opt_int(r, "n_shared_experts", 0).value_or(0);
       moe.shared_expert_intermediate_size = moe.num_shared_experts * moe.expert_intermediate_size;
-      int64_t first_dense = opt_int(r, "first_k_dense_replace", 0).value_or(0);
-      int64_t freq = opt_int(r, "moe_layer_freq").value_or(1);
+      // vLLM's DeepSeek-V4 builds experts in every layer whatever these keys say.
+      const bool every_layer = family == Family::deepseek_v4;
+      const int64_t first_dense = every_layer ? 0 : opt_int(r, "first_k_dense_replace", 0).value_or(0);
+      const int64_t freq = every_layer ? 1 : opt_int(r, "moe_layer_freq").value_or(1);
       for (int64_t i = 0; i < m.num_layers; ++i)
         m.layers[static_cast<size_t>(i)].moe = i >= first_dense && i % freq == 0;
       // GLM-4 MoE always routes with e_score_correction_bias (no topk_method key in its configs).
-      m.moe_gate_correction_bias = family == Family::glm4_moe ||
+      m.moe_gate_correction_bias = family == Family::glm4_moe || family == Family::deepseek_v4 ||
                                    (r.has_value("topk_method") && r.get_string("topk_method") == "noaux_tc");
       break;
     }
