@@ -130,6 +130,7 @@ KvUsage ContiguousKvAllocator::usage() const {
   u.free_blocks = usable_ - used_;
   u.cached_free_blocks = 0;
   u.capacity_tokens = usable_ * cfg_.block_size;
+  u.pool_tokens = u.capacity_tokens;
   u.stored_tokens = total_tokens_;
   u.reserved_tokens = used_ * cfg_.block_size;
   u.largest_free_blocks = largest_free_extent_blocks();

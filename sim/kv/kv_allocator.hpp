@@ -17,9 +17,15 @@ struct KvUsage {
   int64_t used_blocks = 0;         ///< held by at least one request
   int64_t free_blocks = 0;         ///< allocatable now (includes cached_free_blocks)
   int64_t cached_free_blocks = 0;  ///< free but still holding prefix-cache content
-  int64_t capacity_tokens = 0;     ///< usable_blocks × block_size
+  /// The pool's tokens: usable_blocks × block_size; for a hybrid pool (several groups) the figure
+  /// vLLM logs as "GPU KV cache size" for these blocks (kvcap memory's, MemoryBudget::
+  /// logged_kv_cache_tokens) where the allocator was given it, else usable_blocks × block_size / groups.
+  int64_t capacity_tokens = 0;
+  int64_t pool_tokens = 0;         ///< usable_blocks × block_size / groups, whatever capacity_tokens says
   int64_t stored_tokens = 0;       ///< distinct tokens whose KV is held (shared blocks count once)
-  int64_t reserved_tokens = 0;     ///< token slots allocated or reserved (used_blocks × block_size)
+  /// Token slots allocated or reserved: used_blocks × block_size, or the share of capacity_tokens
+  /// the used blocks are in a hybrid pool (so that reserved / capacity is the pool's used fraction).
+  int64_t reserved_tokens = 0;
   /// Largest run of free blocks an allocation can take at once: free_blocks for a paged pool
   /// (any block serves), the largest hole for a contiguous one (external fragmentation).
   int64_t largest_free_blocks = 0;

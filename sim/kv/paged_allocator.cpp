@@ -409,7 +409,12 @@ KvUsage PagedKvAllocator::usage() const {
   u.cached_free_blocks = pool_.num_cached_free();
   // (Most models have one group: no division then, on the path every step takes.)
   u.capacity_tokens = g == 1 ? u.usable_blocks * cfg_.block_size : u.usable_blocks * cfg_.block_size / g;
+  u.pool_tokens = u.capacity_tokens;
   u.reserved_tokens = g == 1 ? u.used_blocks * cfg_.block_size : u.used_blocks * cfg_.block_size / g;
+  if (cfg_.capacity_tokens > 0 && u.usable_blocks > 0) {
+    u.capacity_tokens = cfg_.capacity_tokens;
+    u.reserved_tokens = static_cast<int64_t>(static_cast<__int128>(u.used_blocks) * cfg_.capacity_tokens / u.usable_blocks);
+  }
   u.stored_tokens = hybrid_ ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
   u.largest_free_blocks = u.free_blocks;
   return u;

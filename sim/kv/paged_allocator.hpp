@@ -52,6 +52,12 @@ struct PagedAllocatorConfig {
   /// caches and compressor states, KvCacheSpec::own_window_groups). A pool with them takes no
   /// prefix hits (vLLM's DeepSeek-V4 prefix caching across its compressed groups is not modelled).
   std::vector<OwnWindowGroup> own_window_groups;
+  /// A hybrid pool's tokens as vLLM logs them for its usable blocks ("GPU KV cache size":
+  /// MemoryBudget::logged_kv_cache_tokens), which KvUsage reports as its capacity so that `kvcap
+  /// run` and `kvcap memory` give one figure; the used tokens are then the same share of it as the
+  /// used blocks are of the pool. 0: usable blocks x block size / groups (pages are not tokens in
+  /// a hybrid pool: DeepSeek-V4's five groups would claim 2.8x the tokens vLLM says it holds).
+  int64_t capacity_tokens = 0;
 };
 
 class PagedKvAllocator final : public KvAllocator {

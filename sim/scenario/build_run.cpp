@@ -227,9 +227,13 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   sc.preempt_lower_classes = e.policy.admission.preempt_lower_classes;
   sc.async_scheduling = async_scheduling;
 
+  // A hybrid pool reports its tokens as vLLM logs them (kvcap memory's "GPU KV cache size"), for
+  // the blocks a request can use (the null block is not one of them); pages are not tokens there.
+  const int64_t hybrid_capacity_tokens = paged && b.kv.hybrid() ? b.logged_kv_cache_tokens(pool_blocks - 1) : 0;
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int64_t i = 0; i < s.deployment.replicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc, make_allocator(e, pool_blocks, max_model_len, b.kv),
+    replicas.push_back(std::make_unique<Replica>(static_cast<int32_t>(i), sc,
+                                                 make_allocator(e, pool_blocks, max_model_len, b.kv, hybrid_capacity_tokens),
                                                  make_scheduler(e, sc), *run->cost, run->metrics));
     replicas.back()->set_admission(make_admission(e));
     replicas.back()->set_forecast(make_forecast(e, max_model_len));

@@ -16,7 +16,7 @@
 namespace kvcap {
 
 std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len,
-                                            const KvCacheSpec& kv) {
+                                            const KvCacheSpec& kv, int64_t capacity_tokens) {
   if (const auto* contiguous = std::get_if<ContiguousAllocation>(&e.allocator)) {
     ContiguousAllocatorConfig c;
     c.num_gpu_blocks = pool_blocks;
@@ -39,6 +39,7 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.state_pages_per_request = kv.state_pages_per_request;
   pc.full_block_ratio = kv.full_block_ratio;
   pc.own_window_groups = kv.own_window_groups;
+  pc.capacity_tokens = capacity_tokens;
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

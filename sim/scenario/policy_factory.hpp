@@ -17,8 +17,9 @@ namespace kvcap {
 /// `pool_blocks` includes the reserved block, as vLLM's num_gpu_blocks.
 /// `kv` gives the paged allocator the model's KV groups (sliding-window groups hold only their
 /// window); the default is one full-attention group. The contiguous allocator ignores it.
+/// `capacity_tokens`: a hybrid pool's tokens as vLLM logs them (PagedAllocatorConfig::capacity_tokens; 0: none).
 std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t pool_blocks, int64_t max_model_len,
-                                            const KvCacheSpec& kv = KvCacheSpec{});
+                                            const KvCacheSpec& kv = KvCacheSpec{}, int64_t capacity_tokens = 0);
 
 std::unique_ptr<Scheduler> make_scheduler(const EngineSettings& e, const SchedulerConfig& sc);
 

@@ -23,7 +23,7 @@ int64_t SglangScheduler::clipped_remaining(const SeqState& s) const {
 
 bool SglangScheduler::prefill_batch(ReplicaState& st, double now_s, StepPlan& plan) {
   const int64_t block = st.kv->usage().block_size;
-  if (max_req_len_ < 0) max_req_len_ = std::min(cfg_.max_model_len, st.kv->usage().capacity_tokens) - 1;
+  if (max_req_len_ < 0) max_req_len_ = std::min(cfg_.max_model_len, st.kv->usage().pool_tokens) - 1;
   int64_t budget = cfg_.max_num_batched_tokens;
   // An unfinished chunked prompt continues first (its reservation was made at admission).
   for (int32_t slot : st.running) {

@@ -109,9 +109,20 @@ TEST_CASE("kvcap run spends the DeepSeek-V4 pool kvcap memory sizes, and every r
   CHECK(run->header.num_gpu_blocks == b.num_gpu_blocks);
   CHECK(run->header.block_size == 256);
   CHECK(run->budget.kv.groups() == 5);
+  // The capacity run reports is memory's "GPU KV cache size" for the usable ids (0.26: the groups'
+  // bytes per max_model_len request over the full group's page), not ids x 256 / 5 groups, which
+  // would claim about 2.8x the tokens vLLM says the pool holds.
+  const int64_t usable = b.num_gpu_blocks - 1;
+  const int64_t capacity = run->sim->replicas()[0]->kv().usage().capacity_tokens;
+  CHECK(capacity == b.logged_kv_cache_tokens(usable));
+  CHECK(capacity == static_cast<int64_t>(static_cast<double>(usable) /
+                                         static_cast<double>(b.concurrency_blocks_per_request) * 65536.0));
+  CHECK(capacity * 2 < usable * 256 / 5);
   run->sim->run();
   const RunResults r = build_run_results(run->header, *run->sim, run->metrics, settings.slo, {});
   CHECK(r.requests.finished == 12);
+  CHECK(r.kv.capacity_tokens == capacity);
+  CHECK(r.kv.peak_used_tokens <= capacity);
   CHECK(r.requests.rejected == 0);
   // The contiguous allocator cannot hold vLLM's pool for this model.
   nlohmann::json contiguous = flash_scenario(requests);

@@ -372,5 +372,45 @@ TEST_CASE("kvcap run's pool is kvcap memory's num_gpu_blocks for hybrid and full
     CHECK(run->header.num_gpu_blocks == b.num_gpu_blocks);
     CHECK(run->budget.kv.groups() == b.kv.groups());
     CHECK(run->header.block_size == b.block_size);
+    // The capacity run reports is the token count memory prints ("GPU KV cache size"), for the
+    // usable blocks (num_gpu_blocks - 1: vLLM's null block): a hybrid pool's pages are not tokens.
+    const KvUsage u = run->sim->replicas()[0]->kv().usage();
+    const int64_t usable = b.num_gpu_blocks - 1;
+    CHECK(u.usable_blocks == usable);
+    if (b.kv.hybrid()) {
+      CHECK(u.capacity_tokens == b.logged_kv_cache_tokens(usable));
+      // vLLM >= 0.20 logs int(blocks / (pages a max_model_len request holds) x max_model_len).
+      const double per_request = static_cast<double>(b.kv.worst_case_blocks_for_tokens(8192, b.max_in_flight_tokens));
+      CHECK(u.capacity_tokens == static_cast<int64_t>(static_cast<double>(usable) / per_request * 8192.0));
+      CHECK(u.pool_tokens == usable * b.block_size / b.kv.groups());
+    } else {
+      CHECK(u.capacity_tokens == usable * b.block_size);
+      CHECK(u.pool_tokens == u.capacity_tokens);
+    }
   }
+}
+
+TEST_CASE("a hybrid pool's used tokens are its used blocks' share of the capacity vLLM logs") {
+  // Gemma-2's shape: one full and one sliding group of 16-token pages; 1,001 blocks (1,000 usable)
+  // said to hold 7,777 tokens as vLLM logs them.
+  PagedAllocatorConfig c = hybrid_cfg(1001, 1, 1, 4096);
+  c.capacity_tokens = 7777;
+  PagedKvAllocator a(c);
+  KvUsage u = a.usage();
+  CHECK(u.capacity_tokens == 7777);
+  CHECK(u.pool_tokens == 1000 * 16 / 2);
+  CHECK(u.reserved_tokens == 0);
+  // A 100-token prompt: 7 pages in each group (14 of 1,000 blocks) = 14 x 7,777 / 1,000 = 108.878.
+  SeqState s = endless_seq(0, 100);
+  REQUIRE(a.allocate(s, 0, 100));
+  u = a.usage();
+  CHECK(u.used_blocks == 14);
+  CHECK(u.reserved_tokens == 108);
+  CHECK(u.stored_tokens == u.reserved_tokens);
+  // Without the figure: pages x block size / groups, as before (14 x 16 / 2).
+  PagedKvAllocator plain(hybrid_cfg(1001, 1, 1, 4096));
+  SeqState t = endless_seq(0, 100);
+  REQUIRE(plain.allocate(t, 0, 100));
+  CHECK(plain.usage().capacity_tokens == 8000);
+  CHECK(plain.usage().reserved_tokens == 112);
 }
