@@ -21,6 +21,12 @@ uint64_t group_key(uint64_t hash, int64_t g) {
   k ^= k >> 31;
   return k == BlockPool::kNoHash ? 1 : k;
 }
+
+/// Key of page j of own-window group g's tail before the block boundary whose chained hash is
+/// `hash`: a tail is cached under the boundary it ends at, not under its pages' own content.
+uint64_t own_tail_key(uint64_t hash, int64_t g, int64_t j) {
+  return group_key(hash ^ (0xd6e8feb86659fd93ull * static_cast<uint64_t>(j + 1)), g);
+}
 }  // namespace
 
 PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
@@ -45,7 +51,6 @@ PagedKvAllocator::PagedKvAllocator(const PagedAllocatorConfig& cfg)
   own_begin_ = cfg.full_groups + cfg.swa_groups + cfg.state_groups;
   groups_ = spec_.groups();
   hybrid_ = spec_.hybrid();
-  if (!cfg.own_window_groups.empty()) cfg_.enable_prefix_caching = false;  // no hits modelled (header)
   hit_blocks_.resize(static_cast<size_t>(groups()));
   one_full_group_ = cfg.full_groups == 1 && cfg.swa_groups == 0 && cfg.state_groups == 0 && cfg.full_block_ratio == 1 &&
                     cfg.own_window_groups.empty();
@@ -57,6 +62,8 @@ void PagedKvAllocator::grow_slots(int32_t slot) {
   tables_.resize(need * static_cast<size_t>(groups()));
   skipped_.resize(need, 0);
   own_skipped_.resize(need * cfg_.own_window_groups.size(), 0);
+  own_cached_end_.resize(need, 0);
+  own_junction_.resize(need, 0);
   slot_tokens_.resize(need, 0);
   cached_blocks_.resize(need, 0);
   own_from_.resize(need, -1);
@@ -89,10 +96,55 @@ int64_t PagedKvAllocator::sliding_hit(const SeqState& seq, int64_t max_blocks) c
   return run;  // blocks [0, run) are cached: a hit from the start needs nothing before it
 }
 
+int64_t PagedKvAllocator::own_tail_pages(int64_t g) const {
+  // The next token attends back window - 1 tokens (vLLM: ceil((window - 1) / block) blocks).
+  const OwnWindowGroup& w = own_group(g);
+  return std::max<int64_t>(1, ceil_div(w.window - 1, w.page_tokens));
+}
+
+int64_t PagedKvAllocator::own_tail_first(int64_t g, int64_t boundary_blocks) const {
+  // Boundaries are whole blocks, and a block is a whole number of every own group's pages.
+  return boundary_blocks * cfg_.block_size / own_group(g).page_tokens - own_tail_pages(g);
+}
+
+bool PagedKvAllocator::own_tails_cached(const SeqState& seq, int64_t boundary_blocks) const {
+  const uint64_t h = seq.block_hashes[static_cast<size_t>(boundary_blocks - 1)];
+  for (int64_t g = own_begin_; g < groups(); ++g) {
+    if (own_tail_first(g, boundary_blocks) < 0) return false;  // a window longer than the hit
+    for (int64_t j = 0; j < own_tail_pages(g); ++j)
+      if (pool_.lookup(own_tail_key(h, g, j)) == BlockPool::kNone) return false;
+  }
+  return true;
+}
+
+void PagedKvAllocator::cache_own_tails(SeqState& seq, int64_t computed_end) {
+  const auto slot = static_cast<size_t>(seq.slot);
+  const int64_t bs = cfg_.block_size;
+  const int64_t end = std::min(computed_end, seq.num_tokens()) / bs;  // whole blocks computed
+  int64_t& done = own_cached_end_[slot];
+  if (end <= done) return;
+  const int64_t replay = seq.req.prompt_tokens > 0 ? (seq.req.prompt_tokens - 1) / bs : 0;
+  const int64_t junction = own_junction_[slot] / bs;
+  for (int64_t b = done + 1; b <= end; ++b) {
+    if (!cfg_.own_dense_retention && b != replay && b != junction) continue;
+    const uint64_t h = seq.block_hashes[static_cast<size_t>(b - 1)];
+    for (int64_t g = own_begin_; g < groups(); ++g) {
+      const auto& t = table(seq.slot, g);
+      const int64_t first = own_tail_first(g, b) - own_skipped(seq.slot, g);
+      // A tail the window has already freed (or one reaching before the first page) is not cached.
+      if (first < 0 || first + own_tail_pages(g) > static_cast<int64_t>(t.size())) continue;
+      for (int64_t j = 0; j < own_tail_pages(g); ++j)
+        pool_.cache(t[static_cast<size_t>(first + j)], own_tail_key(h, g, j));
+    }
+  }
+  done = end;
+}
+
 int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   for (auto& h : hit_blocks_) h.clear();
   hit_len_ = 0;
   hit_skip_ = 0;
+  hit_junction_ = 0;
   hit_slot_ = seq.slot;
   if (!cfg_.enable_prefix_caching || cfg_.state_groups > 0) return 0;
   if (one_full_group_) return find_prefix_hit_one_group(seq);
@@ -111,6 +163,15 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
         hit = i + 1 - r;
         break;
       }
+  // Own-window groups (DeepSeek-V4) can only shorten it too, to the longest boundary whose tails
+  // are cached in all of them. Under sparse retention a full-group hit longer than that is the
+  // request's junction: it keeps its window state there (vLLM's shared_prefix_boundary).
+  hit_junction_ = 0;
+  if (own_begin_ < groups()) {
+    const int64_t longest = hit;
+    while (hit > 0 && !own_tails_cached(seq, hit)) --hit;
+    if (!cfg_.own_dense_retention && hit < longest) hit_junction_ = longest * cfg_.block_size;
+  }
   // Sliding groups can only shorten it, and any whole-page prefix of a full-group hit is still a
   // full-group hit; a shortened hit that is not a whole page is cut to one and the window before
   // it checked again, until both agree (vLLM HybridKVCacheCoordinator.find_longest_cache_hit).
@@ -128,6 +189,10 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
     if (sliding(g)) {
       for (int64_t i = hit_skip_; i < hit; ++i)
         out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
+    } else if (own(g)) {
+      if (hit > 0)
+        for (int64_t j = 0; j < own_tail_pages(g); ++j)
+          out.push_back(pool_.lookup(own_tail_key(seq.block_hashes[static_cast<size_t>(hit - 1)], g, j)));
     } else {
       for (int64_t i = r - 1; i < hit; i += r)
         out.push_back(pool_.lookup(group_key(seq.block_hashes[static_cast<size_t>(i)], g)));
@@ -255,6 +320,7 @@ void PagedKvAllocator::remove_own_skipped_pages(int32_t slot, int64_t computed_t
     for (int64_t g = cfg_.full_groups; g < sliding_end(); ++g)
       pool_.cache(table(seq.slot, g)[static_cast<size_t>(cached - skipped)], group_key(h, g));
   }
+  if (own_begin_ < groups()) cache_own_tails(seq, computed_end);
 }
 
 bool PagedKvAllocator::allocate_one_group(SeqState& seq, int64_t num_new_tokens) {
@@ -290,7 +356,14 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
     else
       remove_skipped_blocks(seq.slot, seq.num_computed_tokens);
   }
-  if (own_begin_ < groups()) remove_own_skipped_pages(seq.slot, seq.num_computed_tokens);
+  if (own_begin_ < groups()) {
+    if (hit_blocks > 0)
+      for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = own_tail_first(g, hit_blocks);
+    else
+      remove_own_skipped_pages(seq.slot, seq.num_computed_tokens);
+    // A request admitted now keeps the junction its lookup found (vLLM sets it in get_computed_blocks).
+    if (seq.num_computed_tokens == 0 && hit_slot_ == seq.slot) own_junction_[slot_index] = hit_junction_;
+  }
   const int64_t skipped = skipped_[slot_index];
   const int64_t full_pages = ceil_div(need_tokens, spec_.full_block_size());
   // Pages a group holds before its table: the sliding groups' and own-window groups' freed ones.
@@ -307,7 +380,10 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
       for (int32_t b : hits)
         if (pool_.ref_count(b) == 0) ++evictable_hits;
   if (new_blocks + evictable_hits > pool_.num_free()) {
-    if (hit_blocks > 0) skipped_[slot_index] = 0;  // nothing taken: the slot is as it was
+    if (hit_blocks > 0) {  // nothing taken: the slot is as it was
+      skipped_[slot_index] = 0;
+      for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = 0;
+    }
     return false;
   }
 
@@ -330,6 +406,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
+    own_cached_end_[slot_index] = hit_blocks;  // the hit's tails are cached already
     for (auto& h : hit_blocks_) h.clear();
     hit_len_ = 0;
     hit_slot_ = -1;
@@ -378,6 +455,8 @@ void PagedKvAllocator::free(SeqState& seq) {
   own_from_[slot_index] = -1;
   skipped_[slot_index] = 0;
   for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = 0;
+  own_cached_end_[slot_index] = 0;
+  own_junction_[slot_index] = 0;
   if (hit_slot_ == seq.slot) {
     for (auto& h : hit_blocks_) h.clear();
     hit_len_ = 0;

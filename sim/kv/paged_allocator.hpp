@@ -49,9 +49,18 @@ struct PagedAllocatorConfig {
   /// unify_kv_cache_spec_page_size gives Gemma 4's global layers 2 x block_size-token pages).
   int64_t full_block_ratio = 1;
   /// Groups after the state groups with their own page size and window (DeepSeek-V4's window
-  /// caches and compressor states, KvCacheSpec::own_window_groups). A pool with them takes no
-  /// prefix hits (vLLM's DeepSeek-V4 prefix caching across its compressed groups is not modelled).
+  /// caches and compressor states, KvCacheSpec::own_window_groups). With prefix caching, a hit of
+  /// L tokens (a whole number of blocks) needs every full-group page before L and, in each of these
+  /// groups, the pages of the last ceil((window - 1) / page) x page tokens before L, cached under
+  /// boundary L (vLLM's SlidingWindowManager behind HybridKVCacheCoordinator.find_longest_cache_hit).
+  /// Which boundaries a request leaves cached in these groups: own_dense_retention.
   std::vector<OwnWindowGroup> own_window_groups;
+  /// vLLM < 0.28 (prefix_cache_retention_interval unset, dense): the tails before every block
+  /// boundary a request computes. vLLM >= 0.28 (PR #52216, interval 0): only the tail before its
+  /// prompt's last whole block ("replay boundary", floor((prompt - 1) / block) x block) and before
+  /// its shared-prefix junction (a full-group hit longer than the window groups allowed: the
+  /// request keeps the window state there, so that later requests with that prefix hit it).
+  bool own_dense_retention = false;
   /// A hybrid pool's tokens as vLLM logs them for its usable blocks ("GPU KV cache size":
   /// MemoryBudget::logged_kv_cache_tokens), which KvUsage reports as its capacity so that `kvcap
   /// run` and `kvcap memory` give one figure; the used tokens are then the same share of it as the
@@ -146,6 +155,14 @@ class PagedKvAllocator final : public KvAllocator {
   /// Longest hit <= max_blocks whose last ceil((window-1)/block) blocks are cached in every
   /// sliding group (or that is cached from block 0).
   int64_t sliding_hit(const SeqState& seq, int64_t max_blocks) const;
+  /// Own-window groups: the first page of the tail a hit at `boundary_blocks` blocks needs in group
+  /// g, the tail's length in pages, and whether every group has its tail cached under that boundary.
+  int64_t own_tail_first(int64_t g, int64_t boundary_blocks) const;
+  int64_t own_tail_pages(int64_t g) const;
+  bool own_tails_cached(const SeqState& seq, int64_t boundary_blocks) const;
+  /// Caches the own-window groups' tails before the boundaries in (own_cached_end, computed_end]
+  /// the retention policy keeps.
+  void cache_own_tails(SeqState& seq, int64_t computed_end);
 
   PagedAllocatorConfig cfg_;
   KvCacheSpec spec_;
@@ -153,6 +170,10 @@ class PagedKvAllocator final : public KvAllocator {
   std::vector<std::vector<int32_t>> tables_;   ///< per slot and group, in token order
   std::vector<int64_t> skipped_;               ///< per slot: logical blocks sliding groups freed
   std::vector<int64_t> own_skipped_;           ///< per slot and own-window group: pages freed
+  /// Own-window groups with prefix caching, per slot: the tokens up to which block boundaries have
+  /// been considered for caching their tails, and the shared-prefix junction (tokens; 0: none).
+  std::vector<int64_t> own_cached_end_, own_junction_;
+  int64_t hit_junction_ = 0;                   ///< the junction the last find_prefix_hit found
   int64_t own_begin_ = 0;                      ///< first own-window group
   int64_t groups_ = 1;                         ///< spec_.groups(), kept: every step asks
   bool hybrid_ = false;                        ///< spec_.hybrid(), likewise

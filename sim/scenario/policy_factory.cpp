@@ -5,6 +5,7 @@
 
 #include "sim/kv/contiguous_allocator.hpp"
 #include "sim/kv/paged_allocator.hpp"
+#include "sim/memory/memory_budget.hpp"
 #include "sim/sched/continuous_scheduler.hpp"
 #include "sim/sched/crash_on_oom.hpp"
 #include "sim/sched/sglang_scheduler.hpp"
@@ -40,6 +41,8 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.full_block_ratio = kv.full_block_ratio;
   pc.own_window_groups = kv.own_window_groups;
   pc.capacity_tokens = capacity_tokens;
+  // vLLM 0.28 made sparse prefix-cache retention the default (PR #52216); dense before.
+  pc.own_dense_retention = parse_vllm_version(e.vllm_version, "engine.vllm_version") < std::pair<int, int>{0, 28};
   return std::make_unique<PagedKvAllocator>(pc);
 }
 

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "sim/cost/cost_shape.hpp"
 #include "sim/hw/gpu_spec.hpp"
@@ -33,7 +34,7 @@ PagedAllocatorConfig flash_pool(int64_t blocks) {
   c.num_gpu_blocks = blocks;
   c.block_size = l.spec.block_size;
   c.max_model_len = 1 << 20;
-  c.enable_prefix_caching = true;  // no hits are modelled for this pool: the allocator turns it off
+  c.enable_prefix_caching = true;
   c.full_groups = l.spec.full_groups;
   c.own_window_groups = l.spec.own_window_groups;
   return c;
@@ -163,4 +164,101 @@ TEST_CASE("DeepSeek-V4 step cost: the window at full resolution, compressed stre
   // The experts' bytes come from the inventory (137.06 GiB / 2), the rest of the weights from the budget.
   CHECK(s.routed_expert_bytes_per_gpu == doctest::Approx(147169738752.0 / 2));
   CHECK(s.fixed_weight_bytes_per_gpu == doctest::Approx(1307648604.0 + 7530096640.0 / 2 - 1059061760.0 / 2));
+}
+
+TEST_CASE("DeepSeek-V4 prefix cache, vLLM >= 0.28: window tails only at the replay boundary and the junction") {
+  // A hit at L tokens (whole 256-token blocks) needs the full group's pages before L and, in each
+  // windowed group, the pages of the last ceil((window - 1) / page) x page tokens before L cached
+  // under L: 2 pages of 64 (window 128) twice, 2 of 4 (window 8), 16 of 8 (window 128).
+  // Sparse retention (vLLM PR #52216): a request caches those tails only before its prompt's last
+  // whole block, floor((prompt - 1) / 256), and before its junction.
+  PagedKvAllocator a(flash_pool(20000));
+  const ContentSegment sys{11, 2048}, doc_a{12, 952};
+  SeqState A = kvcap::test::make_seq(0, 3000, {sys, doc_a}, 1);
+  CHECK(a.find_prefix_hit(A) == 0);
+  REQUIRE(a.allocate(A, 0, 3000));  // tails cached before block 11 (2,816 tokens) only
+  A.num_computed_tokens = 3000;
+  a.check_invariants();
+
+  // B shares the 2,048-token system prompt: the full group has its 8 blocks, but no windowed
+  // group has a tail before block 8, so no hit; 8 blocks is B's junction, where it keeps its tails.
+  SeqState B = kvcap::test::make_seq(1, 3048, {sys}, 2);
+  CHECK(a.find_prefix_hit(B) == 0);
+  REQUIRE(a.allocate(B, 0, 3048));
+  B.num_computed_tokens = 3048;
+  a.check_invariants();
+
+  // C hits B's junction: 2,048 tokens. Its windowed tables start at the tail: pages 2048/64 - 2 =
+  // 30, 2048/4 - 2 = 510, 2048/8 - 16 = 240, B's (which holds all of its pages yet).
+  SeqState C = kvcap::test::make_seq(2, 2600, {sys}, 3);
+  const int64_t hit = a.find_prefix_hit(C);
+  CHECK(hit == 2048);
+  REQUIRE(a.allocate(C, hit, 2600 - hit));
+  // 2,600 tokens: 11 pages of 256; 41 of 64 from 30; 650 of 4 from 510; 325 of 8 from 240.
+  CHECK(held(a, 2) == std::vector<int64_t>{11, 11, 11, 140, 85});
+  // The full pages are A's (B recomputed the system prompt into pages of its own: the first block
+  // cached under a hash is the one a lookup finds), the windowed tails B's.
+  CHECK(a.blocks_of(2, 0)[7] == a.blocks_of(0, 0)[7]);
+  CHECK(a.blocks_of(2, 1)[0] == a.blocks_of(1, 1)[30]);
+  CHECK(a.blocks_of(2, 1)[1] == a.blocks_of(1, 1)[31]);
+  CHECK(a.blocks_of(2, 1)[2] != a.blocks_of(1, 1)[32]);  // past the hit: C's own page
+  CHECK(a.blocks_of(2, 3)[1] == a.blocks_of(1, 3)[511]);
+  CHECK(a.blocks_of(2, 4)[15] == a.blocks_of(1, 4)[255]);
+  a.check_invariants();
+
+  // D repeats A's whole prompt: A's replay boundary (11 blocks, the most a 3,000-token prompt can
+  // hit: (3,000 - 1) / 256) has its tails.
+  SeqState D = kvcap::test::make_seq(3, 3000, {sys, doc_a}, 4);
+  CHECK(a.find_prefix_hit(D) == 2816);
+  // E shares A's prompt up to 2,600 tokens only: the full group has 10 blocks, A cached no tail
+  // there (sparse), and the junctions before it are B's 8 blocks.
+  SeqState E = kvcap::test::make_seq(4, 2700, {sys, ContentSegment{12, 552}}, 5);
+  CHECK(a.find_prefix_hit(E) == 2048);
+}
+
+TEST_CASE("DeepSeek-V4 prefix cache, vLLM < 0.28: dense retention caches the tails before every block boundary") {
+  PagedAllocatorConfig c = flash_pool(20000);
+  c.own_dense_retention = true;
+  PagedKvAllocator a(c);
+  const ContentSegment sys{11, 2048}, doc_a{12, 952};
+  SeqState A = kvcap::test::make_seq(0, 3000, {sys, doc_a}, 1);
+  REQUIRE(a.allocate(A, 0, 3000));
+  A.num_computed_tokens = 3000;
+  SeqState B = kvcap::test::make_seq(1, 3048, {sys}, 2);
+  CHECK(a.find_prefix_hit(B) == 2048);  // A cached the tails before block 8 too
+  SeqState E = kvcap::test::make_seq(4, 2700, {sys, ContentSegment{12, 552}}, 5);
+  CHECK(a.find_prefix_hit(E) == 2560);  // 10 blocks of A's prompt: their tails are cached
+  a.check_invariants();
+  // Without prefix caching nothing hits.
+  c.enable_prefix_caching = false;
+  PagedKvAllocator off(c);
+  SeqState A2 = kvcap::test::make_seq(0, 3000, {sys, doc_a}, 1);
+  REQUIRE(off.allocate(A2, 0, 3000));
+  SeqState B2 = kvcap::test::make_seq(1, 3048, {sys}, 2);
+  CHECK(off.find_prefix_hit(B2) == 0);
+}
+
+TEST_CASE("DeepSeek-V4 in kvcap run: a shared system prompt hits from the third request on (0.33), from the second (0.27)") {
+  nlohmann::json requests = nlohmann::json::array();
+  for (int i = 0; i < 6; ++i)
+    requests.push_back({{"id", "r" + std::to_string(i)},
+                        {"arrival_s", 1.0 * i},
+                        {"prompt_tokens", 3000 + 100 * i},
+                        {"output_tokens", 16},
+                        {"content", {{{"id", "sys"}, {"tokens", 2048}}}}});
+  for (const std::string version : {"0.33", "0.27"}) {
+    CAPTURE(version);
+    nlohmann::json doc = flash_scenario(requests);
+    doc["engine"]["vllm_version"] = version;
+    doc["engine"]["enable_prefix_caching"] = true;
+    doc["cost_model"] = {{"kind", "constant"}, {"step_s", 0.01}};
+    const ScenarioSettings settings = parse_scenario(doc, "dsv4.json");
+    auto run = build_run(settings);
+    run->sim->run();
+    // Each request arrives after the last finished: 2,048 tokens hit for 4 (0.33: r2..r5) or 5
+    // (0.27: r1..r5) of the six prompts.
+    const int64_t hits = version == "0.33" ? 4 : 5;
+    CHECK(run->metrics.prefix_hits() == hits * 2048);
+    CHECK(run->metrics.prefix_queries() == 6 * 3000 + 100 * 15);
+  }
 }
