@@ -39,15 +39,17 @@ BlockPool::BlockPool(int64_t num_gpu_blocks, FreeOrder order) : num_blocks_(num_
 }
 
 int32_t& BlockPool::next_of(int32_t node) {
+  if (node >= 0) return next_[static_cast<size_t>(node)];
   if (node == kSentinel) return head_;
   if (node == kVirgin) return virgin_next_;
-  return next_[static_cast<size_t>(node)];
+  return segment(node).next;
 }
 
 int32_t& BlockPool::prev_of(int32_t node) {
+  if (node >= 0) return meta_[static_cast<size_t>(node)].prev;
   if (node == kSentinel) return tail_;
   if (node == kVirgin) return virgin_prev_;
-  return meta_[static_cast<size_t>(node)].prev;
+  return segment(node).prev;
 }
 
 void BlockPool::link_after(int32_t at, int32_t node) {
@@ -103,6 +105,10 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
       *o++ = b;
       continue;
     }
+    if (is_segment(b)) {
+      o = pop_segment(b, o, end - o);
+      continue;
+    }
     // A run of materialized blocks at the head leaves the queue at once: only the first block
     // after it needs its link changed.
     int32_t* const run = o;
@@ -113,10 +119,7 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
       meta_[i].ref = 1;
       if (meta_[i].hash != kNoHash) {  // lazy eviction: the cached content is lost only now
         ++cached;
-        if (meta_[i].dup_next == kUnindexed)
-          meta_[i].dup_next = kNone;
-        else
-          map_erase(meta_[i].hash, b);
+        map_erase(meta_[i].hash, b);
         meta_[i].hash = kNoHash;
       }
       *o++ = b;
@@ -127,6 +130,71 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
     num_free_ -= o - run;
     num_cached_free_ -= cached;
   }
+}
+
+int32_t* BlockPool::pop_segment(int32_t node, int32_t* o, int64_t n) {
+  // The blocks leave last first, as free_blocks_reversed would have queued them; their records
+  // still say what they said while held (ref 1, no hash), which is what a popped block's say.
+  Segment& sg = segment(node);
+  const int64_t take = std::min(n, sg.left);
+  const int32_t* src = sg.blocks.data() + sg.first + sg.left;
+  for (int64_t k = 0; k < take; ++k) *o++ = *--src;
+  // The cached blocks are the segment's first ones: the last to leave.
+  const int64_t cached_before = std::min(sg.left, sg.cached);
+  sg.left -= take;
+  num_free_ -= take;
+  num_cached_free_ -= cached_before - std::min(sg.left, sg.cached);
+  if (sg.left == 0) {
+    unlink(node);
+    sg.blocks.clear();
+    spare_tables_.push_back(std::move(sg.blocks));
+    sg.blocks = std::vector<int32_t>();
+    free_segments_.push_back(kSegment0 - node);
+  }
+  return o;
+}
+
+int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clean_from, int64_t cached_end) {
+  const auto end = static_cast<int64_t>(table.size());
+  clean_from = std::clamp<int64_t>(clean_from, 0, end);
+  cached_end = std::clamp(cached_end, clean_from, end);
+  // Queue order as free_blocks_reversed(table) gives it. append_all: the own blocks (last first)
+  // at the tail, then the others. prepend_fresh: the own blocks not cached go to the head one by
+  // one, the cached ones to the tail, then the others (all hashed: a request's blocks before its
+  // own ones hold shared content and are full).
+  const int64_t segment_end = order_ == FreeOrder::append_all ? end : cached_end;
+  if (segment_end < end) free_range(table.rbegin(), table.rbegin() + (end - segment_end));
+  int32_t k = -1;
+  if (clean_from < segment_end) {
+    if (!free_segments_.empty()) {
+      k = free_segments_.back();
+      free_segments_.pop_back();
+    } else {
+      KVCAP_CHECK(segments_.size() < (size_t{1} << 30), "free-queue segments beyond 2^30");
+      k = static_cast<int32_t>(segments_.size());
+      segments_.emplace_back();
+    }
+    Segment& sg = segments_[static_cast<size_t>(k)];
+    sg.first = clean_from;
+    sg.left = segment_end - clean_from;
+    sg.cached = cached_end - clean_from;
+    link_after(tail_, kSegment0 - k);
+    num_free_ += sg.left;
+    num_cached_free_ += sg.cached;
+  }
+  const int64_t still_held = free_range(table.rend() - clean_from, table.rend());
+  if (k >= 0) {
+    // The segment keeps the table's storage; the table takes a spare one (no allocation once a
+    // run has held as many tables and segments at once as it will).
+    Segment& sg = segments_[static_cast<size_t>(k)];
+    sg.blocks.swap(table);
+    if (!spare_tables_.empty()) {
+      table.swap(spare_tables_.back());
+      spare_tables_.pop_back();
+    }
+  }
+  table.clear();
+  return still_held;
 }
 
 void BlockPool::touch(int32_t block) {
@@ -197,22 +265,6 @@ void BlockPool::cache(int32_t block, uint64_t hash) {
   KVCAP_DCHECK(hash != kNoHash, "caching with the reserved hash value");
   meta_[i].hash = hash;
   if (meta_[i].in_queue) ++num_cached_free_;
-  map_insert(hash, block);
-}
-
-void BlockPool::cache_unindexed(int32_t block) {
-  const auto i = static_cast<size_t>(block);
-  if (meta_[i].hash != kNoHash) return;
-  meta_[i].hash = kUnindexedHash;
-  meta_[i].dup_next = kUnindexed;
-  if (meta_[i].in_queue) ++num_cached_free_;
-}
-
-void BlockPool::index_cached(int32_t block, uint64_t hash) {
-  const auto i = static_cast<size_t>(block);
-  if (meta_[i].dup_next != kUnindexed) return;
-  KVCAP_DCHECK(hash != kNoHash, "indexing with the reserved hash value");
-  meta_[i].hash = hash;
   map_insert(hash, block);
 }
 
@@ -300,6 +352,11 @@ void BlockPool::map_erase(uint64_t hash, int32_t block) {
 std::vector<int32_t> BlockPool::free_queue_order() const {
   std::vector<int32_t> out;
   for (int32_t b = head_; b != kSentinel; b = next_of(b)) {
+    if (is_segment(b)) {
+      const Segment& sg = segment(b);
+      for (int64_t i = sg.first + sg.left - 1; i >= sg.first; --i) out.push_back(sg.blocks[static_cast<size_t>(i)]);
+      continue;
+    }
     if (b != kVirgin) {
       out.push_back(b);
       continue;
@@ -309,12 +366,55 @@ std::vector<int32_t> BlockPool::free_queue_order() const {
   return out;
 }
 
+bool BlockPool::is_free(int32_t block) const {
+  if (block >= touched_ || meta_[static_cast<size_t>(block)].in_queue != 0) return true;
+  for (int32_t b = head_; b != kSentinel; b = next_of(b))
+    if (is_segment(b)) {
+      const Segment& sg = segment(b);
+      for (int64_t i = sg.first; i < sg.first + sg.left; ++i)
+        if (sg.blocks[static_cast<size_t>(i)] == block) return true;
+    }
+  return false;
+}
+
+std::vector<int32_t> BlockPool::ref_counts() const {
+  std::vector<int32_t> refs(static_cast<size_t>(touched_));
+  for (size_t i = 0; i < refs.size(); ++i) refs[i] = meta_[i].ref;
+  for (int32_t b = head_; b != kSentinel; b = next_of(b))
+    if (is_segment(b)) {
+      const Segment& sg = segment(b);
+      for (int64_t i = sg.first; i < sg.first + sg.left; ++i) refs[static_cast<size_t>(sg.blocks[static_cast<size_t>(i)])] = 0;
+    }
+  return refs;
+}
+
 void BlockPool::check_invariants() const {
   // Walks the materialized blocks only: a large pool that served little is audited in little.
   int64_t walked = 0, cached_free = 0;
   bool virgin_seen = false;
+  std::vector<uint8_t> in_segment(static_cast<size_t>(touched_), 0);
+  int64_t live_segments = 0;
   for (int32_t b = head_; b != kSentinel; b = next_of(b)) {
     KVCAP_CHECK(walked <= num_free_, "free queue longer than its count (cycle?)");
+    if (is_segment(b)) {
+      KVCAP_CHECK(static_cast<size_t>(kSegment0 - b) < segments_.size(), "free queue holds an unknown segment");
+      const Segment& sg = segment(b);
+      KVCAP_CHECK(sg.left > 0 && sg.first >= 0 && sg.first + sg.left <= static_cast<int64_t>(sg.blocks.size()) &&
+                      sg.cached >= 0,
+                  "a free-queue segment out of its bounds");
+      for (int64_t i = sg.first; i < sg.first + sg.left; ++i) {
+        const int32_t x = sg.blocks[static_cast<size_t>(i)];
+        KVCAP_CHECK(x > 0 && x < touched_, "a segment holds block " + std::to_string(x) + " beyond the materialized ones");
+        const auto xi = static_cast<size_t>(x);
+        KVCAP_CHECK(!in_segment[xi]++, "block " + std::to_string(x) + " in two segments");
+        KVCAP_CHECK(meta_[xi].ref == 1 && !meta_[xi].in_queue && meta_[xi].hash == kNoHash,
+                    "block " + std::to_string(x) + " in a segment with a record that is not a held own block's");
+      }
+      cached_free += std::min(sg.left, sg.cached);
+      walked += sg.left;
+      ++live_segments;
+      continue;
+    }
     if (b == kVirgin) {
       KVCAP_CHECK(!virgin_seen && touched_ < num_blocks_, "the virgin node is queued twice or with no virgin block");
       virgin_seen = true;
@@ -330,15 +430,14 @@ void BlockPool::check_invariants() const {
   KVCAP_CHECK(virgin_seen == (touched_ < num_blocks_), "virgin blocks missing from the free queue");
   KVCAP_CHECK(walked == num_free_, "free-queue length differs from its count");
   KVCAP_CHECK(cached_free == num_cached_free_, "cached-free count differs from the queue");
+  KVCAP_CHECK(live_segments + static_cast<int64_t>(free_segments_.size()) == static_cast<int64_t>(segments_.size()),
+              "a segment is neither queued nor spare");
   int64_t used = 0, hashed = 0;
   for (size_t i = 1; i < static_cast<size_t>(touched_); ++i) {
+    if (in_segment[i]) continue;  // free, with the record it had while held (checked above)
     KVCAP_CHECK(meta_[i].ref >= 0, "negative ref count");
     KVCAP_CHECK((meta_[i].ref == 0) == (meta_[i].in_queue != 0), "block " + std::to_string(i) + ": ref_cnt 0 iff free");
     if (meta_[i].ref > 0) ++used;
-    if (meta_[i].dup_next == kUnindexed) {
-      KVCAP_CHECK(meta_[i].hash == kUnindexedHash, "unindexed cached block " + std::to_string(i) + " without its mark");
-      continue;
-    }
     if (meta_[i].hash != kNoHash) {
       ++hashed;
       bool found = false;

@@ -54,24 +54,26 @@ class BlockPool {
   int64_t free_blocks_reversed(std::span<const int32_t> blocks);
   /// Marks a full block as cached under `hash` (no-op if it already has a hash).
   void cache(int32_t block, uint64_t hash);
-  /// Marks a full block as cached without entering it in the hash table: a block only its own
-  /// request can find again (block_hash.hpp first_own_block), which the allocator indexes with
-  /// index_cached() if that request may look it up later (freed unfinished). Until then it counts
-  /// as cached (num_cached_free, free order, lazy eviction) but lookup() does not see it.
-  /// No-op if it already has a hash.
-  void cache_unindexed(int32_t block);
-  /// Enters a block cached by cache_unindexed() in the hash table under its real hash; no-op for
-  /// any other block (indexed already, or evicted since).
-  void index_cached(int32_t block, uint64_t hash);
-  bool is_unindexed(int32_t block) const {
-    return block < touched_ && meta_[static_cast<size_t>(block)].dup_next == kUnindexed;
-  }
+  /// Frees a request's whole table, last block first, as free_blocks_reversed, where
+  /// table[clean_from, end) are blocks this table alone holds that carry no hash ("own" blocks: a
+  /// request's private tokens, block_hash.hpp first_own_block, which no other request can look
+  /// up), the first cached_end - clean_from of them counted as cached (full; prefix caching keeps
+  /// their content until they are reused, but nobody can find it, so they are not hashed). Those
+  /// leave as one segment of the free queue: their records are not touched now, nor when they are
+  /// popped (a record touched is a cache miss a block; a request frees dozens). `table` is left
+  /// empty (its storage may be exchanged). Returns how many blocks other requests still hold.
+  int64_t free_table_reversed(std::vector<int32_t>& table, int64_t clean_from, int64_t cached_end);
   /// First cached block with this hash, or kNone.
   int32_t lookup(uint64_t hash) const;
 
+  /// Ref counts from the records: a block in a segment keeps the 1 it had when held (audits use
+  /// ref_counts()). Callers ask only about hashed blocks, which never sit in a segment.
   int32_t ref_count(int32_t block) const { return block < touched_ ? meta_[static_cast<size_t>(block)].ref : 0; }
   uint64_t hash_of(int32_t block) const { return block < touched_ ? meta_[static_cast<size_t>(block)].hash : kNoHash; }
-  bool is_free(int32_t block) const { return block >= touched_ || meta_[static_cast<size_t>(block)].in_queue != 0; }
+  /// In the free queue (O(segments): tests and audits).
+  bool is_free(int32_t block) const;
+  /// Every materialized block's true ref count (0 for the blocks in segments; audits; allocates).
+  std::vector<int32_t> ref_counts() const;
   /// Free-queue order from head to tail (tests; allocates).
   std::vector<int32_t> free_queue_order() const;
 
@@ -83,9 +85,20 @@ class BlockPool {
   // standing for every virgin block at once.
   static constexpr int32_t kSentinel = -2;
   static constexpr int32_t kVirgin = -3;
-  // dup_next_ of a block cached by cache_unindexed(), and the hash it carries until indexed.
-  static constexpr int32_t kUnindexed = -4;
-  static constexpr uint64_t kUnindexedHash = ~uint64_t{0};
+  // Segments of own blocks (free_table_reversed) are queue nodes too: node kSegment0 - k is
+  // segment k.
+  static constexpr int32_t kSegment0 = -16;
+  struct Segment {
+    std::vector<int32_t> blocks;  ///< the freed table; blocks[first, first + left) are still free
+    int64_t first = 0, left = 0;
+    int64_t cached = 0;           ///< blocks[first, first + cached) count as cached
+    int32_t prev = kNone, next = kNone;
+  };
+  static bool is_segment(int32_t node) { return node <= kSegment0; }
+  Segment& segment(int32_t node) { return segments_[static_cast<size_t>(kSegment0 - node)]; }
+  const Segment& segment(int32_t node) const { return segments_[static_cast<size_t>(kSegment0 - node)]; }
+  /// Takes up to `n` blocks from the segment at the head into `o` (last block first); returns the end.
+  int32_t* pop_segment(int32_t node, int32_t* o, int64_t n);
   int32_t& next_of(int32_t node);
   int32_t& prev_of(int32_t node);
   int32_t next_of(int32_t node) const { return const_cast<BlockPool*>(this)->next_of(node); }
@@ -104,6 +117,9 @@ class BlockPool {
 
   int64_t num_blocks_ = 0;
   int32_t touched_ = 0;                ///< materialized blocks: ids below are in meta_
+  std::vector<Segment> segments_;      ///< by index; free_segments_ lists the unused ones
+  std::vector<int32_t> free_segments_;
+  std::vector<std::vector<int32_t>> spare_tables_;  ///< emptied segments' storage, for tables
   /// One record per materialized block, so that the queue and cache work on a block touches one
   /// cache line (separate arrays per field cost a line each: the pool's D1 misses were most of the
   /// run's), but for the free queue's forward links, which have an array of their own: popping
@@ -114,7 +130,7 @@ class BlockPool {
     uint64_t hash;
     int32_t ref;        ///< ref_cnt
     int32_t prev;       ///< free-queue link to the previous node (next_ holds the forward one)
-    int32_t dup_next;   ///< next block with the same hash (insertion order), or kUnindexed
+    int32_t dup_next;   ///< next block with the same hash (insertion order)
     uint8_t in_queue;
   };
   std::vector<BlockMeta, HugePageAllocator<BlockMeta>> meta_;  ///< huge pages from 2 MiB: growth copies into them

@@ -63,6 +63,7 @@ void PagedKvAllocator::grow_slots(int32_t slot) {
   skipped_.resize(need, 0);
   own_skipped_.resize(need * cfg_.own_window_groups.size(), 0);
   own_cached_end_.resize(need, 0);
+  own_hit_end_.resize(need, 0);
   own_junction_.resize(need, 0);
   slot_tokens_.resize(need, 0);
   cached_blocks_.resize(need, 0);
@@ -234,8 +235,8 @@ void PagedKvAllocator::index_own_blocks(SeqState& seq) {
   if (cached <= own) return;
   extend_block_hashes(seq, cfg_.block_size, cached);
   const auto& t = tables_[slot];
-  for (int64_t i = own; i < cached; ++i)
-    pool_.index_cached(t[static_cast<size_t>(i)], seq.block_hashes[static_cast<size_t>(i)]);
+  // Own blocks it took as hits (freed unfinished before) have their hash already: cache() skips them.
+  for (int64_t i = own; i < cached; ++i) pool_.cache(t[static_cast<size_t>(i)], seq.block_hashes[static_cast<size_t>(i)]);
 }
 
 void PagedKvAllocator::cache_one_group(SeqState& seq, int64_t full) {
@@ -248,7 +249,9 @@ void PagedKvAllocator::cache_one_group(SeqState& seq, int64_t full) {
     for (; cached < shared_end; ++cached)
       pool_.cache(t[static_cast<size_t>(cached)], seq.block_hashes[static_cast<size_t>(cached)]);
   }
-  for (; cached < full; ++cached) pool_.cache_unindexed(t[static_cast<size_t>(cached)]);
+  // Own blocks count as cached without a hash or a mark in the pool: nobody can look them up, and
+  // their cached state matters only once they are freed (free(): a segment's cached count).
+  if (cached < full) cached = full;
 }
 
 int64_t PagedKvAllocator::cached_prefix_blocks(std::span<const uint64_t> hashes) const {
@@ -406,6 +409,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
+    own_hit_end_[slot_index] = hit_blocks;  // hashed hits: they cannot leave in a segment
     own_cached_end_[slot_index] = hit_blocks;  // the hit's tails are cached already
     for (auto& h : hit_blocks_) h.clear();
     hit_len_ = 0;
@@ -440,18 +444,32 @@ int64_t PagedKvAllocator::new_blocks_needed(const SeqState& seq, int64_t num_new
 
 void PagedKvAllocator::free(SeqState& seq) {
   if (static_cast<size_t>(seq.slot) >= slot_tokens_.size()) return;
-  // Only a finished request is sure never to look its own blocks up again.
-  if (one_full_group_ && cfg_.enable_prefix_caching && seq.status != SeqStatus::finished) index_own_blocks(seq);
-  for (int64_t g = 0; g < groups(); ++g) {
+  const auto slot_index = static_cast<size_t>(seq.slot);
+  if (one_full_group_) {
+    // Only a finished request is sure never to look its own blocks up again: then they leave as
+    // one free-queue segment (BlockPool::free_table_reversed), else they are hashed first.
+    int64_t clean_from = 0, cached_end = 0;
+    if (!cfg_.enable_prefix_caching) {
+      // No hashes anywhere: every block is clean, none cached.
+    } else if (seq.status == SeqStatus::finished) {
+      clean_from = std::max(own_from(seq), own_hit_end_[slot_index]);
+      cached_end = cached_blocks_[slot_index];
+    } else {
+      index_own_blocks(seq);
+      clean_from = cached_end = static_cast<int64_t>(tables_[slot_index].size());
+    }
+    shared_extra_tokens_ -= pool_.free_table_reversed(tables_[slot_index], clean_from, cached_end) * cfg_.block_size;
+  }
+  for (int64_t g = one_full_group_ ? 1 : 0; g < groups(); ++g) {
     auto& t = table(seq.slot, g);
     // Tail first, so that within one request the last blocks become the first eviction candidates.
     shared_extra_tokens_ -= pool_.free_blocks_reversed(t) * page_tokens(g);
     t.clear();
   }
-  const auto slot_index = static_cast<size_t>(seq.slot);
   total_slot_tokens_ -= slot_tokens_[slot_index];
   slot_tokens_[slot_index] = 0;
   cached_blocks_[slot_index] = 0;
+  own_hit_end_[slot_index] = 0;
   own_from_[slot_index] = -1;
   skipped_[slot_index] = 0;
   for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = 0;
@@ -539,10 +557,11 @@ void PagedKvAllocator::check_invariants() const {
     }
   }
   KVCAP_CHECK(slot_tokens == total_slot_tokens_, "token slot total out of sync");
+  const std::vector<int32_t> pool_refs = pool_.ref_counts();
   for (int64_t b = 1; b < materialized; ++b) {
     const int32_t r = refs[static_cast<size_t>(b)];
-    KVCAP_CHECK(r == pool_.ref_count(static_cast<int32_t>(b)),
-                "block " + std::to_string(b) + ": ref_cnt " + std::to_string(pool_.ref_count(static_cast<int32_t>(b))) +
+    KVCAP_CHECK(r == pool_refs[static_cast<size_t>(b)],
+                "block " + std::to_string(b) + ": ref_cnt " + std::to_string(pool_refs[static_cast<size_t>(b)]) +
                     " but referenced by " + std::to_string(r) + " tables (double allocation or leak)");
     if (r > 1)
       KVCAP_CHECK(pool_.hash_of(static_cast<int32_t>(b)) != BlockPool::kNoHash, "an unhashed block is shared");

@@ -108,7 +108,8 @@ class PagedKvAllocator final : public KvAllocator {
   /// to `computed_end` entered into the cache; `skipped`: the sliding groups' freed leading blocks.
   void record_tokens(SeqState& seq, int64_t need_tokens, int64_t computed_end, int64_t skipped);
   /// record_tokens for one full-attention group: blocks up to `full` entered into the cache, the
-  /// request's own blocks (first_own_block on) without their hashes (BlockPool::cache_unindexed).
+  /// request's own blocks (first_own_block on) only counted (free() hands them to
+  /// BlockPool::free_table_reversed as cached).
   void cache_one_group(SeqState& seq, int64_t full);
   /// find_prefix_hit for one full-attention group: hashes only as far as a block can hit.
   int64_t find_prefix_hit_one_group(SeqState& seq);
@@ -173,6 +174,9 @@ class PagedKvAllocator final : public KvAllocator {
   /// Own-window groups with prefix caching, per slot: the tokens up to which block boundaries have
   /// been considered for caching their tails, and the shared-prefix junction (tokens; 0: none).
   std::vector<int64_t> own_cached_end_, own_junction_;
+  /// Per slot: the blocks the request took as prefix hits (hashed, so not own blocks a segment
+  /// may take when it is freed, even if its own content; reset by free).
+  std::vector<int64_t> own_hit_end_;
   int64_t hit_junction_ = 0;                   ///< the junction the last find_prefix_hit found
   int64_t own_begin_ = 0;                      ///< first own-window group
   int64_t groups_ = 1;                         ///< spec_.groups(), kept: every step asks

@@ -224,11 +224,12 @@ TEST_CASE("first_own_block: the first block whose hash names the request's own t
 TEST_CASE("own blocks: found again after a preemption, first copy first; a finished request's stay cached unindexed") {
   PagedKvAllocator a(cfg(11, true));  // 10 usable
   SeqState s = make_seq(0, 64, {}, 0);
-  REQUIRE(admit(a, s));  // blocks 1..4, all own
-  CHECK(a.pool().is_unindexed(1));
+  REQUIRE(admit(a, s));  // blocks 1..4, all own: counted as cached, not hashed
+  CHECK(a.pool().hash_of(1) == BlockPool::kNoHash);
   a.check_invariants();
-  a.free(s);  // unfinished (preempted): indexed, so its re-admission finds them
-  CHECK_FALSE(a.pool().is_unindexed(1));
+  a.free(s);  // unfinished (preempted): hashed, so its re-admission finds them
+  CHECK(a.pool().hash_of(1) != BlockPool::kNoHash);
+  CHECK(a.pool().lookup(a.pool().hash_of(1)) == 1);
   s.num_computed_tokens = 0;
   CHECK(a.find_prefix_hit(s) == 48);  // 63/16 = 3 blocks may hit
   REQUIRE(a.allocate(s, 48, 16));     // blocks 1..3 again, block 4 recomputed in block 5
@@ -245,9 +246,12 @@ TEST_CASE("own blocks: found again after a preemption, first copy first; a finis
   CHECK(std::vector<int32_t>(a.blocks_of(0).begin(), a.blocks_of(0).end()) == std::vector<int32_t>{1, 2, 3, 4, 6});
   s.status = SeqStatus::finished;
   a.free(s);
-  // Finished: its blocks stay cached (counted, evicted in LRU order) but are not indexed.
+  // Finished: its blocks stay cached (counted, evicted in LRU order) but are not indexed: block 6
+  // (its own, computed after the hits) leaves in a free-queue segment, without a hash.
   CHECK(a.pool().num_cached_free() == 6);  // blocks 1..6 (4 and 5 hold the same content)
-  CHECK(a.pool().is_unindexed(6));
+  CHECK(a.pool().is_free(6));
+  CHECK(a.pool().hash_of(6) == BlockPool::kNoHash);
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{7, 8, 9, 10, 5, 6, 4, 3, 2, 1});
   a.check_invariants();
   SeqState other = make_seq(1, 160, {}, 1);
   REQUIRE(admit(a, other));  // all 10 blocks: every cached one evicted
