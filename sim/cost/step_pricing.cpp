@@ -221,6 +221,28 @@ StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_
   const StepBatchTerms& t = p.terms;
   const StepBreakdown& b = t.breakdown;
   StepCost cost;
+  if (p.one_group) {
+    // decode_attention and finish_cost for one full-attention group, the context-free operations
+    // taken from prepare_decode_batch (0 + x is x for the non-negative x here).
+    const CostCoefficients& c = *p.coefficients;
+    const double keys = static_cast<double>(decode_context_tokens);
+    const double f = p.flops_per_context * keys;
+    const double r = p.read_per_context * keys;
+    const double attention_s =
+        p.attention_fixed_s + std::max(f / c.attention_flops_per_s, r / c.kv_read_bytes_per_s + p.write_s);
+    const double flops = t.flops + (t.pa_flops + f);
+    const double bytes = t.bytes + ((t.pa_bytes + r) + p.write_bytes);
+    cost.time_s = p.time_head_s + attention_s + b.allreduce_s + b.swap_s + b.overhead_s + b.cpu_s + b.launch_s +
+                  b.moe_routing_s;
+    cost.flops = flops;
+    cost.hbm_bytes = bytes;
+    if (cost.time_s > 0) {
+      cost.compute_utilization = std::min(1.0, flops / (cost.time_s * c.peak_flops));
+      cost.bandwidth_utilization = std::min(1.0, bytes / (cost.time_s * c.peak_hbm_bytes_per_s));
+    }
+    cost.engine = p.engine;
+    return cost;
+  }
   double flops = t.flops;
   double bytes = t.bytes;
   double decode_attention_s = b.decode_attention_s;
@@ -254,6 +276,19 @@ void prepare_decode_batch(const ModelCostShape& s, const CostCoefficients& c, co
   out.decode_requests = decode_requests;
   out.terms = step_batch_terms(s, c, e, step);
   out.engine = engine_terms(out.terms.breakdown, out.terms.tokens);
+  const AttentionGroup* g = s.attention_groups.size() == 1 ? &s.attention_groups[0] : nullptr;
+  out.one_group = g != nullptr && !g->linear && g->window_tokens == 0 && s.strided_groups.empty() &&
+                  decode_requests > 0 && out.terms.tokens > 0;
+  if (out.one_group) {
+    // The operands and order of decode_attention's and finish_cost's expressions.
+    const double group_layers = static_cast<double>(g->layers);
+    out.flops_per_context = group_layers * g->decode_flops_per_key;
+    out.read_per_context = group_layers * s.kv_bytes_per_token_per_layer_per_gpu;
+    out.write_bytes = group_layers * s.kv_bytes_per_token_per_layer_per_gpu * static_cast<double>(decode_requests);
+    out.write_s = out.write_bytes / c.kv_write_bytes_per_s;
+    out.attention_fixed_s = static_cast<double>(s.num_layers) * c.attention_launch_s + out.terms.decode_seq_s;
+    out.time_head_s = out.terms.breakdown.linear_s + out.terms.breakdown.prefill_attention_s;
+  }
 }
 
 UtilizationCeiling utilization_ceiling(const CostCoefficients& c) {

@@ -86,6 +86,13 @@ struct DecodeBatchPricing {
   int64_t decode_requests = -1;  ///< -1: not prepared
   StepBatchTerms terms;
   StepEngineTerms engine;  ///< the steps' engine terms (the context does not move them)
+  /// One full-attention group and nothing else (most models): every operation of the price that
+  /// does not read the context, done once (the same operations on the same values: the same bits).
+  bool one_group = false;
+  double flops_per_context = 0, read_per_context = 0;  ///< layers x the group's per-key FLOPs, bytes
+  double write_bytes = 0, write_s = 0;  ///< the new keys' bytes, and their time at the write bandwidth
+  double attention_fixed_s = 0;         ///< layers x attention launch + the per-sequence cost
+  double time_head_s = 0;               ///< linear + prefill attention (the sum's first two terms)
 };
 void prepare_decode_batch(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
                           int64_t decode_requests, DecodeBatchPricing& out);

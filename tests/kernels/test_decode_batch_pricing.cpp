@@ -104,6 +104,8 @@ TEST_CASE("decode batch pricing: bit for bit price_step, for every batch size an
       for (int64_t n : {1, 2, 3, 7, 64, 255, 256, 511, 513, 1000}) {
         REQUIRE(m->prepare_decode(n, p));
         CHECK(p.decode_requests == n);
+        // One full-attention group takes the folded path (its bits are checked below), others not.
+        CHECK(p.one_group == (variant % 4 != 2));
         std::uniform_int_distribution<int64_t> ctx(n, n * 140000);
         for (int k = 0; k < 25; ++k) {
           StepComposition step;
