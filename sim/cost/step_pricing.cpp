@@ -214,35 +214,13 @@ StepCost price_with_context(const ModelCostShape& s, const CostCoefficients& c, 
   return cost;
 }
 
-StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
+StepCost price_decode_batch_general(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
   // price_with_context for a step of decode requests alone and no swap, without its copy of the
   // breakdown: only decode attention depends on the context (the engine terms were kept when the
   // batch was prepared). Every operation is the same, in the same order: the same bits.
   const StepBatchTerms& t = p.terms;
   const StepBreakdown& b = t.breakdown;
   StepCost cost;
-  if (p.one_group) {
-    // decode_attention and finish_cost for one full-attention group, the context-free operations
-    // taken from prepare_decode_batch (0 + x is x for the non-negative x here).
-    const CostCoefficients& c = *p.coefficients;
-    const double keys = static_cast<double>(decode_context_tokens);
-    const double f = p.flops_per_context * keys;
-    const double r = p.read_per_context * keys;
-    const double attention_s =
-        p.attention_fixed_s + std::max(f / c.attention_flops_per_s, r / c.kv_read_bytes_per_s + p.write_s);
-    const double flops = t.flops + (t.pa_flops + f);
-    const double bytes = t.bytes + ((t.pa_bytes + r) + p.write_bytes);
-    cost.time_s = p.time_head_s + attention_s + b.allreduce_s + b.swap_s + b.overhead_s + b.cpu_s + b.launch_s +
-                  b.moe_routing_s;
-    cost.flops = flops;
-    cost.hbm_bytes = bytes;
-    if (cost.time_s > 0) {
-      cost.compute_utilization = std::min(1.0, flops / (cost.time_s * c.peak_flops));
-      cost.bandwidth_utilization = std::min(1.0, bytes / (cost.time_s * c.peak_hbm_bytes_per_s));
-    }
-    cost.engine = p.engine;
-    return cost;
-  }
   double flops = t.flops;
   double bytes = t.bytes;
   double decode_attention_s = b.decode_attention_s;

@@ -1,6 +1,8 @@
 #pragma once
 // The one pricing function behind the roofline and the profile cost models: they differ only in
 // where the effective rates come from (spec sheet × efficiency, or a fit to GPU measurements).
+#include <algorithm>
+
 #include "sim/cost/cost_model.hpp"
 #include "sim/cost/cost_shape.hpp"
 #include "sim/cost/engine_overheads.hpp"
@@ -96,6 +98,33 @@ struct DecodeBatchPricing {
 };
 void prepare_decode_batch(const ModelCostShape& shape, const CostCoefficients& c, const EngineOverheads& engine,
                           int64_t decode_requests, DecodeBatchPricing& out);
-StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens);
+/// price_decode_batch for every shape (the folded one-group path aside).
+StepCost price_decode_batch_general(const DecodeBatchPricing& p, int64_t decode_context_tokens);
+/// Inline: a bulk decode stretch prices every step, and a price returned through memory was
+/// stored 8 bytes at a time and read back 16 (a stalled store-to-load forward each step).
+inline StepCost price_decode_batch(const DecodeBatchPricing& p, int64_t decode_context_tokens) {
+  if (!p.one_group) return price_decode_batch_general(p, decode_context_tokens);
+  // decode_attention and finish_cost (step_pricing.cpp) for one full-attention group, the
+  // context-free operations taken from prepare_decode_batch (0 + x is x for the x >= 0 here).
+  const StepBatchTerms& t = p.terms;
+  const StepBreakdown& b = t.breakdown;
+  const CostCoefficients& c = *p.coefficients;
+  const double keys = static_cast<double>(decode_context_tokens);
+  const double f = p.flops_per_context * keys;
+  const double r = p.read_per_context * keys;
+  const double attention_s =
+      p.attention_fixed_s + std::max(f / c.attention_flops_per_s, r / c.kv_read_bytes_per_s + p.write_s);
+  StepCost cost;
+  cost.flops = t.flops + (t.pa_flops + f);
+  cost.hbm_bytes = t.bytes + ((t.pa_bytes + r) + p.write_bytes);
+  cost.time_s =
+      p.time_head_s + attention_s + b.allreduce_s + b.swap_s + b.overhead_s + b.cpu_s + b.launch_s + b.moe_routing_s;
+  if (cost.time_s > 0) {
+    cost.compute_utilization = std::min(1.0, cost.flops / (cost.time_s * c.peak_flops));
+    cost.bandwidth_utilization = std::min(1.0, cost.hbm_bytes / (cost.time_s * c.peak_hbm_bytes_per_s));
+  }
+  cost.engine = p.engine;
+  return cost;
+}
 
 }  // namespace kvcap
