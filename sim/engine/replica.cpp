@@ -322,7 +322,7 @@ void Replica::note_plain_decode_step(double now_s, int64_t n) {
   // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
   step_start_s_ = now_s;
   progressed_ = true;
-  usage_ = kv_->usage();
+  kv_->usage_into(usage_);
   integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
   integrals_.max_running = std::max(integrals_.max_running, n);
   ++step_index_;
@@ -638,7 +638,7 @@ void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens, b
   interval_.busy_s += in_interval;
   interval_.compute_util += step_cost_.compute_utilization * in_interval;
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
-  if (!usage_fresh) usage_ = kv_->usage();
+  if (!usage_fresh) kv_->usage_into(usage_);
   KVCAP_DCHECK(!usage_fresh || kv_->usage().stored_tokens == usage_.stored_tokens, "bulk decode's usage went stale");
   integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
   for (int32_t slot : to_park_) {

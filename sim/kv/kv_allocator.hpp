@@ -64,6 +64,9 @@ class KvAllocator {
   /// Blocks an allocation may take now (vLLM get_num_free_blocks).
   virtual int64_t num_free_blocks() const = 0;
   virtual KvUsage usage() const = 0;
+  /// usage() written into `out` field by field: a step's usage returned through memory was
+  /// stored 8 bytes at a time and copied 16 at a time (a stalled store-to-load forward a step).
+  virtual void usage_into(KvUsage& out) const { out = usage(); }
 
   /// Back to the state after construction, cache included (a crashed server restarts empty).
   virtual void reset() = 0;

@@ -494,11 +494,10 @@ void PagedKvAllocator::bulk_settle(const SeqState& seq) {
                "bulk decode skipped a block's prefix-cache entry");
 }
 
-KvUsage PagedKvAllocator::usage() const {
+void PagedKvAllocator::usage_into(KvUsage& u) const {
   // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
   // block_size tokens below the window, so token figures divide pages by G (page granular).
   const int64_t g = groups();
-  KvUsage u;
   u.block_size = cfg_.block_size;
   u.usable_blocks = pool_.usable_blocks();
   u.used_blocks = pool_.num_used();
@@ -514,7 +513,6 @@ KvUsage PagedKvAllocator::usage() const {
   }
   u.stored_tokens = hybrid_ ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
   u.largest_free_blocks = u.free_blocks;
-  return u;
 }
 
 void PagedKvAllocator::check_invariants() const {

@@ -80,7 +80,12 @@ class PagedKvAllocator final : public KvAllocator {
   int64_t blocks_for_tokens(int64_t tokens) const override { return spec_.blocks_for_tokens(tokens); }
   void free(SeqState& seq) override;
   int64_t num_free_blocks() const override { return pool_.num_free(); }
-  KvUsage usage() const override;
+  KvUsage usage() const override {
+    KvUsage u;
+    usage_into(u);
+    return u;
+  }
+  void usage_into(KvUsage& u) const override;
   void reset() override { *this = PagedKvAllocator(cfg_); }
   void check_invariants() const override;
   BulkDecode bulk_decode() const override {
