@@ -90,6 +90,23 @@ void BlockPool::queue_push_back(int32_t b) {
   if (meta_[i].hash != kNoHash) ++num_cached_free_;
 }
 
+// Inlined into pop_free: a decode step pops one block at a time, mostly out of a segment.
+[[gnu::always_inline]] inline int32_t* BlockPool::pop_segment(int32_t node, int32_t* o, int64_t n) {
+  // The blocks leave last first, as free_blocks_reversed would have queued them; their records
+  // still say what they said while held (ref 1, no hash), which is what a popped block's say.
+  Segment& sg = segment(node);
+  const int64_t take = std::min(n, sg.left);
+  const int32_t* src = sg.blocks.data() + sg.first + sg.left;
+  for (int64_t k = 0; k < take; ++k) *o++ = *--src;
+  // The cached blocks are the segment's first ones: the last to leave.
+  const int64_t cached_before = std::min(sg.left, sg.cached);
+  sg.left -= take;
+  num_free_ -= take;
+  num_cached_free_ -= cached_before - std::min(sg.left, sg.cached);
+  if (sg.left == 0) retire_segment(node);
+  return o;
+}
+
 void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
   KVCAP_CHECK(n <= num_free_, "pop_free beyond the free queue");
   const size_t base = out.size();
@@ -132,26 +149,13 @@ void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
   }
 }
 
-int32_t* BlockPool::pop_segment(int32_t node, int32_t* o, int64_t n) {
-  // The blocks leave last first, as free_blocks_reversed would have queued them; their records
-  // still say what they said while held (ref 1, no hash), which is what a popped block's say.
+void BlockPool::retire_segment(int32_t node) {
   Segment& sg = segment(node);
-  const int64_t take = std::min(n, sg.left);
-  const int32_t* src = sg.blocks.data() + sg.first + sg.left;
-  for (int64_t k = 0; k < take; ++k) *o++ = *--src;
-  // The cached blocks are the segment's first ones: the last to leave.
-  const int64_t cached_before = std::min(sg.left, sg.cached);
-  sg.left -= take;
-  num_free_ -= take;
-  num_cached_free_ -= cached_before - std::min(sg.left, sg.cached);
-  if (sg.left == 0) {
-    unlink(node);
-    sg.blocks.clear();
-    spare_tables_.push_back(std::move(sg.blocks));
-    sg.blocks = std::vector<int32_t>();
-    free_segments_.push_back(kSegment0 - node);
-  }
-  return o;
+  unlink(node);
+  sg.blocks.clear();
+  spare_tables_.push_back(std::move(sg.blocks));
+  sg.blocks = std::vector<int32_t>();
+  free_segments_.push_back(kSegment0 - node);
 }
 
 int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clean_from, int64_t cached_end) {

@@ -305,6 +305,13 @@ void PagedKvAllocator::remove_own_skipped_pages(int32_t slot, int64_t computed_t
   auto& cached = cached_blocks_[slot_index];
   if (cached >= full) return;
   if (one_full_group_) {
+    // A decode block that fills past the request's shared content is only counted (own blocks
+    // carry no hash): done here, without cache_one_group's call, once own_from is known.
+    const int64_t own = own_from_[slot_index];
+    if (own >= 0 && cached >= std::min(full, own)) {
+      cached = full;
+      return;
+    }
     cache_one_group(seq, full);
     return;
   }
