@@ -100,7 +100,8 @@ class CostModel {
   virtual UtilizationCeiling utilization_ceiling() const { return {}; }
   /// Prepares `out` to price plain-decode steps of `decode_requests` requests by their context
   /// alone (price_decode_batch, bit for bit price()), or returns false: the model offers no such
-  /// shortcut and each step goes through price(). Called once per stretch of such steps.
+  /// shortcut and each step goes through price(). Called once per stretch of such steps. A pure
+  /// function of the model and `decode_requests`: a replica keeps what it returned per batch size.
   virtual bool prepare_decode(int64_t decode_requests, DecodeBatchPricing& out) const {
     (void)decode_requests;
     (void)out;

@@ -318,6 +318,20 @@ double Replica::start_plain_decode_step(double now_s) {
   return price_plan(now_s);
 }
 
+void Replica::use_decode_pricing(int64_t n) {
+  const auto i = static_cast<size_t>(n);
+  if (i >= decode_cache_state_.size()) {
+    decode_cache_.resize(i + 1);
+    decode_cache_state_.resize(i + 1, 0);
+  }
+  if (decode_cache_state_[i] == 0) {
+    decode_cache_state_[i] = cost_.prepare_decode(n, decode_cache_[i]) ? 1 : 2;
+    decode_cache_[i].decode_requests = n;
+  }
+  decode_pricing_ = decode_cache_[i];
+  decode_prepared_ = decode_cache_state_[i] == 1;
+}
+
 void Replica::note_plain_decode_step(double now_s, int64_t n) {
   // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
   step_start_s_ = now_s;
@@ -345,10 +359,7 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   plain_unplanned_ = true;
   step_in_progress_ = true;
   note_plain_decode_step(now_s, n);
-  if (decode_pricing_.decode_requests != n) {
-    decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
-    decode_pricing_.decode_requests = n;
-  }
+  if (decode_pricing_.decode_requests != n) use_decode_pricing(n);
   if (decode_prepared_) {
     step_cost_ = price_decode_batch(decode_pricing_, context);
   } else {
@@ -413,10 +424,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   for (size_t c = 0; c < bulk_class_n_.size(); ++c)
     if (bulk_class_n_[c] > 0) bulk_classes_.emplace_back(static_cast<int32_t>(c), bulk_class_n_[c]);
 
-  if (decode_pricing_.decode_requests != n) {
-    decode_prepared_ = cost_.prepare_decode(n, decode_pricing_);
-    decode_pricing_.decode_requests = n;
-  }
+  if (decode_pricing_.decode_requests != n) use_decode_pricing(n);
   double max_gap = 0;
   int64_t k = 0;  // steps run
   bool crossing = false;  // the step after the stretch starts below (crossing_end)

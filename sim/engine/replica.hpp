@@ -218,6 +218,11 @@ class Replica {
   /// model offers it: decode_prepared_).
   DecodeBatchPricing decode_pricing_;
   bool decode_prepared_ = false;
+  /// What prepare_decode gave for each batch size seen (index n; state 0: not asked yet, 1:
+  /// prepared, 2: the model offers none): a batch size comes back at every arrival and finish.
+  std::vector<DecodeBatchPricing> decode_cache_;
+  std::vector<uint8_t> decode_cache_state_;
+  void use_decode_pricing(int64_t n);
   /// Pipeline parallelism (pp_ > 1): a ring of pp_ batches, each with its own plan (swapped with
   /// plan_ so that no buffer is allocated once they have grown), and per-stage scratch arrays.
   struct Batch {
