@@ -109,6 +109,13 @@ void BlockPool::queue_push_back(int32_t b) {
 
 void BlockPool::pop_free(int64_t n, std::vector<int32_t>& out) {
   KVCAP_CHECK(n <= num_free_, "pop_free beyond the free queue");
+  if (n == 1 && is_segment(head_)) {
+    // A decode step's block: one id appended (a resize would zero it first, out of line).
+    int32_t b = kNone;  // pop_segment writes it (a segment at the head holds a block)
+    pop_segment(head_, &b, 1);
+    out.push_back(b);
+    return;
+  }
   const size_t base = out.size();
   out.resize(base + static_cast<size_t>(n));
   int32_t* o = out.data() + base;
