@@ -318,18 +318,14 @@ double Replica::start_plain_decode_step(double now_s) {
   return price_plan(now_s);
 }
 
-void Replica::use_decode_pricing(int64_t n) {
+const DecodeBatchPricing* Replica::decode_pricing(int64_t n) {
   const auto i = static_cast<size_t>(n);
   if (i >= decode_cache_state_.size()) {
     decode_cache_.resize(i + 1);
     decode_cache_state_.resize(i + 1, 0);
   }
-  if (decode_cache_state_[i] == 0) {
-    decode_cache_state_[i] = cost_.prepare_decode(n, decode_cache_[i]) ? 1 : 2;
-    decode_cache_[i].decode_requests = n;
-  }
-  decode_pricing_ = decode_cache_[i];
-  decode_prepared_ = decode_cache_state_[i] == 1;
+  if (decode_cache_state_[i] == 0) decode_cache_state_[i] = cost_.prepare_decode(n, decode_cache_[i]) ? 1 : 2;
+  return decode_cache_state_[i] == 1 ? &decode_cache_[i] : nullptr;
 }
 
 void Replica::note_plain_decode_step(double now_s, int64_t n) {
@@ -359,9 +355,8 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   plain_unplanned_ = true;
   step_in_progress_ = true;
   note_plain_decode_step(now_s, n);
-  if (decode_pricing_.decode_requests != n) use_decode_pricing(n);
-  if (decode_prepared_) {
-    step_cost_ = price_decode_batch(decode_pricing_, context);
+  if (const DecodeBatchPricing* pricing = decode_pricing(n)) {
+    step_cost_ = price_decode_batch(*pricing, context);
   } else {
     StepComposition comp;
     comp.decode_requests = n;
@@ -424,7 +419,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   for (size_t c = 0; c < bulk_class_n_.size(); ++c)
     if (bulk_class_n_[c] > 0) bulk_classes_.emplace_back(static_cast<int32_t>(c), bulk_class_n_[c]);
 
-  if (decode_pricing_.decode_requests != n) use_decode_pricing(n);
+  const DecodeBatchPricing* const pricing = decode_pricing(n);
   double max_gap = 0;
   int64_t k = 0;  // steps run
   bool crossing = false;  // the step after the stretch starts below (crossing_end)
@@ -441,8 +436,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     StepComposition comp;
     comp.decode_requests = n;
     comp.decode_context_tokens = context + (j - 1) * n;
-    const StepCost cost = decode_prepared_ ? price_decode_batch(decode_pricing_, comp.decode_context_tokens)
-                                           : cost_.price(comp);
+    const StepCost cost = pricing ? price_decode_batch(*pricing, comp.decode_context_tokens) : cost_.price(comp);
     KVCAP_CHECK(std::isfinite(cost.time_s) && cost.time_s > 0, "cost model returned a non-positive step time");
     const double end = now_s + cost.time_s;
     if (end > horizon_s || !(before_s > end)) {

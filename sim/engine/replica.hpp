@@ -214,15 +214,12 @@ class Replica {
   std::vector<int32_t> bulk_order_, bulk_phase_start_, bulk_cursor_, bulk_phase_of_;
   std::vector<int64_t> bulk_base_, bulk_class_n_;
   std::vector<std::pair<int32_t, int64_t>> bulk_classes_;
-  /// bulk_decode's steps priced by context alone, for the batch size last prepared (if the cost
-  /// model offers it: decode_prepared_).
-  DecodeBatchPricing decode_pricing_;
-  bool decode_prepared_ = false;
-  /// What prepare_decode gave for each batch size seen (index n; state 0: not asked yet, 1:
-  /// prepared, 2: the model offers none): a batch size comes back at every arrival and finish.
+  /// Plain decode steps priced by context alone (CostModel::prepare_decode), per batch size seen
+  /// (index n; state 0: not asked yet, 1: prepared, 2: the model offers none): a batch size comes
+  /// back at every arrival and finish. decode_pricing(n) is the entry, or null for none.
   std::vector<DecodeBatchPricing> decode_cache_;
   std::vector<uint8_t> decode_cache_state_;
-  void use_decode_pricing(int64_t n);
+  const DecodeBatchPricing* decode_pricing(int64_t n);
   /// Pipeline parallelism (pp_ > 1): a ring of pp_ batches, each with its own plan (swapped with
   /// plan_ so that no buffer is allocated once they have grown), and per-stage scratch arrays.
   struct Batch {

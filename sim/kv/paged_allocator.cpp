@@ -63,7 +63,7 @@ void PagedKvAllocator::grow_slots(int32_t slot) {
   skipped_.resize(need, 0);
   own_skipped_.resize(need * cfg_.own_window_groups.size(), 0);
   own_cached_end_.resize(need, 0);
-  own_hit_end_.resize(need, 0);
+  hit_end_.resize(need, 0);
   own_junction_.resize(need, 0);
   slot_tokens_.resize(need, 0);
   cached_blocks_.resize(need, 0);
@@ -167,7 +167,6 @@ int64_t PagedKvAllocator::find_prefix_hit(SeqState& seq) {
   // Own-window groups (DeepSeek-V4) can only shorten it too, to the longest boundary whose tails
   // are cached in all of them. Under sparse retention a full-group hit longer than that is the
   // request's junction: it keeps its window state there (vLLM's shared_prefix_boundary).
-  hit_junction_ = 0;
   if (own_begin_ < groups()) {
     const int64_t longest = hit;
     while (hit > 0 && !own_tails_cached(seq, hit)) --hit;
@@ -416,7 +415,7 @@ bool PagedKvAllocator::allocate(SeqState& seq, int64_t hit_tokens, int64_t num_n
   }
   if (hit_blocks > 0) {
     cached_blocks_[slot_index] = hit_blocks;
-    own_hit_end_[slot_index] = hit_blocks;  // hashed hits: they cannot leave in a segment
+    hit_end_[slot_index] = hit_blocks;  // hashed hits: they cannot leave in a segment
     own_cached_end_[slot_index] = hit_blocks;  // the hit's tails are cached already
     for (auto& h : hit_blocks_) h.clear();
     hit_len_ = 0;
@@ -459,7 +458,7 @@ void PagedKvAllocator::free(SeqState& seq) {
     if (!cfg_.enable_prefix_caching) {
       // No hashes anywhere: every block is clean, none cached.
     } else if (seq.status == SeqStatus::finished) {
-      clean_from = std::max(own_from(seq), own_hit_end_[slot_index]);
+      clean_from = std::max(own_from(seq), hit_end_[slot_index]);
       cached_end = cached_blocks_[slot_index];
     } else {
       index_own_blocks(seq);
@@ -476,7 +475,7 @@ void PagedKvAllocator::free(SeqState& seq) {
   total_slot_tokens_ -= slot_tokens_[slot_index];
   slot_tokens_[slot_index] = 0;
   cached_blocks_[slot_index] = 0;
-  own_hit_end_[slot_index] = 0;
+  hit_end_[slot_index] = 0;
   own_from_[slot_index] = -1;
   skipped_[slot_index] = 0;
   for (int64_t g = own_begin_; g < groups(); ++g) own_skipped(seq.slot, g) = 0;

@@ -179,9 +179,9 @@ class PagedKvAllocator final : public KvAllocator {
   /// Own-window groups with prefix caching, per slot: the tokens up to which block boundaries have
   /// been considered for caching their tails, and the shared-prefix junction (tokens; 0: none).
   std::vector<int64_t> own_cached_end_, own_junction_;
-  /// Per slot: the blocks the request took as prefix hits (hashed, so not own blocks a segment
-  /// may take when it is freed, even if its own content; reset by free).
-  std::vector<int64_t> own_hit_end_;
+  /// Per slot (one full group): the blocks the request took as prefix hits, hashed, so not among
+  /// the own blocks a free-queue segment takes when it is freed, even if of its own content.
+  std::vector<int64_t> hit_end_;
   int64_t hit_junction_ = 0;                   ///< the junction the last find_prefix_hit found
   int64_t own_begin_ = 0;                      ///< first own-window group
   int64_t groups_ = 1;                         ///< spec_.groups(), kept: every step asks
