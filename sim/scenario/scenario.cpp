@@ -18,6 +18,18 @@ std::string choice(const JsonObjectReader& r, const std::string& key, const std:
   return names[read_named(r, key, fallback.c_str(), names)];
 }
 
+// Where vLLM V1's BlockPool.free_blocks puts freed blocks. From PR #42656 ("Apply LRU policy only
+// to proper cache entries", merged 2026-06-16, first in v0.24.0) blocks without a hash (a request's
+// partial last block; every block with caching off) go to the head of the free queue, to be reused
+// first, and hashed ones to the tail; before, every freed block went to the tail
+// (docs/research/vllm-deepseek-v4-prefix-caching.md, section 1). v0.23's sliding-window-only
+// prepend (PR #43447) is not told apart: 0.23 appends. Other engines keep the tail order.
+FreeOrder vllm_free_order(const SchedulerSettings& scheduler, const std::string& vllm_version) {
+  if (!std::holds_alternative<VllmV1Scheduling>(scheduler)) return FreeOrder::append_all;
+  return parse_vllm_version(vllm_version, "engine.vllm_version") >= std::pair<int, int>{0, 24} ? FreeOrder::prepend_fresh
+                                                                                              : FreeOrder::append_all;
+}
+
 EngineSettings parse_engine(const JsonObjectReader& r) {
   r.reject_unknown({"scheduler", "allocator", "tensor_parallel_size", "pipeline_parallel_size",
                     "decode_context_parallel_size", "block_size", "num_gpu_blocks",
@@ -64,7 +76,9 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
   e.dtype = r.get_string("dtype", e.dtype);
   e.quantization = r.get_string("quantization", e.quantization);
   if (r.has("limit_mm_per_prompt")) e.mm_limits = read_mm_limits(r.object("limit_mm_per_prompt"));
-  e.free_order = choice(r, "free_block_order", "append", {"append", "prepend_fresh"}) == "prepend_fresh"
+  const FreeOrder version_order = vllm_free_order(e.scheduler, e.vllm_version);
+  e.free_order = choice(r, "free_block_order", free_order_name(version_order), {"append", "prepend_fresh"}) ==
+                         "prepend_fresh"
                      ? FreeOrder::prepend_fresh
                      : FreeOrder::append_all;
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);

@@ -56,8 +56,9 @@ struct EngineSettings {
   /// vLLM --limit-mm-per-prompt (vision-language checkpoints): items per prompt by modality, -1
   /// not given, 0 off (not profiled; every modality off: text only). mm_limits.hpp.
   MmLimits mm_limits;
-  /// How freed blocks re-enter the free queue: "append" (vLLM until late 2025) or
-  /// "prepend_fresh" (newest vLLM block_pool.py).
+  /// How freed blocks re-enter the free queue: "append" (every one at the tail) or "prepend_fresh"
+  /// (un-hashed at the head). Left out: as vllm_version's V1 engine does (prepend_fresh from 0.24,
+  /// append before and for the other schedulers; scenario.cpp vllm_free_order).
   FreeOrder free_order = FreeOrder::append_all;
   bool event_skipping = true;  ///< kvcap switch: identical results either way, faster with it
   /// vLLM --async-scheduling: the scheduler plans step k+1 while step k runs, so a request that
