@@ -29,8 +29,8 @@ struct EngineSettings {
   AllocatorSettings allocator = PagedAllocation{};   ///< `allocator` and the keys only it reads
   int64_t tensor_parallel_size = 1;
   /// vLLM --pipeline-parallel-size: the KV budget is per stage (the smallest stage's pool binds,
-  /// as `kvcap memory` computes); build_run refuses > 1 until steps are priced per stage with
-  /// vLLM's pp batches in flight.
+  /// as `kvcap memory` computes); steps are priced per stage with vLLM's batches in flight (the
+  /// vllm-v1 scheduler only: build_run refuses > 1 with the others).
   int64_t pipeline_parallel_size = 1;
   /// vLLM --decode-context-parallel-size: a request's KV is spread over this many of the TP GPUs
   /// (the pool holds this many times the tokens; decode attention reads a share on each).
