@@ -170,10 +170,13 @@ int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clea
   clean_from = std::clamp<int64_t>(clean_from, 0, end);
   cached_end = std::clamp(cached_end, clean_from, end);
   // Queue order as free_blocks_reversed(table) gives it. append_all: the own blocks (last first)
-  // at the tail, then the others. prepend_fresh: the own blocks not cached go to the head one by
-  // one, the cached ones to the tail, then the others (all hashed: a request's blocks before its
-  // own ones hold shared content and are full).
-  const int64_t segment_end = order_ == FreeOrder::append_all ? end : cached_end;
+  // at the tail, then the others. prepend_fresh: the own blocks not cached go to the head (last
+  // first), the cached ones to the tail, then the others (all hashed: a request's blocks before
+  // its own ones hold shared content and are full). With none of its own blocks cached (prefix
+  // caching off) they are one segment at the head; else the uncached ones (the partial last block)
+  // go one by one.
+  const bool head_segment = order_ == FreeOrder::prepend_fresh && cached_end == clean_from;
+  const int64_t segment_end = order_ == FreeOrder::append_all || head_segment ? end : cached_end;
   if (segment_end < end) free_range(table.rbegin(), table.rbegin() + (end - segment_end));
   int32_t k = -1;
   if (clean_from < segment_end) {
@@ -189,7 +192,7 @@ int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clea
     sg.first = clean_from;
     sg.left = segment_end - clean_from;
     sg.cached = cached_end - clean_from;
-    link_after(tail_, kSegment0 - k);
+    link_after(head_segment ? kSentinel : tail_, kSegment0 - k);
     num_free_ += sg.left;
     num_cached_free_ += sg.cached;
   }

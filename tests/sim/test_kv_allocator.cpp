@@ -99,6 +99,25 @@ TEST_CASE("free order switch: newest vLLM prepends unhashed blocks, appends hash
   CHECK(legacy.usage().cached_free_blocks == 4);
 }
 
+TEST_CASE("free order prepend_fresh with caching off: every freed block unhashed, so last freed, first reused") {
+  // vLLM >= 0.24 with enable_caching False prepends every freed block (LIFO over requests).
+  PagedKvAllocator a(cfg(11, false, FreeOrder::prepend_fresh));
+  SeqState s0 = make_seq(0, 64), s1 = make_seq(1, 40), s2 = make_seq(2, 80);
+  REQUIRE(a.allocate(s0, 0, 64));  // 1 2 3 4
+  REQUIRE(a.allocate(s1, 0, 40));  // 5 6 7
+  a.free(s0);
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{4, 3, 2, 1, 8, 9, 10});
+  a.free(s1);
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{7, 6, 5, 4, 3, 2, 1, 8, 9, 10});
+  a.check_invariants();
+  // Five blocks: all of s1's, then two of s0's, from the head.
+  REQUIRE(a.allocate(s2, 0, 80));
+  CHECK(std::vector<int32_t>(a.blocks_of(2).begin(), a.blocks_of(2).end()) == std::vector<int32_t>{7, 6, 5, 4, 3});
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{2, 1, 8, 9, 10});
+  CHECK(a.num_free_blocks() == 5);
+  a.check_invariants();
+}
+
 TEST_CASE("prefix cache: block-aligned hits of at most prompt-1 tokens; a 48-token prompt hits 2 blocks") {
   PagedKvAllocator a(cfg(11, true));
   const uint64_t sys = content_id_hash("sys");
