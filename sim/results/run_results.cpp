@@ -109,6 +109,8 @@ ojson rr_scenario_json(const RunScenario& s) {
   out["kv_bytes_per_token"] = s.kv_bytes_per_token;
   out["kv_accounting"] = s.kv_accounting;
   out["vllm_version"] = s.vllm_version;
+  out["enable_prefix_caching"] = s.enable_prefix_caching;
+  out["free_block_order"] = s.free_block_order;
   out["gpu_memory_utilization"] = rr_num(s.gpu_memory_utilization);
   out["seed"] = s.seed;
   out["load_scale"] = rr_num(s.load_scale);
@@ -350,6 +352,8 @@ RunResults build_run_results(const RunHeader& h, const Simulation& sim, const Me
   sc.kv_bytes_per_token = h.kv_bytes_per_token;
   sc.kv_accounting = h.kv_accounting;
   sc.vllm_version = h.vllm_version;
+  sc.enable_prefix_caching = h.enable_prefix_caching;
+  sc.free_block_order = h.free_block_order;
   sc.gpu_memory_utilization = h.gpu_memory_utilization;
   sc.seed = h.seed;
   sc.load_scale = rr_round(h.load_scale);
@@ -627,6 +631,9 @@ RunResults read_run_results(const ojson& j, const std::string& where) {
     sc.kv_bytes_per_token = s.integer("kv_bytes_per_token");
     sc.kv_accounting = s.text("kv_accounting");
     sc.vllm_version = s.text("vllm_version");
+    // Written since 2026-12-06: results.json files from before lack them.
+    if (s.has("enable_prefix_caching")) sc.enable_prefix_caching = s.boolean("enable_prefix_caching");
+    if (s.has("free_block_order")) sc.free_block_order = s.text("free_block_order");
     sc.gpu_memory_utilization = s.number("gpu_memory_utilization");
     sc.seed = s.unsigned_integer("seed");
     sc.load_scale = s.number("load_scale");

@@ -54,6 +54,8 @@ struct RunScenario {
   int64_t kv_bytes_per_token = 0;
   std::string kv_accounting;
   std::string vllm_version;  ///< whose startup memory accounting sized the pool
+  bool enable_prefix_caching = true;
+  std::string free_block_order;  ///< "append" or "prepend_fresh" (by vllm_version unless set)
   double gpu_memory_utilization = 0;
   uint64_t seed = 0;
   double load_scale = 1;

@@ -283,6 +283,8 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.kv_cache_dtype = dtype_name(b.kv_dtype);
   h.kv_accounting = accounting;
   h.vllm_version = e.vllm_version;
+  h.enable_prefix_caching = e.enable_prefix_caching;
+  h.free_block_order = free_order_name(e.free_order);
   h.gpu_memory_utilization = b.gpu_memory_utilization;
   h.seed = s.seed;
   h.load_scale = s.load_scale;

@@ -43,6 +43,8 @@ struct RunHeader {
   std::string kv_cache_dtype;
   std::string kv_accounting;    ///< how KV blocks are counted (sliding-window note)
   std::string vllm_version;     ///< whose startup memory accounting sized the pool
+  bool enable_prefix_caching = true;
+  std::string free_block_order;  ///< where freed blocks re-enter the free queue (scenario.hpp)
   double gpu_memory_utilization = 0;  ///< as applied (given or the version's default)
   uint64_t seed = 1;
   double load_scale = 1.0;

@@ -100,6 +100,9 @@ TEST_CASE("RunResults: every figure kind survives the round trip (nulls, approxi
   CHECK(!back.kv.efficiency);
   CHECK(back.latency_s.itl.percentile_relative_error == 0.0125);
   CHECK(back.scenario.decode_context_parallel_size == 2);
+  // mixed.json leaves the free order out: vLLM 0.33's (prepend_fresh), caching on.
+  CHECK(text.find("\"enable_prefix_caching\": true,\n    \"free_block_order\": \"prepend_fresh\"") != std::string::npos);
+  CHECK(back.scenario.free_block_order == "prepend_fresh");
   CHECK(back.slo->e2e_p99_s == 2.0);
 }
 
