@@ -165,43 +165,60 @@ void BlockPool::retire_segment(int32_t node) {
   free_segments_.push_back(kSegment0 - node);
 }
 
+int32_t BlockPool::open_segment(int64_t first, int64_t left, int64_t cached) {
+  int32_t k;
+  if (!free_segments_.empty()) {
+    k = free_segments_.back();
+    free_segments_.pop_back();
+  } else {
+    KVCAP_CHECK(segments_.size() < (size_t{1} << 30), "free-queue segments beyond 2^30");
+    k = static_cast<int32_t>(segments_.size());
+    segments_.emplace_back();
+  }
+  Segment& sg = segments_[static_cast<size_t>(k)];
+  sg.first = first;
+  sg.left = left;
+  sg.cached = cached;
+  num_free_ += left;
+  num_cached_free_ += cached;
+  return k;
+}
+
 int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clean_from, int64_t cached_end) {
   const auto end = static_cast<int64_t>(table.size());
   clean_from = std::clamp<int64_t>(clean_from, 0, end);
   cached_end = std::clamp(cached_end, clean_from, end);
   // Queue order as free_blocks_reversed(table) gives it. append_all: the own blocks (last first)
-  // at the tail, then the others. prepend_fresh: the own blocks not cached go to the head (last
-  // first), the cached ones to the tail, then the others (all hashed: a request's blocks before
-  // its own ones hold shared content and are full). With none of its own blocks cached (prefix
-  // caching off) they are one segment at the head; else the uncached ones (the partial last block)
-  // go one by one.
-  const bool head_segment = order_ == FreeOrder::prepend_fresh && cached_end == clean_from;
-  const int64_t segment_end = order_ == FreeOrder::append_all || head_segment ? end : cached_end;
-  if (segment_end < end) free_range(table.rbegin(), table.rbegin() + (end - segment_end));
-  int32_t k = -1;
-  if (clean_from < segment_end) {
-    if (!free_segments_.empty()) {
-      k = free_segments_.back();
-      free_segments_.pop_back();
-    } else {
-      KVCAP_CHECK(segments_.size() < (size_t{1} << 30), "free-queue segments beyond 2^30");
-      k = static_cast<int32_t>(segments_.size());
-      segments_.emplace_back();
-    }
-    Segment& sg = segments_[static_cast<size_t>(k)];
-    sg.first = clean_from;
-    sg.left = segment_end - clean_from;
-    sg.cached = cached_end - clean_from;
-    link_after(head_segment ? kSentinel : tail_, kSegment0 - k);
-    num_free_ += sg.left;
-    num_cached_free_ += sg.cached;
+  // at the tail, then the others. prepend_fresh: the own blocks not cached (the partial last
+  // block; every one with prefix caching off) at the head, last first, the cached ones at the tail,
+  // then the others (all hashed: a request's blocks before its own ones hold shared content and are
+  // full). Own blocks leave as segments: their records are not touched (ref 1, no hash).
+  int32_t tail = -1, head = -1;
+  if (order_ == FreeOrder::append_all) {
+    if (clean_from < end) tail = open_segment(clean_from, end - clean_from, cached_end - clean_from);
+  } else {
+    if (clean_from < cached_end) tail = open_segment(clean_from, cached_end - clean_from, cached_end - clean_from);
+    if (cached_end < end) head = open_segment(tail >= 0 ? 0 : cached_end, end - cached_end, 0);
   }
+  if (tail >= 0) link_after(tail_, kSegment0 - tail);
+  // The shared blocks before the own ones: hashed, to the tail after the segment (an un-hashed one
+  // would go to the head behind the head segment linked below, as vLLM's prepend keeps order).
   const int64_t still_held = free_range(table.rend() - clean_from, table.rend());
-  if (k >= 0) {
+  if (head >= 0) {
+    link_after(kSentinel, kSegment0 - head);
+    if (tail >= 0) {  // the table's storage goes to the tail segment; these ids to a spare table
+      std::vector<int32_t>& ids = segments_[static_cast<size_t>(head)].blocks;
+      if (ids.capacity() == 0 && !spare_tables_.empty()) {
+        ids.swap(spare_tables_.back());
+        spare_tables_.pop_back();
+      }
+      ids.assign(table.begin() + cached_end, table.end());
+    }
+  }
+  if (tail >= 0 || head >= 0) {
     // The segment keeps the table's storage; the table takes a spare one (no allocation once a
     // run has held as many tables and segments at once as it will).
-    Segment& sg = segments_[static_cast<size_t>(k)];
-    sg.blocks.swap(table);
+    segments_[static_cast<size_t>(tail >= 0 ? tail : head)].blocks.swap(table);
     if (!spare_tables_.empty()) {
       table.swap(spare_tables_.back());
       spare_tables_.pop_back();

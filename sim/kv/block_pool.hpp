@@ -99,6 +99,9 @@ class BlockPool {
   const Segment& segment(int32_t node) const { return segments_[static_cast<size_t>(kSegment0 - node)]; }
   /// Takes up to `n` blocks from the segment at the head into `o` (last block first); returns the end.
   int32_t* pop_segment(int32_t node, int32_t* o, int64_t n);
+  /// A segment of `left` blocks from `first` of its storage (the caller fills it and links it),
+  /// counted free (and `cached` of them cached).
+  int32_t open_segment(int64_t first, int64_t left, int64_t cached);
   /// An emptied segment leaves the queue; its storage becomes a spare table.
   [[gnu::noinline]] void retire_segment(int32_t node);
   int32_t& next_of(int32_t node);

@@ -278,6 +278,39 @@ TEST_CASE("own blocks: found again after a preemption, first copy first; a finis
   a.check_invariants();
 }
 
+TEST_CASE("prepend_fresh, a finished request: its cached own blocks leave for the tail, its partial block for the head") {
+  // 70 tokens of its own content: blocks 1..4 full (counted cached, never hashed) and 5 partial.
+  PagedKvAllocator a(cfg(11, true, FreeOrder::prepend_fresh));  // 10 usable
+  SeqState s = make_seq(0, 70, {}, 0);
+  REQUIRE(admit(a, s));
+  s.status = SeqStatus::finished;
+  a.free(s);
+  // vLLM >= 0.24 frees reversed(blocks): the un-hashed 5 prepended, the hashed 4 3 2 1 appended
+  // after the blocks never used.
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{5, 6, 7, 8, 9, 10, 4, 3, 2, 1});
+  CHECK(a.pool().num_free() == 10);
+  CHECK(a.pool().num_cached_free() == 4);
+  a.check_invariants();
+  // Seven blocks from the head: 5, the five never used, then 4 (its cached content evicted).
+  SeqState t = make_seq(1, 112, {}, 1);
+  REQUIRE(admit(a, t));
+  CHECK(std::vector<int32_t>(a.blocks_of(1).begin(), a.blocks_of(1).end()) == std::vector<int32_t>{5, 6, 7, 8, 9, 10, 4});
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{3, 2, 1});
+  CHECK(a.pool().num_cached_free() == 3);
+  a.check_invariants();
+  // A second finished request frees the same way, in front of and behind what is left.
+  t.status = SeqStatus::finished;
+  SeqState u = make_seq(2, 20, {}, 2);  // one full block and a partial one
+  REQUIRE(admit(a, u));                 // 3 2
+  u.status = SeqStatus::finished;
+  a.free(u);                            // 2 (partial) to the head, 3 (full) to the tail
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{2, 1, 3});
+  a.free(t);  // 112 tokens = 7 full blocks: all cached, none to the head
+  CHECK(a.pool().free_queue_order() == std::vector<int32_t>{2, 1, 3, 4, 10, 9, 8, 7, 6, 5});
+  CHECK(a.pool().num_cached_free() == 9);
+  a.check_invariants();
+}
+
 TEST_CASE("block pool memory follows the blocks a run holds, not the pool: 10^9 blocks serve four requests") {
   // A billion-block pool: blocks no request has held stay one "virgin" node of the free queue,
   // in block order, so the queue reads exactly as an eagerly built one would.
