@@ -236,9 +236,9 @@ void BlockPool::touch(int32_t block) {
 }
 
 template <class It>
-int64_t BlockPool::free_range(It first, It last) {
+int64_t BlockPool::free_range(It first, It last, FreeOrder order) {
   int64_t still_held = 0;
-  if (order_ == FreeOrder::append_all) {
+  if (order == FreeOrder::append_all) {
     // Every block that reaches ref 0 goes to the tail: chain them, then link the chain once.
     int32_t tail = tail_;
     int64_t freed = 0, cached = 0;
@@ -287,6 +287,10 @@ int64_t BlockPool::free_range(It first, It last) {
 }
 
 int64_t BlockPool::free_blocks_in_order(std::span<const int32_t> blocks) { return free_range(blocks.begin(), blocks.end()); }
+
+int64_t BlockPool::free_blocks_in_order(std::span<const int32_t> blocks, FreeOrder order) {
+  return free_range(blocks.begin(), blocks.end(), order);
+}
 
 int64_t BlockPool::free_blocks_reversed(std::span<const int32_t> blocks) { return free_range(blocks.rbegin(), blocks.rend()); }
 

@@ -50,6 +50,8 @@ class BlockPool {
   /// ref_cnt - 1 for each block in the given order; blocks reaching 0 re-enter the free queue.
   /// Returns how many of them other requests still hold (ref_cnt still > 0).
   int64_t free_blocks_in_order(std::span<const int32_t> blocks);
+  /// The same in `order` instead of the pool's (vLLM 0.23 prepends only blocks leaving a window).
+  int64_t free_blocks_in_order(std::span<const int32_t> blocks, FreeOrder order);
   /// The same, last block first (a request frees its table tail first).
   int64_t free_blocks_reversed(std::span<const int32_t> blocks);
   /// Marks a full block as cached under `hash` (no-op if it already has a hash).
@@ -114,7 +116,9 @@ class BlockPool {
   void queue_remove(int32_t b);
   void queue_push_back(int32_t b);
   template <class It>
-  int64_t free_range(It first, It last);
+  int64_t free_range(It first, It last) { return free_range(first, last, order_); }
+  template <class It>
+  int64_t free_range(It first, It last, FreeOrder order);
   void map_insert(uint64_t hash, int32_t block);
   void map_erase(uint64_t hash, int32_t block);
   void map_grow();

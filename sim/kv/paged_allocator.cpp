@@ -270,7 +270,7 @@ void PagedKvAllocator::free_leading_pages(int32_t slot, int64_t g, int64_t pages
   scratch_.assign(t.rend() - static_cast<std::ptrdiff_t>(drop), t.rend());
   for (int32_t b : scratch_)
     if (pool_.ref_count(b) > 1) shared_extra_tokens_ -= page_tokens(g);
-  pool_.free_blocks_in_order(scratch_);
+  pool_.free_blocks_in_order(scratch_, cfg_.window_free_order);
   t.erase(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(drop));
 }
 

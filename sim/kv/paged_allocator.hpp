@@ -39,6 +39,9 @@ struct PagedAllocatorConfig {
   int64_t max_model_len = 0;    ///< caps the slots one request may need
   bool enable_prefix_caching = false;
   FreeOrder free_order = FreeOrder::append_all;
+  /// Order for blocks a sliding window frees while the request runs (vLLM 0.23: prepend_fresh
+  /// there only, PR #43447; else the same as free_order).
+  FreeOrder window_free_order = FreeOrder::append_all;
   /// KV groups (sim/memory/kv_cache_spec.hpp); the default is one full-attention group.
   int64_t full_groups = 1;
   int64_t swa_groups = 0;

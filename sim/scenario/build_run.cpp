@@ -285,6 +285,8 @@ std::unique_ptr<BuiltRun> build_run(const ScenarioSettings& s) {
   h.vllm_version = e.vllm_version;
   h.enable_prefix_caching = e.enable_prefix_caching;
   h.free_block_order = free_order_name(e.free_order);
+  if (e.window_free_order != e.free_order)  // vLLM 0.23: its sliding windows' blocks only
+    h.free_block_order += std::string(" (") + free_order_name(e.window_free_order) + " for blocks leaving a sliding window)";
   h.gpu_memory_utilization = b.gpu_memory_utilization;
   h.seed = s.seed;
   h.load_scale = s.load_scale;

@@ -33,6 +33,7 @@ std::unique_ptr<KvAllocator> make_allocator(const EngineSettings& e, int64_t poo
   pc.max_model_len = max_model_len;
   pc.enable_prefix_caching = e.enable_prefix_caching;
   pc.free_order = e.free_order;
+  pc.window_free_order = e.window_free_order;
   pc.full_groups = kv.full_groups;
   pc.swa_groups = kv.swa_groups;
   pc.sliding_window = kv.sliding_window;

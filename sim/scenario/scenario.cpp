@@ -22,12 +22,14 @@ std::string choice(const JsonObjectReader& r, const std::string& key, const std:
 // to proper cache entries", merged 2026-06-16, first in v0.24.0) blocks without a hash (a request's
 // partial last block; every block with caching off) go to the head of the free queue, to be reused
 // first, and hashed ones to the tail; before, every freed block went to the tail
-// (docs/research/vllm-deepseek-v4-prefix-caching.md, section 1). v0.23's sliding-window-only
-// prepend (PR #43447) is not told apart: 0.23 appends. Other engines keep the tail order.
-FreeOrder vllm_free_order(const SchedulerSettings& scheduler, const std::string& vllm_version) {
+// (docs/research/vllm-deepseek-v4-prefix-caching.md, section 1). One release earlier, PR #43447
+// (v0.23.0) did this for the blocks a sliding window frees while the request runs only
+// (`window`). Other engines keep the tail order.
+FreeOrder vllm_free_order(const SchedulerSettings& scheduler, const std::string& vllm_version, bool window) {
   if (!std::holds_alternative<VllmV1Scheduling>(scheduler)) return FreeOrder::append_all;
-  return parse_vllm_version(vllm_version, "engine.vllm_version") >= std::pair<int, int>{0, 24} ? FreeOrder::prepend_fresh
-                                                                                              : FreeOrder::append_all;
+  const std::pair<int, int> from = window ? std::pair<int, int>{0, 23} : std::pair<int, int>{0, 24};
+  return parse_vllm_version(vllm_version, "engine.vllm_version") >= from ? FreeOrder::prepend_fresh
+                                                                          : FreeOrder::append_all;
 }
 
 EngineSettings parse_engine(const JsonObjectReader& r) {
@@ -76,11 +78,15 @@ EngineSettings parse_engine(const JsonObjectReader& r) {
   e.dtype = r.get_string("dtype", e.dtype);
   e.quantization = r.get_string("quantization", e.quantization);
   if (r.has("limit_mm_per_prompt")) e.mm_limits = read_mm_limits(r.object("limit_mm_per_prompt"));
-  const FreeOrder version_order = vllm_free_order(e.scheduler, e.vllm_version);
-  e.free_order = choice(r, "free_block_order", free_order_name(version_order), {"append", "prepend_fresh"}) ==
-                         "prepend_fresh"
-                     ? FreeOrder::prepend_fresh
-                     : FreeOrder::append_all;
+  if (r.has("free_block_order")) {
+    e.free_order = choice(r, "free_block_order", "append", {"append", "prepend_fresh"}) == "prepend_fresh"
+                       ? FreeOrder::prepend_fresh
+                       : FreeOrder::append_all;
+    e.window_free_order = e.free_order;
+  } else {
+    e.free_order = vllm_free_order(e.scheduler, e.vllm_version, false);
+    e.window_free_order = vllm_free_order(e.scheduler, e.vllm_version, true);
+  }
   e.event_skipping = r.get_bool("event_skipping", e.event_skipping);
   if (r.has("async_scheduling")) e.async_scheduling = r.get_bool("async_scheduling");
   e.enforce_eager = r.get_bool("enforce_eager", e.enforce_eager);

@@ -60,6 +60,9 @@ struct EngineSettings {
   /// (un-hashed at the head). Left out: as vllm_version's V1 engine does (prepend_fresh from 0.24,
   /// append before and for the other schedulers; scenario.cpp vllm_free_order).
   FreeOrder free_order = FreeOrder::append_all;
+  /// For blocks leaving a sliding window while the request runs: free_order, except vLLM 0.23
+  /// (prepend_fresh there only, PR #43447) when free_block_order is left out.
+  FreeOrder window_free_order = FreeOrder::append_all;
   bool event_skipping = true;  ///< kvcap switch: identical results either way, faster with it
   /// vLLM --async-scheduling: the scheduler plans step k+1 while step k runs, so a request that
   /// arrives during step k first runs in step k+2. Unset = as the engine profile's measured engine

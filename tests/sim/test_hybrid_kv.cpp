@@ -414,3 +414,63 @@ TEST_CASE("a hybrid pool's used tokens are its used blocks' share of the capacit
   CHECK(plain.usage().capacity_tokens == 8000);
   CHECK(plain.usage().reserved_tokens == 112);
 }
+
+TEST_CASE("blocks a sliding window frees go to the head under window_free_order prepend_fresh (vLLM 0.23), else the tail") {
+  // One full and one sliding group (window 32), caching off: every freed block is un-hashed. A
+  // 128-token prompt in 16-token chunks frees the sliding pages that leave the window as it runs.
+  for (const FreeOrder order : {FreeOrder::append_all, FreeOrder::prepend_fresh}) {
+    CAPTURE(static_cast<int>(order));
+    PagedAllocatorConfig c = hybrid_cfg(40, 1, 1, 32);
+    c.window_free_order = order;  // the pool's own order stays append
+    PagedKvAllocator a(c);
+    SeqState s = endless_seq(0, 128);
+    REQUIRE(prefill_then_decode(a, s, 16, 0));
+    std::vector<int32_t> held(a.blocks_of(0, 0).begin(), a.blocks_of(0, 0).end());
+    held.insert(held.end(), a.blocks_of(0, 1).begin(), a.blocks_of(0, 1).end());
+    const int32_t handed_out = *std::max_element(held.begin(), held.end());
+    std::vector<int32_t> freed;
+    for (int32_t b = 1; b <= handed_out; ++b)
+      if (std::find(held.begin(), held.end(), b) == held.end()) freed.push_back(b);
+    const std::vector<int32_t> queue = a.pool().free_queue_order();
+    REQUIRE(queue.size() == static_cast<size_t>(39 - static_cast<int64_t>(held.size())));
+    if (order == FreeOrder::prepend_fresh) {
+      // Each chunk frees the pages leaving the window before it allocates, and takes them back
+      // first: the request holds ids 1..n with none free among them, the never-used ones next.
+      CHECK(freed.empty());
+      CHECK(handed_out == static_cast<int32_t>(held.size()));
+      CHECK(queue.front() == handed_out + 1);
+    } else {
+      // Freed pages wait behind the never-used ones: the queue's last entries.
+      REQUIRE(!freed.empty());
+      const auto k = static_cast<std::ptrdiff_t>(freed.size());
+      std::vector<int32_t> tail(queue.end() - k, queue.end());
+      std::sort(tail.begin(), tail.end());
+      CHECK(tail == freed);
+      CHECK(queue.front() == handed_out + 1);
+    }
+    a.check_invariants();
+  }
+}
+
+TEST_CASE("free order by vLLM version: 0.23 prepends only what a window frees, 0.24 everything, 0.22 nothing") {
+  auto engine = [](const char* version) {
+    return parse_scenario({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm"}, {"engine", {{"vllm_version", version}}}, {"workload", nlohmann::json::object()}},
+                          "s.json")
+        .engine;
+  };
+  CHECK(engine("0.22").free_order == FreeOrder::append_all);
+  CHECK(engine("0.22").window_free_order == FreeOrder::append_all);
+  CHECK(engine("0.23").free_order == FreeOrder::append_all);
+  CHECK(engine("0.23").window_free_order == FreeOrder::prepend_fresh);
+  CHECK(engine("0.24").free_order == FreeOrder::prepend_fresh);
+  CHECK(engine("0.24").window_free_order == FreeOrder::prepend_fresh);
+  nlohmann::json forced = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm"}, {"engine", {{"vllm_version", "0.23"}, {"free_block_order", "append"}}},
+                           {"workload", nlohmann::json::object()}};
+  CHECK(parse_scenario(forced, "s.json").engine.window_free_order == FreeOrder::append_all);
+  // The run says which order it used for a sliding-window model on 0.23.
+  nlohmann::json doc = {{"model", "google/gemma-2-9b"}, {"gpu", "h100-sxm"},
+                        {"engine", {{"vllm_version", "0.23"}, {"max_model_len", 8192}}},
+                        {"workload", {{"kind", "inline"}, {"requests", nlohmann::json::array({{{"id", "a"}, {"arrival_s", 0}, {"prompt_tokens", 100}, {"output_tokens", 2}}})}}}};
+  auto run = build_run(parse_scenario(doc, "s.json"));
+  CHECK(run->header.free_block_order == "append (prepend_fresh for blocks leaving a sliding window)");
+}
