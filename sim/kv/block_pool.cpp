@@ -165,6 +165,12 @@ void BlockPool::retire_segment(int32_t node) {
   free_segments_.push_back(kSegment0 - node);
 }
 
+void BlockPool::take_spare_table(std::vector<int32_t>& into) {
+  if (spare_tables_.empty()) return;
+  into.swap(spare_tables_.back());
+  spare_tables_.pop_back();
+}
+
 int32_t BlockPool::open_segment(int64_t first, int64_t left, int64_t cached) {
   int32_t k;
   if (!free_segments_.empty()) {
@@ -208,10 +214,7 @@ int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clea
     link_after(kSentinel, kSegment0 - head);
     if (tail >= 0) {  // the table's storage goes to the tail segment; these ids to a spare table
       std::vector<int32_t>& ids = segments_[static_cast<size_t>(head)].blocks;
-      if (ids.capacity() == 0 && !spare_tables_.empty()) {
-        ids.swap(spare_tables_.back());
-        spare_tables_.pop_back();
-      }
+      take_spare_table(ids);
       ids.assign(table.begin() + cached_end, table.end());
     }
   }
@@ -219,10 +222,7 @@ int64_t BlockPool::free_table_reversed(std::vector<int32_t>& table, int64_t clea
     // The segment keeps the table's storage; the table takes a spare one (no allocation once a
     // run has held as many tables and segments at once as it will).
     segments_[static_cast<size_t>(tail >= 0 ? tail : head)].blocks.swap(table);
-    if (!spare_tables_.empty()) {
-      table.swap(spare_tables_.back());
-      spare_tables_.pop_back();
-    }
+    take_spare_table(table);
   }
   table.clear();
   return still_held;

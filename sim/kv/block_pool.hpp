@@ -104,6 +104,8 @@ class BlockPool {
   /// A segment of `left` blocks from `first` of its storage (the caller fills it and links it),
   /// counted free (and `cached` of them cached).
   int32_t open_segment(int64_t first, int64_t left, int64_t cached);
+  /// `into` (empty, its storage not needed) swaps in a spare table's storage, if there is one.
+  void take_spare_table(std::vector<int32_t>& into);
   /// An emptied segment leaves the queue; its storage becomes a spare table.
   [[gnu::noinline]] void retire_segment(int32_t node);
   int32_t& next_of(int32_t node);
