@@ -15,12 +15,15 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
     : index_(index),
       cfg_(cfg),
       kv_(std::move(kv)),
+      bulk_kv_(dynamic_cast<PagedKvAllocator*>(kv_.get())),
       scheduler_(std::move(scheduler)),
       cost_(cost),
       metrics_(metrics),
       state_(cfg.policy, *kv_),
       sessions_(state_, *kv_) {
   usage_ = kv_->usage();
+  KVCAP_CHECK(bulk_kv_ != nullptr || kv_->bulk_decode().block_size == 0,
+              "an allocator other than the paged one offers bulk decode");
   pp_ = std::max<int64_t>(1, cost_.pipeline_stages());
   if (pp_ > 1) {
     const auto n = static_cast<size_t>(pp_);
@@ -332,7 +335,7 @@ void Replica::note_plain_decode_step(double now_s, int64_t n) {
   // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
   step_start_s_ = now_s;
   progressed_ = true;
-  kv_->usage_into(usage_);
+  bulk_kv_->usage_into(usage_);
   integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
   integrals_.max_running = std::max(integrals_.max_running, n);
   ++step_index_;
@@ -349,9 +352,9 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     context += s.num_computed_tokens + 1;
-    counted += kv_->append_decode_token(s, kv_bulk) ? 1 : 0;
+    counted += KvAllocator::append_decode_token(*bulk_kv_, s, kv_bulk) ? 1 : 0;
   }
-  kv_->bulk_add_tokens(counted);
+  bulk_kv_->bulk_add_tokens(counted);
   plain_unplanned_ = true;
   step_in_progress_ = true;
   note_plain_decode_step(now_s, n);
@@ -376,6 +379,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
       sessions_.has_pending())
     return 0;
+  PagedKvAllocator& kv = *bulk_kv_;  // (bs >= 2: the paged allocator)
   const std::vector<int32_t>& run = state_.running;
   const auto n = static_cast<int64_t>(run.size());
   if (n == 0) return 0;
@@ -431,7 +435,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     const size_t pop = residue(1 - j), fill = residue(-j);
     const int32_t* a = bulk_order_.data() + bulk_phase_start_[pop];
     const int32_t* a_end = bulk_order_.data() + bulk_phase_start_[pop + 1];
-    if (a_end - a > kv_->num_free_blocks()) break;  // not a plain decode step: the scheduler decides
+    if (a_end - a > kv.num_free_blocks()) break;  // not a plain decode step: the scheduler decides
     // Priced before anything changes: the step runs only if nothing else happens before its end.
     StepComposition comp;
     comp.decode_requests = n;
@@ -460,12 +464,12 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
       s.num_computed_tokens += behind;
       s.num_output_tokens += behind;
       bulk_base_[static_cast<size_t>(i)] = j - 1;
-      kv_->bulk_settle(s);
-      const bool ok = kv_->allocate(s, 0, 1);
+      kv.bulk_settle(s);
+      const bool ok = kv.allocate(s, 0, 1);
       KVCAP_CHECK(ok, "plain decode step could not allocate");
       ++through_allocator;
     }
-    kv_->bulk_add_tokens(n - through_allocator);
+    kv.bulk_add_tokens(n - through_allocator);
     note_plain_decode_step(now_s, n);
     step_cost_ = cost;
     // The step's end (Simulation::run_step's skipping loop), then finish_step: every request
@@ -496,10 +500,10 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
       s.last_token_s = now_s;
       s.max_itl_s = std::max(s.max_itl_s, max_gap);
       context_check += s.num_computed_tokens + 1;
-      counted += kv_->append_decode_token(s, kv_bulk) ? 1 : 0;
+      counted += KvAllocator::append_decode_token(kv, s, kv_bulk) ? 1 : 0;
     }
     KVCAP_DCHECK(context_check == context + k * n, "the crossing step's context is not the one it was priced at");
-    kv_->bulk_add_tokens(counted);
+    kv.bulk_add_tokens(counted);
     plan_.clear();
     state_.running_all_decoding = false;  // a step is in progress
     plain_unplanned_ = true;
@@ -517,7 +521,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     s.num_output_tokens += behind;
     s.last_token_s = now_s;
     s.max_itl_s = std::max(s.max_itl_s, max_gap);
-    kv_->bulk_settle(s);
+    kv.bulk_settle(s);
   }
   if (k == limit) {
     // The last step finishes requests, in running order, as finish_step does.
@@ -640,7 +644,12 @@ void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens, b
   interval_.busy_s += in_interval;
   interval_.compute_util += step_cost_.compute_utilization * in_interval;
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
-  if (!usage_fresh) kv_->usage_into(usage_);
+  if (!usage_fresh) {
+    if (bulk_kv_)
+      bulk_kv_->usage_into(usage_);
+    else
+      kv_->usage_into(usage_);
+  }
   KVCAP_DCHECK(!usage_fresh || kv_->usage().stored_tokens == usage_.stored_tokens, "bulk decode's usage went stale");
   integrals_.peak_stored_tokens = std::max(integrals_.peak_stored_tokens, usage_.stored_tokens);
   for (int32_t slot : to_park_) {

@@ -98,17 +98,20 @@ class KvAllocator {
   /// A running decoder's next token (seq.num_computed_tokens advances by one, its allocator count
   /// brought up to it first): through allocate() where `bulk` says it needs it, else only
   /// counted. Returns whether it was only counted: the caller adds those with bulk_add_tokens.
-  [[gnu::always_inline]] bool append_decode_token(SeqState& seq, const BulkDecode& bulk) {
+  /// A template on the allocator's type: given a final class (PagedKvAllocator, the one that
+  /// supports bulk decode), its calls are direct and its bulk_settle inline.
+  template <class Allocator>
+  [[gnu::always_inline]] static bool append_decode_token(Allocator& kv, SeqState& seq, const BulkDecode& bulk) {
     const int64_t c = seq.num_computed_tokens;
     if (bulk.needs_allocator(c)) {
-      bulk_settle(seq);
-      const bool ok = allocate(seq, 0, 1);
+      kv.bulk_settle(seq);
+      const bool ok = kv.allocate(seq, 0, 1);
       KVCAP_CHECK(ok, "plain decode step could not allocate");
       seq.num_computed_tokens = c + 1;
       return false;
     }
     seq.num_computed_tokens = c + 1;
-    bulk_settle(seq);
+    kv.bulk_settle(seq);
     return true;
   }
 

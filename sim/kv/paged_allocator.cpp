@@ -488,39 +488,6 @@ void PagedKvAllocator::free(SeqState& seq) {
   }
 }
 
-void PagedKvAllocator::bulk_settle(const SeqState& seq) {
-  const auto slot = static_cast<size_t>(seq.slot);
-  KVCAP_CHECK(one_full_group_ && slot < slot_tokens_.size(), "bulk decode on an allocator that does not support it");
-  slot_tokens_[slot] = seq.num_computed_tokens;
-  // The steps in bulk only counted tokens: the blocks and cached hashes are those of the tokens
-  // (a boundary crossed without its allocate() call would show here).
-  KVCAP_DCHECK(static_cast<int64_t>(tables_[slot].size()) == ceil_div(seq.num_computed_tokens, cfg_.block_size),
-               "bulk decode skipped a block allocation");
-  KVCAP_DCHECK(!cfg_.enable_prefix_caching || cached_blocks_[slot] == seq.num_computed_tokens / cfg_.block_size,
-               "bulk decode skipped a block's prefix-cache entry");
-}
-
-void PagedKvAllocator::usage_into(KvUsage& u) const {
-  // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
-  // block_size tokens below the window, so token figures divide pages by G (page granular).
-  const int64_t g = groups();
-  u.block_size = cfg_.block_size;
-  u.usable_blocks = pool_.usable_blocks();
-  u.used_blocks = pool_.num_used();
-  u.free_blocks = pool_.num_free();
-  u.cached_free_blocks = pool_.num_cached_free();
-  // (Most models have one group: no division then, on the path every step takes.)
-  u.capacity_tokens = g == 1 ? u.usable_blocks * cfg_.block_size : u.usable_blocks * cfg_.block_size / g;
-  u.pool_tokens = u.capacity_tokens;
-  u.reserved_tokens = g == 1 ? u.used_blocks * cfg_.block_size : u.used_blocks * cfg_.block_size / g;
-  if (cfg_.capacity_tokens > 0 && u.usable_blocks > 0) {
-    u.capacity_tokens = cfg_.capacity_tokens;
-    u.reserved_tokens = static_cast<int64_t>(static_cast<__int128>(u.used_blocks) * cfg_.capacity_tokens / u.usable_blocks);
-  }
-  u.stored_tokens = hybrid_ ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
-  u.largest_free_blocks = u.free_blocks;
-}
-
 void PagedKvAllocator::check_invariants() const {
   pool_.check_invariants();
   // No double allocation: every reference a table holds is one unit of a block's ref count, a

@@ -88,7 +88,29 @@ class PagedKvAllocator final : public KvAllocator {
     usage_into(u);
     return u;
   }
-  void usage_into(KvUsage& u) const override;
+  /// Inline (and bulk_settle below): a bulk decode stretch calls them every step through a
+  /// PagedKvAllocator (Replica::bulk_kv_), where the final class lets them inline.
+  void usage_into(KvUsage& u) const override {
+    // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
+    // block_size tokens below the window, so token figures divide pages by G (page granular).
+    const int64_t g = groups();
+    u.block_size = cfg_.block_size;
+    u.usable_blocks = pool_.usable_blocks();
+    u.used_blocks = pool_.num_used();
+    u.free_blocks = pool_.num_free();
+    u.cached_free_blocks = pool_.num_cached_free();
+    // (Most models have one group: no division then, on the path every step takes.)
+    u.capacity_tokens = g == 1 ? u.usable_blocks * cfg_.block_size : u.usable_blocks * cfg_.block_size / g;
+    u.pool_tokens = u.capacity_tokens;
+    u.reserved_tokens = g == 1 ? u.used_blocks * cfg_.block_size : u.used_blocks * cfg_.block_size / g;
+    if (cfg_.capacity_tokens > 0 && u.usable_blocks > 0) {
+      u.capacity_tokens = cfg_.capacity_tokens;
+      u.reserved_tokens =
+          static_cast<int64_t>(static_cast<__int128>(u.used_blocks) * cfg_.capacity_tokens / u.usable_blocks);
+    }
+    u.stored_tokens = hybrid_ ? u.reserved_tokens : total_slot_tokens_ - shared_extra_tokens_;
+    u.largest_free_blocks = u.free_blocks;
+  }
   void reset() override { *this = PagedKvAllocator(cfg_); }
   void check_invariants() const override;
   BulkDecode bulk_decode() const override {
@@ -97,7 +119,17 @@ class PagedKvAllocator final : public KvAllocator {
                            : BulkDecode{};
   }
   void bulk_add_tokens(int64_t n) override { total_slot_tokens_ += n; }
-  void bulk_settle(const SeqState& seq) override;
+  [[gnu::always_inline]] void bulk_settle(const SeqState& seq) override {
+    const auto slot = static_cast<size_t>(seq.slot);
+    KVCAP_CHECK(one_full_group_ && slot < slot_tokens_.size(), "bulk decode on an allocator that does not support it");
+    slot_tokens_[slot] = seq.num_computed_tokens;
+    // The steps in bulk only counted tokens: the blocks and cached hashes are those of the tokens
+    // (a boundary crossed without its allocate() call would show here).
+    KVCAP_DCHECK(static_cast<int64_t>(tables_[slot].size()) == ceil_div(seq.num_computed_tokens, cfg_.block_size),
+                 "bulk decode skipped a block allocation");
+    KVCAP_DCHECK(!cfg_.enable_prefix_caching || cached_blocks_[slot] == seq.num_computed_tokens / cfg_.block_size,
+                 "bulk decode skipped a block's prefix-cache entry");
+  }
 
   const BlockPool& pool() const { return pool_; }
   /// Block table of a slot in one KV group (tests and invariant checks). A sliding group's table
