@@ -144,6 +144,49 @@ TEST_CASE("RunLengthSamples: many distinct values become a sketch within its rel
   CHECK(s.mean == doctest::Approx(sum / static_cast<double>(values.size())).epsilon(1e-9));
 }
 
+TEST_CASE("RunLengthSamples: a compaction that would outgrow the table gives the sketch of every value") {
+  // Buffer 1024, table bound 2048. First 2048 distinct values, each once (two compactions: a
+  // table of exactly 2048, still exact), then 1024 runs alternating new values and values already
+  // in the table: the third compaction's merge would hold 2560 values, so the sketch folds the
+  // table and the buffer as they are, without writing the merge (counts of a value in both add
+  // up in its bucket). Whatever the path, the sketch must be the DDSketch mapping of every value
+  // added: bucket ceil(ln v / ln g), read back as 2 g^i / (g + 1) within [min, max] (computed
+  // here over the expanded values, with no buffer or table).
+  std::mt19937_64 rng(41);
+  std::vector<double> pool;
+  for (int i = 0; i < 2048 + 512; ++i) pool.push_back(0.010 + 0.00002 * i);
+  std::shuffle(pool.begin(), pool.begin() + 2048, rng);
+  RunLengthSamples r(1024);
+  std::vector<double> values;
+  for (int i = 0; i < 2048 + 1024; ++i) {
+    const int k = i - 2048;
+    const double v = k < 0 ? pool[static_cast<size_t>(i)] : k % 2 == 0 ? pool[static_cast<size_t>(2048 + k / 2)] : pool[rng() % 2048];
+    const auto c = static_cast<int64_t>(1 + rng() % 3);
+    r.add(v, c);
+    values.insert(values.end(), static_cast<size_t>(c), v);
+    if (k == 0) CHECK_FALSE(r.approximate());  // the first 2048 runs went in exactly
+  }
+  r.add(1.0);  // a new run: the full buffer compacts
+  values.push_back(1.0);
+  REQUIRE(r.approximate());
+  const double a = RunLengthSamples::kSketchRelativeError;
+  const double log_g = std::log((1 + a) / (1 - a)), g = std::exp(log_g);
+  std::sort(values.begin(), values.end());
+  std::vector<double> mapped;
+  for (double v : values) {
+    const auto i = static_cast<int32_t>(std::ceil(std::log(v) / log_g));
+    mapped.push_back(std::clamp(2 * std::exp(log_g * i) / (g + 1), values.front(), values.back()));
+  }
+  const std::vector<double> qs{1, 10, 25, 50, 75, 90, 99};
+  const Summary s = r.summarize(qs);
+  CHECK(s.count == static_cast<int64_t>(values.size()));
+  REQUIRE(s.at_percentiles.size() == qs.size());
+  for (size_t k = 0; k < qs.size(); ++k) {
+    CAPTURE(qs[k]);
+    CHECK(s.at_percentiles[k] == numpy_linear(mapped, qs[k] / 100));
+  }
+}
+
 TEST_CASE("RunLengthSamples: the sketch orders negatives, zeros and positives") {
   RunLengthSamples r(4);
   // 101 distinct values -50..50 through a 4-run buffer: the sketch from the first compaction.
