@@ -3,7 +3,9 @@
 // sampling noise cannot: the seeds are fixed anyway, these margins only keep the tests honest.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "wl_test_util.hpp"
 #include "workloads/generate/arrival_process.hpp"
@@ -181,6 +183,28 @@ TEST_CASE("empirical lengths resample the trace's own values") {
   for (auto x : v) CHECK((x == 100 || x == 200 || x == 300));
   CHECK(std::abs(mean_of(v) - 200) < 3);  // se 81.6/sqrt(3e4) = 0.47
   CHECK(wltest::error_of([&] { draws({{"dist", "empirical"}, {"path", p}, {"field", "x"}}, 1); }).find("/d/field") != std::string::npos);
+}
+
+TEST_CASE("empirical lengths read a trace once, and again once it is rewritten") {
+  auto p = wltest::write_file("emp-cache.csv", "num_prefill_tokens,num_decode_tokens\n100,1\n200,2\n");
+  auto parse = [&p](const char* field) {
+    return Distribution::parse({{"dist", "empirical"}, {"path", p}, {"field", field}}, "t", "/d", "");
+  };
+  const Distribution prompt = parse("prompt"), output = parse("output");
+  CHECK(*prompt.values == std::vector<int64_t>{100, 200});
+  CHECK(*output.values == std::vector<int64_t>{1, 2});
+  // The second read of the same file is the first one's column, not a copy.
+  CHECK(parse("prompt").values == prompt.values);
+  CHECK(parse("output").values == output.values);
+  // Rewritten (other size): read again.
+  wltest::write_file("emp-cache.csv", "num_prefill_tokens,num_decode_tokens\n100,1\n200,2\n300,3\n");
+  CHECK(*parse("prompt").values == std::vector<int64_t>{100, 200, 300});
+  // Rewritten at the same size: the modification time tells (set apart, whatever the clock's step).
+  const auto before = std::filesystem::last_write_time(p);
+  wltest::write_file("emp-cache.csv", "num_prefill_tokens,num_decode_tokens\n700,1\n800,2\n900,3\n");
+  std::filesystem::last_write_time(p, before + std::chrono::seconds(1));
+  CHECK(*parse("prompt").values == std::vector<int64_t>{700, 800, 900});
+  CHECK(*prompt.values == std::vector<int64_t>{100, 200});  // a distribution keeps what it read
 }
 
 TEST_CASE("prefetch_next follows an empirical draw and leaves other shapes alone") {

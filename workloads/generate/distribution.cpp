@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 
 #include "sim/util/error.hpp"
 #include "sim/util/text.hpp"
@@ -22,6 +24,55 @@ namespace {
 std::string resolve(const std::string& base_dir, const std::string& path) {
   if (path.empty() || path.front() == '/' || base_dir.empty()) return path;
   return (std::filesystem::path(base_dir) / path).string();
+}
+
+// A trace's two length columns, read once: a workload's prompt and output distributions usually
+// resample the same file (the 1M benchmark read its trace twice, about 20 ms each), and a sweep
+// or a search builds every point's workload again. Keyed by path, format, size and modification
+// time, so that a file rewritten between two reads (tests do that) is read again; a few files
+// only, the most recent kept.
+struct TraceLengths {
+  std::shared_ptr<const std::vector<int64_t>> prompt, output;
+};
+
+TraceLengths read_trace_lengths(const TraceReadOptions& o) {
+  struct Entry {
+    std::string path;
+    TraceFormat format;
+    std::uintmax_t size;
+    std::filesystem::file_time_type modified;
+    TraceLengths lengths;
+  };
+  static std::mutex mutex;
+  static std::deque<Entry> cache;
+  constexpr size_t kFiles = 4;
+  std::error_code size_error, time_error;
+  const std::uintmax_t size = std::filesystem::file_size(o.path, size_error);
+  const auto modified = std::filesystem::last_write_time(o.path, time_error);
+  const bool cacheable = !size_error && !time_error;  // else a pipe or a missing file: the reader says
+  auto same_file = [&](const Entry& e) {
+    return e.path == o.path && e.format == o.format && e.size == size && e.modified == modified;
+  };
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Entry& e : cache)
+      if (same_file(e)) return e.lengths;
+  }
+  auto prompt = std::make_shared<std::vector<int64_t>>();
+  auto output = std::make_shared<std::vector<int64_t>>();
+  auto reader = open_trace_reader(o);
+  Request q;
+  while (reader->next(q)) {
+    prompt->push_back(q.prompt_tokens);
+    output->push_back(q.output_tokens);
+  }
+  TraceLengths lengths{std::move(prompt), std::move(output)};
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.push_back({o.path, o.format, size, modified, lengths});
+    if (cache.size() > kFiles) cache.pop_front();
+  }
+  return lengths;
 }
 }  // namespace
 
@@ -86,12 +137,9 @@ Distribution Distribution::parse(const nlohmann::json& j, const std::string& fil
     const std::string field = r.get_string("field");
     if (field != "prompt" && field != "output")
       throw InputError(r.where("field"), "expected 'prompt' or 'output', got " + quote_input(field));
-    auto reader = open_trace_reader(o);
-    auto vals = std::make_shared<std::vector<int64_t>>();
-    Request q;
-    while (reader->next(q)) vals->push_back(field == "prompt" ? q.prompt_tokens : q.output_tokens);
-    if (vals->empty()) throw InputError(r.where("path"), "trace has no rows to resample");
-    d.values = vals;
+    const TraceLengths lengths = read_trace_lengths(o);
+    d.values = field == "prompt" ? lengths.prompt : lengths.output;
+    if (d.values->empty()) throw InputError(r.where("path"), "trace has no rows to resample");
   } else {
     throw InputError(r.where("dist"), "unknown distribution " + quote_input(kind) +
                                           " (expected fixed, uniform, normal, lognormal, "
