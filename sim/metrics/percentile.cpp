@@ -318,12 +318,19 @@ double RunLengthSamples::bucket_value(int32_t index) const {
 
 void RunLengthSamples::fold(LogBuckets& into, const RunBuffer& runs) const {
   for (const auto& [v, c] : runs) {
-    if (v > 0)
-      add_to_buckets(into.pos, into.pos_offset, bucket_of(v), c);
-    else if (v < 0)
+    if (v > 0) {
+      // A bucket already in range, the common case once the sketch exists: counted in place.
+      const int32_t index = bucket_of(v);
+      const auto at = static_cast<size_t>(static_cast<uint32_t>(index - into.pos_offset));
+      if (at < into.pos.size())
+        into.pos[at] += c;
+      else
+        add_to_buckets(into.pos, into.pos_offset, index, c);
+    } else if (v < 0) {
       add_to_buckets(into.neg, into.neg_offset, bucket_of(-v), c);
-    else
+    } else {
       into.zeros += c;
+    }
   }
 }
 
