@@ -75,6 +75,9 @@ class GeneratorSource final : public RequestSource {
   Rng len_rng_, think_rng_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   std::map<int64_t, Session> sessions_;  // slot -> session (ordered: deterministic)
+  /// Open loop without sessions: every request is a one-turn session that ends as it is
+  /// emitted, kept here instead of in sessions_ (a map node made and freed per request).
+  Session one_turn_;
   std::map<int64_t, int64_t> in_flight_;  // request number -> slot (closed loop)
   double next_new_s_ = 0;
   int64_t next_slot_ = 0;
