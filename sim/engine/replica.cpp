@@ -15,14 +15,13 @@ Replica::Replica(int32_t index, const SchedulerConfig& cfg, std::unique_ptr<KvAl
     : index_(index),
       cfg_(cfg),
       kv_(std::move(kv)),
-      bulk_kv_(dynamic_cast<PagedKvAllocator*>(kv_.get())),
       scheduler_(std::move(scheduler)),
       cost_(cost),
       metrics_(metrics),
       state_(cfg.policy, *kv_),
       sessions_(state_, *kv_) {
   usage_ = kv_->usage();
-  KVCAP_CHECK(bulk_kv_ != nullptr || kv_->bulk_decode().block_size == 0,
+  KVCAP_CHECK(state_.bulk_kv != nullptr || kv_->bulk_decode().block_size == 0,
               "an allocator other than the paged one offers bulk decode");
   pp_ = std::max<int64_t>(1, cost_.pipeline_stages());
   if (pp_ > 1) {
@@ -335,7 +334,7 @@ void Replica::note_plain_decode_step(double now_s, int64_t n) {
   // price_plan's bookkeeping for a plan of n decode tokens and nothing else.
   step_start_s_ = now_s;
   progressed_ = true;
-  bulk_kv_->usage_into(usage_);
+  state_.bulk_kv->usage_into(usage_);
   integrals_.peak_reserved_tokens = std::max(integrals_.peak_reserved_tokens, usage_.reserved_tokens);
   integrals_.max_running = std::max(integrals_.max_running, n);
   ++step_index_;
@@ -352,9 +351,9 @@ double Replica::start_plain_step_unplanned(double now_s, const KvAllocator::Bulk
   for (int32_t slot : state_.running) {
     SeqState& s = state_.seq(slot);
     context += s.num_computed_tokens + 1;
-    counted += KvAllocator::append_decode_token(*bulk_kv_, s, kv_bulk) ? 1 : 0;
+    counted += KvAllocator::append_decode_token(*state_.bulk_kv, s, kv_bulk) ? 1 : 0;
   }
-  bulk_kv_->bulk_add_tokens(counted);
+  state_.bulk_kv->bulk_add_tokens(counted);
   plain_unplanned_ = true;
   step_in_progress_ = true;
   note_plain_decode_step(now_s, n);
@@ -379,7 +378,7 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   if (bs < 2 || pp_ > 1 || observer_ != nullptr || step_in_progress_ || !state_.parked.empty() || !inbox_.empty() ||
       sessions_.has_pending())
     return 0;
-  PagedKvAllocator& kv = *bulk_kv_;  // (bs >= 2: the paged allocator)
+  PagedKvAllocator& kv = *state_.bulk_kv;  // (bs >= 2: the paged allocator)
   const std::vector<int32_t>& run = state_.running;
   const auto n = static_cast<int64_t>(run.size());
   if (n == 0) return 0;
@@ -645,8 +644,8 @@ void Replica::close_step(double now_s, int64_t tokens, int64_t prefill_tokens, b
   interval_.compute_util += step_cost_.compute_utilization * in_interval;
   interval_.bandwidth_util += step_cost_.bandwidth_utilization * in_interval;
   if (!usage_fresh) {
-    if (bulk_kv_)
-      bulk_kv_->usage_into(usage_);
+    if (state_.bulk_kv)
+      state_.bulk_kv->usage_into(usage_);
     else
       kv_->usage_into(usage_);
   }

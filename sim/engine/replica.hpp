@@ -25,7 +25,6 @@
 #include "sim/engine/session_parking.hpp"
 #include "sim/engine/step_observer.hpp"
 #include "sim/kv/kv_allocator.hpp"
-#include "sim/kv/paged_allocator.hpp"
 #include "sim/metrics/metrics_collector.hpp"
 #include "sim/sched/admission/admission_control.hpp"
 #include "sim/sched/admission/output_forecast.hpp"
@@ -180,10 +179,6 @@ class Replica {
   int32_t index_;
   SchedulerConfig cfg_;
   std::unique_ptr<KvAllocator> kv_;
-  /// kv_ where it is the paged allocator, the only one that supports bulk decode (null otherwise):
-  /// the bulk and plain-decode paths call it every step, directly and inline instead of through
-  /// the interface.
-  PagedKvAllocator* bulk_kv_ = nullptr;
   std::unique_ptr<Scheduler> scheduler_;
   const CostModel& cost_;
   MetricsCollector& metrics_;

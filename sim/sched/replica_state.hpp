@@ -7,6 +7,7 @@
 
 #include "sim/core/sequence.hpp"
 #include "sim/kv/kv_allocator.hpp"
+#include "sim/kv/paged_allocator.hpp"
 #include "sim/sched/waiting_queue.hpp"
 
 namespace kvcap {
@@ -33,7 +34,8 @@ struct SchedulerConfig {
 
 class ReplicaState {
  public:
-  ReplicaState(SchedulingPolicy policy, KvAllocator& kv) : waiting(policy), kv(&kv) {}
+  ReplicaState(SchedulingPolicy policy, KvAllocator& kv)
+      : waiting(policy), kv(&kv), bulk_kv(dynamic_cast<PagedKvAllocator*>(&kv)) {}
 
   SeqState& seq(int32_t slot) { return *slots_[static_cast<size_t>(slot)]; }
   const SeqState& seq(int32_t slot) const { return *slots_[static_cast<size_t>(slot)]; }
@@ -79,6 +81,10 @@ class ReplicaState {
     int64_t block_bytes_per_gpu = 0;  ///< bytes one block moves over each GPU's host link
   } swap;
   KvAllocator* kv;
+  /// kv where it is the paged allocator, the only one that supports bulk decode (null otherwise):
+  /// the plain-decode paths (a bulk stretch, the schedulers' one-token decodes) call it every
+  /// step and request, directly and inline instead of through the interface.
+  PagedKvAllocator* bulk_kv;
 
  private:
   std::vector<std::unique_ptr<SeqState>> slots_;

@@ -31,7 +31,7 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
   const KvAllocator::BulkDecode kv_bulk = st.kv->bulk_decode();
   int64_t counted = 0;
   auto flush_counted = [&] {
-    if (counted > 0) st.kv->bulk_add_tokens(std::exchange(counted, 0));
+    if (counted > 0) st.bulk_kv->bulk_add_tokens(std::exchange(counted, 0));  // (counted: bulk, paged)
   };
   size_t i = 0;
   while (i < st.running.size() && budget > 0) {
@@ -50,7 +50,7 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
       plan.scheduled.push_back({slot, 1, s.num_computed_tokens, 0, ScheduledKind::running});
       plan.total_tokens += 1;
       s.num_computed_tokens += 1;
-      st.kv->bulk_settle(s);
+      st.bulk_kv->bulk_settle(s);
       ++counted;
       budget -= 1;
       ++i;
