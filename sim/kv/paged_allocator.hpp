@@ -89,7 +89,7 @@ class PagedKvAllocator final : public KvAllocator {
     return u;
   }
   /// Inline (and bulk_settle below): a bulk decode stretch calls them every step through a
-  /// PagedKvAllocator (Replica::bulk_kv_), where the final class lets them inline.
+  /// PagedKvAllocator (ReplicaState::bulk_kv), where the final class lets them inline.
   void usage_into(KvUsage& u) const override {
     // Tokens are per request, pages per group: a hybrid model's G groups spend G pages per
     // block_size tokens below the window, so token figures divide pages by G (page granular).
