@@ -1,9 +1,11 @@
 #include "workloads/generate/distribution.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "sim/util/error.hpp"
@@ -28,30 +30,48 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
 
 // A trace's two length columns, read once: a workload's prompt and output distributions usually
 // resample the same file (the 1M benchmark read its trace twice, about 20 ms each), and a sweep
-// or a search builds every point's workload again. Keyed by path, format, size and modification
-// time, so that a file rewritten between two reads (tests do that) is read again; a few files
-// only, the most recent kept.
+// or a search builds every point's workload again. Keyed by path, format, size and a hash of the
+// file's bytes (hashing costs a small part of parsing; file times are too coarse to tell two
+// writes a millisecond apart), so that a rewritten file is read again; a few files only, the most
+// recent kept.
 struct TraceLengths {
   std::shared_ptr<const std::vector<int64_t>> prompt, output;
 };
+
+// FNV-1a over a file's bytes into `h`; false if it cannot be read (the reader then says why).
+bool file_content_hash(const std::string& path, uint64_t& hash) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  uint64_t h = 14695981039346656037ull;
+  std::array<char, 1 << 16> buf;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    for (size_t i = 0; i < got; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+  }
+  hash = h;
+  return !in.bad();
+}
 
 TraceLengths read_trace_lengths(const TraceReadOptions& o) {
   struct Entry {
     std::string path;
     TraceFormat format;
     std::uintmax_t size;
-    std::filesystem::file_time_type modified;
+    uint64_t content_hash;
     TraceLengths lengths;
   };
   static std::mutex mutex;
   static std::deque<Entry> cache;
   constexpr size_t kFiles = 4;
-  std::error_code size_error, time_error;
-  const std::uintmax_t size = std::filesystem::file_size(o.path, size_error);
-  const auto modified = std::filesystem::last_write_time(o.path, time_error);
-  const bool cacheable = !size_error && !time_error;  // else a pipe or a missing file: the reader says
+  // Only a regular file: a pipe's bytes would be consumed by the hash.
+  std::error_code error;
+  const bool regular = std::filesystem::is_regular_file(o.path, error) && !error;
+  const std::uintmax_t size = regular ? std::filesystem::file_size(o.path, error) : 0;
+  uint64_t hash = 0;
+  const bool cacheable = regular && !error && file_content_hash(o.path, hash);
   auto same_file = [&](const Entry& e) {
-    return e.path == o.path && e.format == o.format && e.size == size && e.modified == modified;
+    return e.path == o.path && e.format == o.format && e.size == size && e.content_hash == hash;
   };
   if (cacheable) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -69,7 +89,7 @@ TraceLengths read_trace_lengths(const TraceReadOptions& o) {
   TraceLengths lengths{std::move(prompt), std::move(output)};
   if (cacheable) {
     std::lock_guard<std::mutex> lock(mutex);
-    cache.push_back({o.path, o.format, size, modified, lengths});
+    cache.push_back({o.path, o.format, size, hash, lengths});
     if (cache.size() > kFiles) cache.pop_front();
   }
   return lengths;
