@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvcap {
@@ -30,6 +31,9 @@ struct Request {
   uint64_t output_segment_id = 0;
   int64_t turn = 0;
 };
+
+/// FNV-1a: `h` (the offset basis, or a previous call's result) extended by `bytes`.
+uint64_t fnv1a_extend(uint64_t h, std::string_view bytes);
 
 /// Stable 64-bit hash of a segment id string (FNV-1a), so content ids are reproducible.
 uint64_t content_id_hash(const std::string& s);

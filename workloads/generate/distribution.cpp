@@ -12,6 +12,7 @@
 #include "sim/util/text.hpp"
 #include "sim/util/json_fields.hpp"
 #include "workloads/readers/trace_reader.hpp"
+#include "workloads/request.hpp"
 
 namespace kvcap {
 
@@ -42,12 +43,11 @@ struct TraceLengths {
 bool file_content_hash(const std::string& path, uint64_t& hash) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
-  uint64_t h = 14695981039346656037ull;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a offset basis
   std::array<char, 1 << 16> buf;
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto got = static_cast<size_t>(in.gcount());
-    for (size_t i = 0; i < got; ++i) h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+    h = fnv1a_extend(h, {buf.data(), static_cast<size_t>(in.gcount())});
   }
   hash = h;
   return !in.bad();

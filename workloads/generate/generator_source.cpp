@@ -96,7 +96,6 @@ bool GeneratorSource::next(Request& out) {
     return false;
   }
   if (!spec_.sessions) {  // (no follow-ups then: one turn each)
-    ++next_slot_;
     start_session(one_turn_);
     next_new_s_ = clock_.next_s();
     emit_turn(one_turn_, at, out);
