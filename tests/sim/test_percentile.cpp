@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -185,6 +186,61 @@ TEST_CASE("RunLengthSamples: a compaction that would outgrow the table gives the
     CAPTURE(qs[k]);
     CHECK(s.at_percentiles[k] == numpy_linear(mapped, qs[k] / 100));
   }
+}
+
+TEST_CASE("RunLengthSamples: in sketch mode every value added goes to the logarithm's bucket") {
+  // Once a sketch, the buffer holds only the last run, and each new value folds it (sums and
+  // bucket) at once. Every value must land where ceil(ln v / ln g) puts it and be counted once:
+  // slow walks up and down across many buckets (the decode-stretch pattern), repeats, jumps, and
+  // each side of several bucket edges (the least double of its bucket, found here by bisection
+  // over the doubles, and the one just below it). Every rank is read back through at_percentiles
+  // and compared with the mapping computed here, value by value.
+  const double a = RunLengthSamples::kSketchRelativeError;
+  const double log_g = std::log((1 + a) / (1 - a)), g = std::exp(log_g);
+  auto bucket = [log_g](double v) { return static_cast<int32_t>(std::ceil(std::log(v) / log_g)); };
+  auto edge = [&bucket, log_g](int32_t i) {  // least double x with bucket(x) >= i
+    const double near = std::exp(log_g * (i - 1));
+    double lo = near * (1 - 1e-6), hi = near * (1 + 1e-6);
+    REQUIRE(bucket(lo) < i);
+    REQUIRE(bucket(hi) >= i);
+    while (std::nextafter(lo, hi) != hi) {
+      const double mid = std::midpoint(lo, hi);
+      (bucket(mid) < i ? lo : hi) = mid;
+    }
+    return hi;
+  };
+  std::vector<double> added;
+  for (int k = 0; k < 1500; ++k) added.push_back(0.010 * std::pow(1 + 3e-5, k));    // up ~45 buckets
+  for (int k = 0; k < 700; ++k) added.push_back(0.0104 * std::pow(1 - 7e-5, k));   // down ~50
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> far(std::log(1e-4), std::log(10.0));
+  for (int k = 0; k < 200; ++k) {
+    const double v = std::exp(far(rng));  // a jump, then a short walk from it
+    for (int s = 0; s < 5; ++s) added.push_back(v * (1 + 2e-4 * s));
+    added.push_back(added.back());  // a repeat: one run of two
+  }
+  for (int32_t i : {bucket(0.02) + 1, bucket(0.02) + 3, bucket(0.5), bucket(3e-3) - 7}) {
+    const double e = edge(i);
+    REQUIRE(bucket(e) == i);
+    REQUIRE(bucket(std::nextafter(e, 0.0)) == i - 1);
+    // Into the edge from below and from above, and across it both ways.
+    for (double v : {e * 0.9995, std::nextafter(e, 0.0), e, e * 1.0005, e, std::nextafter(e, 0.0), e * 0.9995})
+      added.push_back(v);
+  }
+  RunLengthSamples r(4);  // a sketch after a dozen distinct values: nearly all are folded one by one
+  for (double v : added) r.add(v);
+  REQUIRE(r.approximate());
+  std::vector<double> values = added;
+  std::sort(values.begin(), values.end());
+  std::vector<double> mapped;
+  for (double v : values) mapped.push_back(std::clamp(2 * std::exp(log_g * bucket(v)) / (g + 1), values.front(), values.back()));
+  std::vector<double> qs;
+  for (size_t k = 0; k < values.size(); ++k) qs.push_back(100.0 * static_cast<double>(k) / static_cast<double>(values.size() - 1));
+  const Summary s = r.summarize(qs);
+  REQUIRE(s.at_percentiles.size() == qs.size());
+  size_t wrong = 0;
+  for (size_t k = 0; k < qs.size(); ++k) wrong += s.at_percentiles[k] == numpy_linear(mapped, qs[k] / 100) ? 0 : 1;
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("RunLengthSamples: the sketch orders negatives, zeros and positives") {
