@@ -223,13 +223,6 @@ void RunLengthSamples::add_new_run(double value, int64_t count) {
     runs_.back().second += count;
     return;
   }
-  if (sketch_ && !runs_.empty()) {
-    // A sketch needs no buffer: the buffer holds only the last run, which equal values may still
-    // extend, and a new value folds it (sums and bucket) as compact() would have, in arrival order.
-    fold_run(runs_[0]);
-    runs_[0] = Run{value, count};
-    return;
-  }
   if (runs_.size() == buffer_runs_) compact();
   // Two sizes instead of growth by doubling, which touched about twice the final size in 4 KiB
   // pages and copied every run at each step (a quarter of the Azure replay's page faults): a
@@ -250,12 +243,6 @@ void RunLengthSamples::fold_sums() {
     folded_sum_ += v * static_cast<double>(c);
     folded_sq_sum_ += v * v * static_cast<double>(c);
   }
-}
-
-void RunLengthSamples::fold_run(const Run& r) {
-  folded_sum_ += r.first * static_cast<double>(r.second);
-  folded_sq_sum_ += r.first * r.first * static_cast<double>(r.second);
-  fold_one(buckets_, r.first, r.second);
 }
 
 void RunLengthSamples::seal() {
@@ -315,8 +302,6 @@ void RunLengthSamples::compact() {
       RunBuffer().swap(distinct_);
       RunBuffer().swap(spare_);
       RunBuffer().swap(sort_scratch_);
-      RunBuffer().swap(runs_);  // from now on it holds one run (add_new_run)
-      runs_.reserve(1);
     }
   }
   runs_.clear();
@@ -331,24 +316,22 @@ double RunLengthSamples::bucket_value(int32_t index) const {
   return 2 * std::exp(log_gamma_ * index) / (gamma + 1);
 }
 
-void RunLengthSamples::fold_one(LogBuckets& into, double v, int64_t c) const {
-  if (v > 0) {
-    // A bucket already in range, the common case once the sketch exists: counted in place.
-    const int32_t index = bucket_of(v);
-    const auto at = static_cast<size_t>(static_cast<uint32_t>(index - into.pos_offset));
-    if (at < into.pos.size())
-      into.pos[at] += c;
-    else
-      add_to_buckets(into.pos, into.pos_offset, index, c);
-  } else if (v < 0) {
-    add_to_buckets(into.neg, into.neg_offset, bucket_of(-v), c);
-  } else {
-    into.zeros += c;
-  }
-}
-
 void RunLengthSamples::fold(LogBuckets& into, const RunBuffer& runs) const {
-  for (const auto& [v, c] : runs) fold_one(into, v, c);
+  for (const auto& [v, c] : runs) {
+    if (v > 0) {
+      // A bucket already in range, the common case once the sketch exists: counted in place.
+      const int32_t index = bucket_of(v);
+      const auto at = static_cast<size_t>(static_cast<uint32_t>(index - into.pos_offset));
+      if (at < into.pos.size())
+        into.pos[at] += c;
+      else
+        add_to_buckets(into.pos, into.pos_offset, index, c);
+    } else if (v < 0) {
+      add_to_buckets(into.neg, into.neg_offset, bucket_of(-v), c);
+    } else {
+      into.zeros += c;
+    }
+  }
 }
 
 Summary RunLengthSamples::summarize(const std::vector<double>& percentiles) const {

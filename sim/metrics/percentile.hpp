@@ -39,8 +39,7 @@ double median(std::vector<double> values);
 /// 8M-token arXiv replay has 383k). Past that the table becomes a log-bucket sketch
 /// (DDSketch's mapping: bucket i holds (g^(i-1), g^i] with g = (1+a)/(1-a), read back as
 /// 2g^i/(g+1)): every percentile is then within relative error a = kSketchRelativeError of the
-/// exact one, in a few thousand buckets whatever the run length; from then on each run is folded
-/// into it as the next one starts, and the buffer is released. Count, mean (summed in arrival
+/// exact one, in a few thousand buckets whatever the run length. Count, mean (summed in arrival
 /// order) and max stay exact.
 class RunLengthSamples {
  public:
@@ -87,9 +86,6 @@ class RunLengthSamples {
   void compact();
   void fold_sums();
   void fold(LogBuckets& into, const RunBuffer& runs) const;
-  void fold_one(LogBuckets& into, double value, int64_t count) const;
-  /// Sketch mode: one run into the sums and the buckets.
-  void fold_run(const Run& r);
   int32_t bucket_of(double magnitude) const;
   double bucket_value(int32_t index) const;
 

@@ -189,8 +189,8 @@ TEST_CASE("RunLengthSamples: a compaction that would outgrow the table gives the
 }
 
 TEST_CASE("RunLengthSamples: in sketch mode every value added goes to the logarithm's bucket") {
-  // Once a sketch, the buffer holds only the last run, and each new value folds it (sums and
-  // bucket) at once. Every value must land where ceil(ln v / ln g) puts it and be counted once:
+  // Once a sketch, each compaction folds the buffered runs into it. Every value must land where
+  // ceil(ln v / ln g) puts it and be counted once:
   // slow walks up and down across many buckets (the decode-stretch pattern), repeats, jumps, and
   // each side of several bucket edges (the least double of its bucket, found here by bisection
   // over the doubles, and the one just below it). Every rank is read back through at_percentiles
@@ -227,7 +227,7 @@ TEST_CASE("RunLengthSamples: in sketch mode every value added goes to the logari
     for (double v : {e * 0.9995, std::nextafter(e, 0.0), e, e * 1.0005, e, std::nextafter(e, 0.0), e * 0.9995})
       added.push_back(v);
   }
-  RunLengthSamples r(4);  // a sketch after a dozen distinct values: nearly all are folded one by one
+  RunLengthSamples r(4);  // a sketch after a dozen distinct values, then a fold every 4 runs
   for (double v : added) r.add(v);
   REQUIRE(r.approximate());
   std::vector<double> values = added;
