@@ -430,7 +430,8 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
   while (k < limit) {
     const int64_t j = k + 1;  // step j allocates at context c + j - 1 for a request at c before it
     // A block for the requests whose context is then a multiple of the block size; with prefix
-    // caching, a cache entry for those whose token fills a block (context + 1 a multiple).
+    // caching, a cache entry for those whose token fills a block (context + 1 a multiple), which
+    // for a request's own block is only a count (PagedKvAllocator::count_own_fill).
     const size_t pop = residue(1 - j), fill = residue(-j);
     const int32_t* a = bulk_order_.data() + bulk_phase_start_[pop];
     const int32_t* a_end = bulk_order_.data() + bulk_phase_start_[pop + 1];
@@ -457,9 +458,12 @@ int64_t Replica::bulk_decode(double& now_s, double before_s, double horizon_s, b
     const int32_t* b_end = kv_bulk.hashes_blocks ? bulk_order_.data() + bulk_phase_start_[fill + 1] : nullptr;
     int64_t through_allocator = 0;
     while (a != a_end || b != b_end) {
-      const int32_t i = (b == b_end || (a != a_end && *a < *b)) ? *a++ : *b++;
+      const bool starts = b == b_end || (a != a_end && *a < *b);  // (no request is in both lists)
+      const int32_t i = starts ? *a++ : *b++;
       SeqState& s = state_.seq(run[static_cast<size_t>(i)]);
       const int64_t behind = (j - 1) - bulk_base_[static_cast<size_t>(i)];
+      // An own block that fills is only counted as cached: its token stays in the totals below.
+      if (!starts && kv.count_own_fill(s, s.num_computed_tokens + behind + 1)) continue;
       s.num_computed_tokens += behind;
       s.num_output_tokens += behind;
       bulk_base_[static_cast<size_t>(i)] = j - 1;

@@ -87,6 +87,10 @@ class KvAllocator {
       const int64_t r = residue_mask >= 0 ? computed & residue_mask : computed % block_size;
       return r == 0 || (hashes_blocks && r == block_size - 1);
     }
+    /// Whether that allocation is for the token that fills a block (prefix caching: a cache entry).
+    bool fills_block(int64_t computed) const {
+      return hashes_blocks && (residue_mask >= 0 ? computed & residue_mask : computed % block_size) == block_size - 1;
+    }
   };
   virtual BulkDecode bulk_decode() const { return {}; }
   /// Bulk decode: `n` one-token allocations that only count a token, in the totals alone (the
@@ -103,7 +107,8 @@ class KvAllocator {
   template <class Allocator>
   [[gnu::always_inline]] static bool append_decode_token(Allocator& kv, SeqState& seq, const BulkDecode& bulk) {
     const int64_t c = seq.num_computed_tokens;
-    if (bulk.needs_allocator(c)) {
+    // (A filled block of the request's own is only a count: PagedKvAllocator::count_own_fill.)
+    if (bulk.needs_allocator(c) && !(bulk.fills_block(c) && kv.count_own_fill(seq, c + 1))) {
       kv.bulk_settle(seq);
       const bool ok = kv.allocate(seq, 0, 1);
       KVCAP_CHECK(ok, "plain decode step could not allocate");

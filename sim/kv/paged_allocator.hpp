@@ -131,6 +131,19 @@ class PagedKvAllocator final : public KvAllocator {
                  "bulk decode skipped a block's prefix-cache entry");
   }
 
+  /// Bulk decode with prefix caching: the allocate(seq, 0, 1) of a token that fills one of the
+  /// request's own blocks (past its cached shared prefix), whose `tokens_after` count the stretch
+  /// keeps in the totals: record_tokens would only count the block as cached (no hash, nothing in
+  /// the pool), which is done here. False (nothing done) for any other block.
+  [[gnu::always_inline]] bool count_own_fill(const SeqState& seq, int64_t tokens_after) {
+    const auto slot = static_cast<size_t>(seq.slot);
+    const int64_t own = own_from_[slot];
+    auto& cached = cached_blocks_[slot];
+    if (own < 0 || cached < own) return false;
+    cached = std::max(cached, blocks_below(tokens_after));
+    return true;
+  }
+
   const BlockPool& pool() const { return pool_; }
   /// Block table of a slot in one KV group (tests and invariant checks). A sliding group's table
   /// starts at logical block skipped_blocks(slot).

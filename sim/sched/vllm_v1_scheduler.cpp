@@ -46,7 +46,9 @@ void VllmV1Scheduler::running_pass(ReplicaState& st, StepPlan& plan, int64_t& bu
       ++i;
       continue;
     }
-    if (n == 1 && kv_bulk.block_size >= 2 && !kv_bulk.needs_allocator(s.num_computed_tokens)) {
+    const int64_t c = s.num_computed_tokens;
+    if (n == 1 && kv_bulk.block_size >= 2 &&
+        (!kv_bulk.needs_allocator(c) || (kv_bulk.fills_block(c) && st.bulk_kv->count_own_fill(s, c + 1)))) {
       plan.scheduled.push_back({slot, 1, s.num_computed_tokens, 0, ScheduledKind::running});
       plan.total_tokens += 1;
       s.num_computed_tokens += 1;
