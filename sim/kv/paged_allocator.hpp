@@ -137,6 +137,7 @@ class PagedKvAllocator final : public KvAllocator {
   /// the pool), which is done here. False (nothing done) for any other block.
   [[gnu::always_inline]] bool count_own_fill(const SeqState& seq, int64_t tokens_after) {
     const auto slot = static_cast<size_t>(seq.slot);
+    KVCAP_DCHECK(slot < own_from_.size(), "count_own_fill for a request that holds no blocks");
     const int64_t own = own_from_[slot];
     auto& cached = cached_blocks_[slot];
     if (own < 0 || cached < own) return false;
