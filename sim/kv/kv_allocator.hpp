@@ -84,12 +84,13 @@ class KvAllocator {
     int64_t residue_mask = -1;
     /// Whether the one-token allocate() at context `computed` (>= 0) does more than count it.
     bool needs_allocator(int64_t computed) const {
-      const int64_t r = residue_mask >= 0 ? computed & residue_mask : computed % block_size;
+      const int64_t r = residue(computed);
       return r == 0 || (hashes_blocks && r == block_size - 1);
     }
     /// Whether that allocation is for the token that fills a block (prefix caching: a cache entry).
-    bool fills_block(int64_t computed) const {
-      return hashes_blocks && (residue_mask >= 0 ? computed & residue_mask : computed % block_size) == block_size - 1;
+    bool fills_block(int64_t computed) const { return hashes_blocks && residue(computed) == block_size - 1; }
+    int64_t residue(int64_t computed) const {
+      return residue_mask >= 0 ? computed & residue_mask : computed % block_size;
     }
   };
   virtual BulkDecode bulk_decode() const { return {}; }

@@ -300,18 +300,14 @@ void PagedKvAllocator::remove_own_skipped_pages(int32_t slot, int64_t computed_t
   total_slot_tokens_ += need_tokens - tokens;
   tokens = need_tokens;
   if (!cfg_.enable_prefix_caching) return;
-  const int64_t full = blocks_below(std::min(computed_end, seq.num_tokens()));
+  const int64_t filled_tokens = std::min(computed_end, seq.num_tokens());
+  const int64_t full = blocks_below(filled_tokens);
   auto& cached = cached_blocks_[slot_index];
   if (cached >= full) return;
   if (one_full_group_) {
-    // A decode block that fills past the request's shared content is only counted (own blocks
-    // carry no hash): done here, without cache_one_group's call, once own_from is known.
-    const int64_t own = own_from_[slot_index];
-    if (own >= 0 && cached >= std::min(full, own)) {
-      cached = full;
-      return;
-    }
-    cache_one_group(seq, full);
+    // A block that fills past the request's shared content is only counted (own blocks carry no
+    // hash), without cache_one_group's call, once own_from is known.
+    if (!count_own_fill(seq, filled_tokens)) cache_one_group(seq, full);
     return;
   }
   // Hashes exist for the blocks whose tokens are all known; only a block that has just filled

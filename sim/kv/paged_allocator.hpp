@@ -131,10 +131,11 @@ class PagedKvAllocator final : public KvAllocator {
                  "bulk decode skipped a block's prefix-cache entry");
   }
 
-  /// Bulk decode with prefix caching: the allocate(seq, 0, 1) of a token that fills one of the
-  /// request's own blocks (past its cached shared prefix), whose `tokens_after` count the stretch
-  /// keeps in the totals: record_tokens would only count the block as cached (no hash, nothing in
-  /// the pool), which is done here. False (nothing done) for any other block.
+  /// Prefix caching, one full-attention group: the blocks filled up to `tokens_after` that are the
+  /// request's own (past its cached shared prefix) only count as cached (no hash, nothing in the
+  /// pool), done here; false (nothing done) when the request's shared prefix is not all cached or
+  /// own_from is not known yet. record_tokens' rule, and bulk decode's way past allocate() for a
+  /// token that fills an own block (the stretch keeps the token in its totals).
   [[gnu::always_inline]] bool count_own_fill(const SeqState& seq, int64_t tokens_after) {
     const auto slot = static_cast<size_t>(seq.slot);
     KVCAP_DCHECK(slot < own_from_.size(), "count_own_fill for a request that holds no blocks");
