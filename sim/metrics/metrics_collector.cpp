@@ -22,8 +22,25 @@ int32_t MetricsCollector::class_index(const std::string& request_class) {
   for (size_t i = 0; i < classes_.size(); ++i)
     if (classes_[i] == request_class) return static_cast<int32_t>(i);
   classes_.push_back(request_class);
-  itl_.emplace_back();
+  itl_.emplace_back(itl_buffer_runs_);
   return static_cast<int32_t>(classes_.size() - 1);
+}
+
+size_t MetricsCollector::itl_stored_entries() const {
+  size_t n = 0;
+  for (const RunLengthSamples& r : itl_) n += r.stored_entries();
+  return n;
+}
+
+void MetricsCollector::stop_sharing_unless(int32_t sole) {
+  if (shared_class_ == kNoSamples) {
+    shared_class_ = sole >= 0 ? sole : kMixed;
+    return;
+  }
+  if (shared_class_ >= 0 && sole != shared_class_) {
+    itl_[static_cast<size_t>(shared_class_) + 1] = itl_[0];
+    shared_class_ = kMixed;
+  }
 }
 
 SharedName MetricsCollector::intern(std::string_view text) {

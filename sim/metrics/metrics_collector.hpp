@@ -82,6 +82,9 @@ class RequestEndListener {
 class MetricsCollector {
  public:
   MetricsCollector() = default;
+  /// ITL tables with a buffer of `itl_buffer_runs` runs (tests: compactions and the sketch
+  /// without millions of samples).
+  explicit MetricsCollector(size_t itl_buffer_runs) : itl_buffer_runs_(itl_buffer_runs), itl_(1, RunLengthSamples(itl_buffer_runs)) {}
   // Records point into names_ and ids_: a copy would point into the original's tables.
   MetricsCollector(const MetricsCollector&) = delete;
   MetricsCollector& operator=(const MetricsCollector&) = delete;
@@ -110,15 +113,20 @@ class MetricsCollector {
   /// At the horizon, a request sent by the client that has not reached the engine yet.
   void on_in_flight_front_end(const Request& req);
   void on_itl(int32_t class_index, double gap_s) {  // inline: once per generated token
+    const int32_t sole = class_index >= 0 ? class_index : kMixed;  // a pool-only sample: no class shares
+    if (sole != shared_class_) stop_sharing_unless(sole);
     itl_[0].add(gap_s);
-    if (class_index >= 0) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+    if (class_index >= 0 && class_index != shared_class_) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
   }
   /// One decode step's gap for `n` requests at once (bulk decode): the same samples, in the same
   /// runs, as n on_itl calls; `class_counts` holds (class index, requests) of the classes among
   /// them (requests without a class count in the pool only).
   void on_itl_run(std::span<const std::pair<int32_t, int64_t>> class_counts, int64_t n, double gap_s) {
+    const int32_t sole = class_counts.size() == 1 && class_counts[0].second == n ? class_counts[0].first : kMixed;
+    if (sole != shared_class_) stop_sharing_unless(sole);
     itl_[0].add(gap_s, n);
-    for (const auto& [c, k] : class_counts) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
+    for (const auto& [c, k] : class_counts)
+      if (c != shared_class_) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
   }
   /// The run is over: the step-level samples are sorted once (RunLengthSamples::seal).
   void seal() {
@@ -148,8 +156,12 @@ class MetricsCollector {
   int64_t prefix_queries() const { return prefix_queries_; }
   int64_t prefix_hits() const { return prefix_hits_; }
   std::span<const RequestRecord> records() const { return records_; }
-  /// ITL samples per class index + 1 (entry 0 pools every request).
-  const std::vector<RunLengthSamples>& itl() const { return itl_; }
+  /// Entries the ITL tables hold, all classes together (the memory witness).
+  size_t itl_stored_entries() const;
+  /// The ITL samples of a class (by index; -1: every request's).
+  const RunLengthSamples& itl(int32_t class_index) const {
+    return class_index == shared_class_ ? itl_[0] : itl_[static_cast<size_t>(class_index) + 1];
+  }
   /// Rejections by reason, in first-seen order.
   const std::vector<std::pair<std::string, int64_t>>& rejected_by_reason() const { return rejected_; }
 
@@ -162,7 +174,19 @@ class MetricsCollector {
   std::vector<RequestRecord, HugePageAllocator<RequestRecord>> records_;  ///< in huge pages from 2 MiB (huge_pages.hpp)
   std::deque<std::string> names_;  ///< class and reason texts the records point to (stable addresses)
   TextArena ids_;                  ///< the records' ids
+  /// Step-level samples, per class index + 1 (entry 0 pools every request). While every sample
+  /// has come from one class (most scenarios have one), that class's samples are the pool's,
+  /// added in the same calls: they are kept once, in entry 0, and shared_class_ names the class.
+  /// Twice the buffers and two identical sorts at the end were 8% of a sweep point's time.
+  size_t itl_buffer_runs_ = RunLengthSamples::kDefaultBufferRuns;
   std::vector<RunLengthSamples> itl_{1};
+  static constexpr int32_t kNoSamples = -2;  ///< shared_class_ before the first sample
+  static constexpr int32_t kMixed = -3;      ///< a sample's classes are not one class's: no sharing
+  int32_t shared_class_ = kNoSamples;
+  /// A sample whose class is `sole` (kMixed: none or several) arrives while shared_class_ is
+  /// another: the first sample names the shared class; any other ends the sharing, the class
+  /// getting its own copy of the pool's samples so far (equal to its own, call for call).
+  void stop_sharing_unless(int32_t sole);
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;

@@ -359,7 +359,7 @@ RunResults build_run_results(const RunHeader& h, const Simulation& sim, const Me
   sc.load_scale = rr_round(h.load_scale);
 
   const std::vector<double>& pct = options.percentiles;
-  RequestFigures all_figures = request_figures(m, nullptr, m.itl()[0], slo, pct);
+  RequestFigures all_figures = request_figures(m, nullptr, m.itl(-1), slo, pct);
   static_cast<RequestResults&>(out) = rr_request_block(m, all_figures, duration, true, pct);
   if (all_requests) *all_requests = std::move(all_figures);
   out.duration_s = rr_round(duration);
@@ -508,7 +508,7 @@ RunResults build_run_results(const RunHeader& h, const Simulation& sim, const Me
   std::sort(classes.begin(), classes.end());
   for (const auto& [name, idx] : classes)
     out.by_class.push_back(
-        {name, rr_request_block(m, request_figures(m, &name, m.itl()[idx + 1], slo, pct), duration, false, pct)});
+        {name, rr_request_block(m, request_figures(m, &name, m.itl(static_cast<int32_t>(idx)), slo, pct), duration, false, pct)});
   // Which wall this run hit, by the rule search and report.html use too (sim/results/wall_rule.cpp).
   const bool missed = slo.any() ? out.requests.met_slo < out.requests.arrived : out.requests.finished < out.requests.arrived;
   const WallVerdict w = judge_wall(out, missed);

@@ -182,8 +182,8 @@ TEST_CASE("bulk decode: a hand-worked run (two requests, 10 ms steps, block size
     CHECK(r.finish_s == doctest::Approx(r.id == "A" ? 0.08 : 0.05));
     CHECK(r.output_tokens == (r.id == "A" ? 8 : 5));
   }
-  CHECK(metrics.itl()[0].count() == 11);
-  CHECK(metrics.itl()[1].count() == 7);  // class "chat": A's gaps only
+  CHECK(metrics.itl(-1).count() == 11);
+  CHECK(metrics.itl(0).count() == 7);  // class "chat": A's gaps only
   CHECK(r0->integrals().steps == 8);
   CHECK(r0->integrals().tokens == 23 + 13 - 2);  // prompts 23, then 13 outputs minus the 2 sampled at prefill
   CHECK(r0->kv().usage().used_blocks == 0);
