@@ -34,13 +34,11 @@ size_t MetricsCollector::itl_stored_entries() const {
 
 void MetricsCollector::stop_sharing_unless(int32_t sole) {
   if (shared_class_ == kNoSamples) {
-    shared_class_ = sole >= 0 ? sole : kMixed;
+    shared_class_ = sole == kSeveral ? kMixed : sole;
     return;
   }
-  if (shared_class_ >= 0 && sole != shared_class_) {
-    itl_[static_cast<size_t>(shared_class_) + 1] = itl_[0];
-    shared_class_ = kMixed;
-  }
+  if (shared_class_ >= 0) itl_[static_cast<size_t>(shared_class_) + 1] = itl_[0];
+  shared_class_ = kMixed;
 }
 
 SharedName MetricsCollector::intern(std::string_view text) {

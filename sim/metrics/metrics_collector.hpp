@@ -113,20 +113,25 @@ class MetricsCollector {
   /// At the horizon, a request sent by the client that has not reached the engine yet.
   void on_in_flight_front_end(const Request& req);
   void on_itl(int32_t class_index, double gap_s) {  // inline: once per generated token
-    const int32_t sole = class_index >= 0 ? class_index : kMixed;  // a pool-only sample: no class shares
-    if (sole != shared_class_) stop_sharing_unless(sole);
+    if (class_index != shared_class_) [[unlikely]] {
+      if (shared_class_ != kMixed) stop_sharing_unless(class_index);
+      if (class_index >= 0 && class_index != shared_class_) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+    }
     itl_[0].add(gap_s);
-    if (class_index >= 0 && class_index != shared_class_) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
   }
   /// One decode step's gap for `n` requests at once (bulk decode): the same samples, in the same
   /// runs, as n on_itl calls; `class_counts` holds (class index, requests) of the classes among
   /// them (requests without a class count in the pool only).
   void on_itl_run(std::span<const std::pair<int32_t, int64_t>> class_counts, int64_t n, double gap_s) {
-    const int32_t sole = class_counts.size() == 1 && class_counts[0].second == n ? class_counts[0].first : kMixed;
-    if (sole != shared_class_) stop_sharing_unless(sole);
+    const int32_t sole = class_counts.empty() ? -1
+                         : class_counts.size() == 1 && class_counts[0].second == n ? class_counts[0].first
+                                                                                    : kSeveral;
+    if (sole != shared_class_) [[unlikely]] {
+      if (shared_class_ != kMixed) stop_sharing_unless(sole);
+      for (const auto& [c, k] : class_counts)
+        if (c != shared_class_) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
+    }
     itl_[0].add(gap_s, n);
-    for (const auto& [c, k] : class_counts)
-      if (c != shared_class_) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
   }
   /// The run is over: the step-level samples are sorted once (RunLengthSamples::seal).
   void seal() {
@@ -176,16 +181,19 @@ class MetricsCollector {
   TextArena ids_;                  ///< the records' ids
   /// Step-level samples, per class index + 1 (entry 0 pools every request). While every sample
   /// has come from one class (most scenarios have one), that class's samples are the pool's,
-  /// added in the same calls: they are kept once, in entry 0, and shared_class_ names the class.
-  /// Twice the buffers and two identical sorts at the end were 8% of a sweep point's time.
+  /// added in the same calls: they are kept once, in entry 0, and shared_class_ names the class
+  /// (-1 while every sample is classless: the pool's alone, as before any sharing).
+  /// Twice the buffers and two identical sorts at the end were 14% of a sweep point's time.
   size_t itl_buffer_runs_ = RunLengthSamples::kDefaultBufferRuns;
   std::vector<RunLengthSamples> itl_{1};
   static constexpr int32_t kNoSamples = -2;  ///< shared_class_ before the first sample
-  static constexpr int32_t kMixed = -3;      ///< a sample's classes are not one class's: no sharing
+  static constexpr int32_t kMixed = -3;      ///< shared_class_ once samples came from several (or none and some)
+  static constexpr int32_t kSeveral = -4;    ///< a run's requests are of several classes (or some of none)
   int32_t shared_class_ = kNoSamples;
-  /// A sample whose class is `sole` (kMixed: none or several) arrives while shared_class_ is
-  /// another: the first sample names the shared class; any other ends the sharing, the class
-  /// getting its own copy of the pool's samples so far (equal to its own, call for call).
+  /// A sample whose class is `sole` (-1: none, kSeveral) arrives while shared_class_ is another
+  /// (not kMixed): the first sample names the shared class; any other ends the sharing, the
+  /// shared class getting its own copy of the pool's samples so far (equal to its own, call for
+  /// call).
   void stop_sharing_unless(int32_t sole);
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;

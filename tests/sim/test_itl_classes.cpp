@@ -91,13 +91,13 @@ TEST_CASE("per-class ITL: one class's samples are kept once and summarize as its
 
 TEST_CASE("per-class ITL: sharing ends exactly when another class, or none, shows up") {
   const std::vector<double> pct = {1, 50, 90};
-  // The sample that ends the sharing, at a random step: a second class, a classless sample, a
-  // run split between classes, a run partly classless; before and after compactions (a 32-run
+  // The sample that ends the sharing, at a random step: a second class, a classless sample or
+  // run, a run split between classes, a run partly classless; before and after compactions (a 32-run
   // buffer) and the sketch (a gap per step: 64 distinct values pass it).
-  enum class Breaker { other_class, classless, split_run, partly_classless, classless_first };
+  enum class Breaker { other_class, classless, classless_run, split_run, partly_classless, classless_first };
   std::mt19937_64 rng(17);
-  for (const Breaker b : {Breaker::other_class, Breaker::classless, Breaker::split_run, Breaker::partly_classless,
-                          Breaker::classless_first}) {
+  for (const Breaker b : {Breaker::other_class, Breaker::classless, Breaker::classless_run, Breaker::split_run,
+                          Breaker::partly_classless, Breaker::classless_first}) {
     for (const int at : {0, 1, 5, 31, 32, 33, 100, 400}) {
       for (const bool many_values : {false, true}) {
         CAPTURE(static_cast<int>(b));
@@ -116,6 +116,7 @@ TEST_CASE("per-class ITL: sharing ends exactly when another class, or none, show
             switch (b) {
               case Breaker::other_class: t.one(0, gap); break;
               case Breaker::classless: t.one(-1, gap); break;
+              case Breaker::classless_run: t.run({}, n, gap); break;
               case Breaker::split_run: t.run({{sole, n - 1}, {1, 1}}, n, gap); break;
               case Breaker::partly_classless: t.run({{sole, n - 1}}, n, gap); break;
               case Breaker::classless_first: t.run({{sole, n}}, n, gap); break;
