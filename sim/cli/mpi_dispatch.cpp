@@ -251,7 +251,7 @@ PointDispatcher* MpiJob::dispatcher() { return nullptr; }
 
 int MpiJob::workers() const { return 0; }
 
-std::string MpiJob::summary(const std::string& items) const { return ""; }
+std::string MpiJob::summary(const std::string& /*items*/) const { return ""; }
 
 int MpiJob::run(const std::function<int()>& command) { return command(); }
 
