@@ -113,11 +113,11 @@ class MetricsCollector {
   /// At the horizon, a request sent by the client that has not reached the engine yet.
   void on_in_flight_front_end(const Request& req);
   void on_itl(int32_t class_index, double gap_s) {  // inline: once per generated token
-    if (class_index != shared_class_) [[unlikely]] {
-      if (shared_class_ != kMixed) stop_sharing_unless(class_index);
-      if (class_index >= 0 && class_index != shared_class_) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
+    if (class_index == shared_class_) [[likely]] {  // one class, or none, so far: the pool's
+      itl_[0].add(gap_s);
+      return;
     }
-    itl_[0].add(gap_s);
+    on_class_itl(class_index, gap_s);
   }
   /// One decode step's gap for `n` requests at once (bulk decode): the same samples, in the same
   /// runs, as n on_itl calls; `class_counts` holds (class index, requests) of the classes among
@@ -126,12 +126,11 @@ class MetricsCollector {
     const int32_t sole = class_counts.empty() ? -1
                          : class_counts.size() == 1 && class_counts[0].second == n ? class_counts[0].first
                                                                                     : kSeveral;
-    if (sole != shared_class_) [[unlikely]] {
-      if (shared_class_ != kMixed) stop_sharing_unless(sole);
-      for (const auto& [c, k] : class_counts)
-        if (c != shared_class_) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
+    if (sole == shared_class_) [[likely]] {
+      itl_[0].add(gap_s, n);
+      return;
     }
-    itl_[0].add(gap_s, n);
+    on_class_itl_run(class_counts, n, gap_s, sole);
   }
   /// The run is over: the step-level samples are sorted once (RunLengthSamples::seal).
   void seal() {
@@ -195,6 +194,11 @@ class MetricsCollector {
   /// shared class getting its own copy of the pool's samples so far (equal to its own, call for
   /// call).
   void stop_sharing_unless(int32_t sole);
+  /// on_itl and on_itl_run where the sample is not the shared class's (out of line: a run of
+  /// several classes, or the sample that ends the sharing).
+  void on_class_itl(int32_t class_index, double gap_s);
+  void on_class_itl_run(std::span<const std::pair<int32_t, int64_t>> class_counts, int64_t n, double gap_s,
+                        int32_t sole);
   std::vector<std::pair<std::string, int64_t>> rejected_;
   int64_t arrived_ = 0, preemptions_ = 0, recomputed_tokens_ = 0;
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;
