@@ -15,6 +15,7 @@ Simulation::Simulation(const SimulationOptions& opt, std::unique_ptr<RequestSour
   KVCAP_CHECK(!replicas_.empty(), "a simulation needs at least one replica");
   for (auto& r : replicas_) replica_ptrs_.push_back(r.get());
   metrics_.set_end_listener(this);
+  sample_interval_s_ = opt_.sample_interval_s;
 }
 
 Simulation::~Simulation() { metrics_.set_end_listener(nullptr); }
@@ -226,11 +227,40 @@ void Simulation::take_sample(double now_s) {
     row.decode_tokens = c.decode_tokens;
     row.preemptions = c.preemptions;
     row.finished = c.finished;
-    row.compute_utilization = c.compute_util / opt_.sample_interval_s;
-    row.bandwidth_utilization = c.bandwidth_util / opt_.sample_interval_s;
-    row.busy_fraction = c.busy_s / opt_.sample_interval_s;
+    row.compute_utilization = c.compute_util / sample_interval_s_;
+    row.bandwidth_utilization = c.bandwidth_util / sample_interval_s_;
+    row.busy_fraction = c.busy_s / sample_interval_s_;
     timeseries_.push_back(row);
   }
+  if (++samples_ >= max_samples_) coarsen_timeseries();
+}
+
+void Simulation::coarsen_timeseries() {
+  // A sample left over (an odd count) would straddle two periods: the bound is even, so none is.
+  KVCAP_CHECK(samples_ % 2 == 0, "timeseries merged with an odd number of samples");
+  const size_t replicas = replica_ptrs_.size();
+  const size_t kept = samples_ / 2;
+  for (size_t i = 0; i < kept; ++i) {
+    for (size_t r = 0; r < replicas; ++r) {
+      // In place, front to back: sample i's rows are written after samples 2i and 2i + 1 are read.
+      const TimeseriesRow& a = timeseries_[2 * i * replicas + r];
+      const TimeseriesRow& b = timeseries_[(2 * i + 1) * replicas + r];
+      TimeseriesRow m = b;  // the gauges (running, waiting, the pool's state) as sampled at its end
+      m.steps = a.steps + b.steps;
+      m.tokens = a.tokens + b.tokens;
+      m.prefill_tokens = a.prefill_tokens + b.prefill_tokens;
+      m.decode_tokens = a.decode_tokens + b.decode_tokens;
+      m.preemptions = a.preemptions + b.preemptions;
+      m.finished = a.finished + b.finished;
+      m.compute_utilization = (a.compute_utilization + b.compute_utilization) / 2;
+      m.bandwidth_utilization = (a.bandwidth_utilization + b.bandwidth_utilization) / 2;
+      m.busy_fraction = (a.busy_fraction + b.busy_fraction) / 2;
+      timeseries_[i * replicas + r] = m;
+    }
+  }
+  timeseries_.resize(kept * replicas);
+  samples_ = kept;
+  sample_interval_s_ *= 2;
 }
 
 void Simulation::report_progress(double now_s) {
@@ -262,7 +292,9 @@ void Simulation::run() {
   audit_stride_ = blocks <= opt_.full_audit_block_budget ? 1 : (blocks + per_event - 1) / per_event;
   pull_next_arrival(0.0);
   first_arrival_s_ = has_pending_ ? pending_.arrival_s : 0.0;
-  if (opt_.sample_interval_s > 0 && has_pending_) queue_.push(opt_.sample_interval_s, EventKind::sample);
+  max_samples_ = std::max<size_t>(2, static_cast<size_t>(std::max<int64_t>(opt_.max_timeseries_rows, 0)) /
+                                         std::max<size_t>(replica_ptrs_.size(), 1) / 2 * 2);
+  if (sample_interval_s_ > 0 && has_pending_) queue_.push(sample_interval_s_, EventKind::sample);
   bool stopped_at_horizon = false;
   while (!queue_.empty()) {
     if (queue_.next_time() > opt_.horizon_s) {
@@ -291,7 +323,7 @@ void Simulation::run() {
       case EventKind::sample:
         take_sample(e.time_s);
         // Keep sampling while anything else is still to happen.
-        if (!queue_.empty()) queue_.push(e.time_s + opt_.sample_interval_s, EventKind::sample);
+        if (!queue_.empty()) queue_.push(e.time_s + sample_interval_s_, EventKind::sample);
         break;
       case EventKind::restart: {
         Replica& r = *replicas_[static_cast<size_t>(e.replica)];

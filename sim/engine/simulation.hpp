@@ -32,6 +32,10 @@ struct SimulationOptions {
   bool bulk_decode = true;
   double horizon_s = std::numeric_limits<double>::infinity();  ///< stop the clock here
   double sample_interval_s = 1.0;  ///< timeseries period (0 = no samples)
+  /// The timeseries' bound: when a run's rows (samples x replicas) reach it, adjacent samples
+  /// are merged in pairs and the period doubles, as often as needed, so a long run keeps between
+  /// half of it and all of it (10 MiB at 160 bytes a row) instead of a row per period.
+  int64_t max_timeseries_rows = int64_t{1} << 16;
   bool check_invariants = kDebugBuild;  ///< audit after every event
   /// The allocator audit walks every block, so on production-sized pools (300k blocks over 4
   /// replicas) auditing each event makes a debug run thousands of times slower than the
@@ -83,6 +87,10 @@ class Simulation final : private RequestEndListener {
   double first_arrival_s() const { return first_arrival_s_; }
   double end_time_s() const { return end_time_s_; }
   const std::vector<TimeseriesRow>& timeseries() const { return timeseries_; }
+  /// The timeseries' period: options().sample_interval_s, doubled each time the rows reached
+  /// max_timeseries_rows.
+  double timeseries_interval_s() const { return sample_interval_s_; }
+  bool timeseries_coarsened() const { return sample_interval_s_ != opt_.sample_interval_s; }
   std::span<Replica* const> replicas() const { return replica_ptrs_; }
   int64_t steps_skipped() const { return steps_skipped_; }
   /// Of steps_skipped(): those run in bulk.
@@ -142,6 +150,12 @@ class Simulation final : private RequestEndListener {
   int64_t events_processed_ = 0;
   int64_t audit_stride_ = 1;  ///< events between full allocator audits (see full_audit_block_budget)
   std::vector<TimeseriesRow> timeseries_;
+  double sample_interval_s_ = 0;  ///< the timeseries' period now (see timeseries_interval_s)
+  size_t samples_ = 0;            ///< samples in timeseries_ (each a row per replica)
+  size_t max_samples_ = 0;        ///< even: samples_ reaching it merges them in pairs
+  /// Merges samples 2i and 2i + 1 into sample i, per replica: the later one's gauges, the sum
+  /// of their counters, the mean of their utilizations (two equal periods); doubles the period.
+  void coarsen_timeseries();
   ProgressCounters* progress_ = nullptr;
   int64_t progress_requests_ = 0;  ///< requests already added to progress_->requests
 };

@@ -163,7 +163,12 @@ void print_summary(std::ostream& os, const RunResults& res) {
   os << "requests   arrived " << summary_cell(rq.arrived) << "  finished " << summary_cell(rq.finished) << "  rejected "
      << summary_cell(rq.rejected) << "  lost " << summary_cell(rq.lost) << "  in flight " << summary_cell(rq.in_flight)
      << "\n";
-  os << "duration   " << summary_cell(res.duration_s) << " s\n\n";
+  os << "duration   " << summary_cell(res.duration_s) << " s\n";
+  if (res.timeseries_interval_s)
+    os << "timeseries every " << summary_cell(*res.timeseries_interval_s)
+       << " s: metrics.sample_interval_s doubled until the run's samples fit the bound of "
+       << SimulationOptions{}.max_timeseries_rows << " rows (samples x replicas)\n";
+  os << "\n";
   // Columns: the mean, the percentiles the run was asked for (--percentiles), the max.
   std::vector<std::string> cols{"mean"};
   for (const auto& p : res.latency_s.ttft.percentiles) cols.push_back(percentile_key(p.percent));

@@ -452,6 +452,7 @@ RunResults build_run_results(const RunHeader& h, const Simulation& sim, const Me
   out.utilization.memory_bandwidth_ceiling = rr_round(h.utilization_ceiling.bandwidth);
   out.steps = steps;
   out.scheduled_tokens = tokens;
+  if (sim.timeseries_coarsened()) out.timeseries_interval_s = sim.timeseries_interval_s();
   {
     // The engine profile and the seconds of GPU-busy time each of its terms took (summed over
     // replicas): which software cost matters for this traffic.
@@ -564,6 +565,7 @@ ojson results_json(const RunResults& r) {
                              {"memory_bandwidth_ceiling", rr_num(u.memory_bandwidth_ceiling)}};
   out["steps"] = r.steps;
   out["scheduled_tokens"] = r.scheduled_tokens;
+  if (r.timeseries_interval_s) out["timeseries_interval_s"] = rr_num(*r.timeseries_interval_s);
   ojson eng = r.engine.settings;
   eng["time_s"] = rr_terms_json(r.engine.time_s);
   eng["share_of_busy_time"] = rr_terms_json(r.engine.share_of_busy_time);
@@ -698,6 +700,7 @@ RunResults read_run_results(const ojson& j, const std::string& where) {
   }
   r.steps = doc.integer("steps");
   r.scheduled_tokens = doc.integer("scheduled_tokens");
+  if (doc.has("timeseries_interval_s")) r.timeseries_interval_s = doc.number("timeseries_interval_s");
   {
     const RrObject e = doc.object("engine");
     r.engine.time_s = rr_read_terms(e.object("time_s"));

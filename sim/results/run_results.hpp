@@ -195,6 +195,9 @@ struct RunResults : RequestResults {
   double prefix_cache_hit_rate = 0;
   UtilizationResults utilization;
   int64_t steps = 0, scheduled_tokens = 0;
+  /// The timeseries' period where a long run's rows reached their bound and it was doubled
+  /// (Simulation::timeseries_interval_s); absent (and not in results.json) otherwise.
+  std::optional<double> timeseries_interval_s;
   EngineResults engine;
   std::vector<ReplicaResults> replicas;
   std::optional<SloResults> slo;

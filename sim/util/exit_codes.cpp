@@ -53,8 +53,8 @@ int run_command(const std::function<int()>& command, std::ostream& err) {
     // The input asks for more memory than the process may take (--max-memory, or the machine):
     // a property of the input, like a model that does not fit.
     err << "kvcap: error: out of memory" << memory_limit_text()
-        << ": the run holds more than that (a long horizon with a short metrics.sample_interval_s, "
-           "many replicas, a huge trace); shorten or coarsen it, or raise "
+        << ": the run holds more than that (millions of requests, a huge trace, many replicas or "
+           "concurrent runs); shorten it, run fewer at once, or raise "
         << g_memory_limit_name << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

@@ -73,3 +73,60 @@ TEST_CASE("busy_fraction counts idle gaps: two 0.4 s steps 2 s apart keep the GP
   CHECK(res["utilization"]["compute_mean"].get<double>() == doctest::Approx(1.0 / 3));
   CHECK(res["utilization"]["compute_while_busy"].get<double>() == doctest::Approx(1.0));
 }
+
+TEST_CASE("a long run's timeseries stays bounded: merged samples are the samples of the doubled period") {
+  // 60 requests over 30 s on 1 and on 2 replicas, sampled every 0.25 s with a bound of 8 rows:
+  // whenever the rows reach it, samples merge in pairs and the period doubles. The rows kept must
+  // be, field by field, those of a run sampled at the final period from the start (the same
+  // times, the later sample's gauges, summed counters; utilizations to rounding).
+  std::vector<Request> reqs;
+  for (int i = 0; i < 60; ++i)
+    reqs.push_back(req("r" + std::to_string(i), 0.5 * i, 16 + (i * 7) % 40, 1 + (i * 5) % 30));
+  for (const int replicas : {1, 2}) {
+    CAPTURE(replicas);
+    const std::vector<EngineSettings> engines(static_cast<size_t>(replicas), engine("vllm-v1"));
+    SimulationOptions bounded;
+    bounded.sample_interval_s = 0.25;
+    bounded.max_timeseries_rows = 8;
+    Harness a(reqs, sched_cfg(64, 8, 128), engines, 64, bounded, "round_robin", 0.05);
+    a.run();
+    const auto& rows = a.sim->timeseries();
+    REQUIRE(a.sim->timeseries_coarsened());
+    const double period = a.sim->timeseries_interval_s();
+    CHECK(period >= 4.0);  // 30 s at 0.25 s is 120+ samples; 8 rows hold at most 8 / replicas
+    CHECK(rows.size() <= 8);
+    CHECK(rows.size() >= 4);
+    CHECK(rows.size() % static_cast<size_t>(replicas) == 0);
+
+    SimulationOptions plain;
+    plain.sample_interval_s = period;
+    Harness b(reqs, sched_cfg(64, 8, 128), engines, 64, plain, "round_robin", 0.05);
+    b.run();
+    CHECK_FALSE(b.sim->timeseries_coarsened());
+    const auto& want = b.sim->timeseries();
+    REQUIRE(rows.size() == want.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CAPTURE(i);
+      CHECK(rows[i].time_s == want[i].time_s);
+      CHECK(rows[i].replica == want[i].replica);
+      CHECK(rows[i].running == want[i].running);
+      CHECK(rows[i].waiting == want[i].waiting);
+      CHECK(rows[i].kv_used_blocks == want[i].kv_used_blocks);
+      CHECK(rows[i].kv_free_blocks == want[i].kv_free_blocks);
+      CHECK(rows[i].kv_stored_tokens == want[i].kv_stored_tokens);
+      CHECK(rows[i].steps == want[i].steps);
+      CHECK(rows[i].tokens == want[i].tokens);
+      CHECK(rows[i].prefill_tokens == want[i].prefill_tokens);
+      CHECK(rows[i].decode_tokens == want[i].decode_tokens);
+      CHECK(rows[i].finished == want[i].finished);
+      CHECK(rows[i].compute_utilization == doctest::Approx(want[i].compute_utilization).epsilon(1e-12));
+      CHECK(rows[i].busy_fraction == doctest::Approx(want[i].busy_fraction).epsilon(1e-12));
+    }
+    // The run itself is the same: sampling only reads it.
+    CHECK(a.metrics.records().size() == b.metrics.records().size());
+    // results.json says the period it was coarsened to; a run within its bound says nothing.
+    const auto res = results_json(RunHeader{}, *a.sim, a.metrics, SloConfig{});
+    CHECK(res["timeseries_interval_s"].get<double>() == period);
+    CHECK_FALSE(results_json(RunHeader{}, *b.sim, b.metrics, SloConfig{}).contains("timeseries_interval_s"));
+  }
+}
