@@ -58,11 +58,14 @@ TEST_CASE("RunResults: results.json of shipped scenarios reads back and writes t
       {"burst.json", {}, {50, 90, 95, 99}},                   // crashes, lost requests
       {"long-context.json", {"workload.duration_s=20"}, {99}},
       {"replay/azure-code.json", {}, {50, 90, 95, 99}},       // a trace replay (rows read, filtered)
+      // 60 s sampled every 0.1 ms: the timeseries' bound doubles the period (timeseries_interval_s).
+      {"basic-roofline.json", {"workload.duration_s=60", "metrics.sample_interval_s=0.0001"}, {50, 99}},
       // Pipeline and decode context parallelism write their own scenario keys.
       {"basic-roofline.json",
        {"engine.tensor_parallel_size=2", "engine.pipeline_parallel_size=2", "workload.duration_s=10"},
        {50, 90, 95, 99}},
   };
+  int coarsened = 0;
   for (const Case& c : cases) {
     CAPTURE(c.scenario);
     ResultsOptions o;
@@ -76,7 +79,11 @@ TEST_CASE("RunResults: results.json of shipped scenarios reads back and writes t
     CHECK(back.by_class.size() == built.by_class.size());
     CHECK(back.latency_s.ttft.percentiles.size() == c.percentiles.size());
     CHECK(back.wall.explanation == built.wall.explanation);
+    CHECK(back.timeseries_interval_s == built.timeseries_interval_s);
+    CHECK((text.find("timeseries_interval_s") != std::string::npos) == built.timeseries_interval_s.has_value());
+    coarsened += built.timeseries_interval_s.has_value() ? 1 : 0;
   }
+  CHECK(coarsened == 1);  // the dense case, and only it
 }
 
 TEST_CASE("RunResults: every figure kind survives the round trip (nulls, approximate percentiles, SLO bounds unset)") {
