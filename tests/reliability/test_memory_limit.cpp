@@ -43,16 +43,28 @@ TEST_CASE("running out of memory is exit 2 with a message, not an internal error
   CHECK(err.str().find("raise max_memory") != std::string::npos);
 }
 
-TEST_CASE("kvcap run under --max-memory: a run that outgrows the cap stops with exit 2") {
-  if (KVCAP_SANITIZED) {
+namespace {
+
+/// Sanitizers need the address space for their shadow memory: kvcap does not apply the cap there.
+bool cap_not_applied() {
+  if (KVCAP_SANITIZED)
     MESSAGE("skipped under sanitizers: the cap is not applied (their shadow memory needs the address space)");
-    return;
-  }
+  return KVCAP_SANITIZED;
+}
+
+nlohmann::json shipped_basic() {
+  std::ifstream in(std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json");
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+TEST_CASE("kvcap run under --max-memory: a run that outgrows the cap stops with exit 2") {
+  if (cap_not_applied()) return;
   // A flood of three million tiny requests: the workload's requests, then a record each (for
   // requests.csv and the latency percentiles), are far past 200 MiB (548 MB without the cap,
   // measured at the time of writing). Without a cap such a run grows until the machine swaps.
-  std::ifstream in(std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json");
-  nlohmann::json s = nlohmann::json::parse(in);
+  nlohmann::json s = shipped_basic();
   s["engine"]["max_num_seqs"] = 256;
   s["engine"]["max_num_batched_tokens"] = 8192;
   s["engine"]["num_gpu_blocks"] = 4096;
@@ -72,15 +84,11 @@ TEST_CASE("kvcap run under --max-memory: a run that outgrows the cap stops with 
 }
 
 TEST_CASE("kvcap run under --max-memory: a time series of 10^8 samples stays within the cap") {
-  if (KVCAP_SANITIZED) {
-    MESSAGE("skipped under sanitizers: the cap is not applied (their shadow memory needs the address space)");
-    return;
-  }
+  if (cap_not_applied()) return;
   // Four requests, one arriving at t = 100 s, sampled every microsecond: 10^8 samples, which
   // once grew far past 200 MiB. The time series is bounded now (merged samples, the period
   // doubled: Simulation::max_timeseries_rows), so the run fits and says to what period.
-  std::ifstream in(std::string(KVCAP_SOURCE_DIR) + "/scenarios/basic.json");
-  nlohmann::json s = nlohmann::json::parse(in);
+  nlohmann::json s = shipped_basic();
   s["metrics"]["sample_interval_s"] = 1e-6;
   s["horizon_s"] = 1e6;
   s["workload"]["requests"][3]["arrival_s"] = 100.0;
