@@ -232,14 +232,14 @@ void Simulation::take_sample(double now_s) {
     row.busy_fraction = c.busy_s / sample_interval_s_;
     timeseries_.push_back(row);
   }
-  if (++samples_ >= max_samples_) coarsen_timeseries();
+  if (timeseries_.size() >= max_rows_) coarsen_timeseries();
 }
 
 void Simulation::coarsen_timeseries() {
-  // A sample left over (an odd count) would straddle two periods: the bound is even, so none is.
-  KVCAP_CHECK(samples_ % 2 == 0, "timeseries merged with an odd number of samples");
   const size_t replicas = replica_ptrs_.size();
-  const size_t kept = samples_ / 2;
+  // A sample left over (an odd count) would straddle two periods: the bound is even, so none is.
+  KVCAP_CHECK(timeseries_.size() % (2 * replicas) == 0, "timeseries merged with an odd number of samples");
+  const size_t kept = timeseries_.size() / replicas / 2;
   for (size_t i = 0; i < kept; ++i) {
     for (size_t r = 0; r < replicas; ++r) {
       // In place, front to back: sample i's rows are written after samples 2i and 2i + 1 are read.
@@ -259,7 +259,6 @@ void Simulation::coarsen_timeseries() {
     }
   }
   timeseries_.resize(kept * replicas);
-  samples_ = kept;
   sample_interval_s_ *= 2;
 }
 
@@ -292,8 +291,9 @@ void Simulation::run() {
   audit_stride_ = blocks <= opt_.full_audit_block_budget ? 1 : (blocks + per_event - 1) / per_event;
   pull_next_arrival(0.0);
   first_arrival_s_ = has_pending_ ? pending_.arrival_s : 0.0;
-  max_samples_ = std::max<size_t>(2, static_cast<size_t>(std::max<int64_t>(opt_.max_timeseries_rows, 0)) /
-                                         std::max<size_t>(replica_ptrs_.size(), 1) / 2 * 2);
+  const size_t replicas = replica_ptrs_.size();  // (at least one: the constructor checks)
+  max_rows_ = std::max<size_t>(2, static_cast<size_t>(std::max<int64_t>(opt_.max_timeseries_rows, 0)) / replicas / 2 * 2) *
+              replicas;
   if (sample_interval_s_ > 0 && has_pending_) queue_.push(sample_interval_s_, EventKind::sample);
   bool stopped_at_horizon = false;
   while (!queue_.empty()) {

@@ -35,7 +35,8 @@ struct SimulationOptions {
   /// The timeseries' bound: when a run's rows (samples x replicas) reach it, adjacent samples
   /// are merged in pairs and the period doubles, as often as needed, so a long run keeps between
   /// half of it and all of it (10 MiB at 160 bytes a row) instead of a row per period.
-  int64_t max_timeseries_rows = int64_t{1} << 16;
+  static constexpr int64_t kMaxTimeseriesRows = int64_t{1} << 16;
+  int64_t max_timeseries_rows = kMaxTimeseriesRows;
   bool check_invariants = kDebugBuild;  ///< audit after every event
   /// The allocator audit walks every block, so on production-sized pools (300k blocks over 4
   /// replicas) auditing each event makes a debug run thousands of times slower than the
@@ -151,8 +152,7 @@ class Simulation final : private RequestEndListener {
   int64_t audit_stride_ = 1;  ///< events between full allocator audits (see full_audit_block_budget)
   std::vector<TimeseriesRow> timeseries_;
   double sample_interval_s_ = 0;  ///< the timeseries' period now (see timeseries_interval_s)
-  size_t samples_ = 0;            ///< samples in timeseries_ (each a row per replica)
-  size_t max_samples_ = 0;        ///< even: samples_ reaching it merges them in pairs
+  size_t max_rows_ = 0;  ///< an even number of samples x replicas: reaching it merges samples in pairs
   /// Merges samples 2i and 2i + 1 into sample i, per replica: the later one's gauges, the sum
   /// of their counters, the mean of their utilizations (two equal periods); doubles the period.
   void coarsen_timeseries();

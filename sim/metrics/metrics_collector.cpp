@@ -33,6 +33,7 @@ size_t MetricsCollector::itl_stored_entries() const {
 }
 
 void MetricsCollector::stop_sharing_unless(int32_t sole) {
+  if (shared_class_ == kMixed) return;
   if (shared_class_ == kNoSamples) {
     shared_class_ = sole == kSeveral ? kMixed : sole;
     return;
@@ -42,14 +43,14 @@ void MetricsCollector::stop_sharing_unless(int32_t sole) {
 }
 
 void MetricsCollector::on_class_itl(int32_t class_index, double gap_s) {
-  if (shared_class_ != kMixed) stop_sharing_unless(class_index);
+  stop_sharing_unless(class_index);
   if (class_index >= 0 && class_index != shared_class_) itl_[static_cast<size_t>(class_index) + 1].add(gap_s);
   itl_[0].add(gap_s);
 }
 
 void MetricsCollector::on_class_itl_run(std::span<const std::pair<int32_t, int64_t>> class_counts, int64_t n,
                                         double gap_s, int32_t sole) {
-  if (shared_class_ != kMixed) stop_sharing_unless(sole);
+  stop_sharing_unless(sole);
   for (const auto& [c, k] : class_counts)
     if (c != shared_class_) itl_[static_cast<size_t>(c) + 1].add(gap_s, k);
   itl_[0].add(gap_s, n);

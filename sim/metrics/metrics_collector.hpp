@@ -189,8 +189,8 @@ class MetricsCollector {
   static constexpr int32_t kMixed = -3;      ///< shared_class_ once samples came from several (or none and some)
   static constexpr int32_t kSeveral = -4;    ///< a run's requests are of several classes (or some of none)
   int32_t shared_class_ = kNoSamples;
-  /// A sample whose class is `sole` (-1: none, kSeveral) arrives while shared_class_ is another
-  /// (not kMixed): the first sample names the shared class; any other ends the sharing, the
+  /// A sample whose class is `sole` (-1: none, kSeveral) arrives while shared_class_ is another:
+  /// the first sample names the shared class; any other ends the sharing (kMixed, for good), the
   /// shared class getting its own copy of the pool's samples so far (equal to its own, call for
   /// call).
   void stop_sharing_unless(int32_t sole);

@@ -167,7 +167,7 @@ void print_summary(std::ostream& os, const RunResults& res) {
   if (res.timeseries_interval_s)
     os << "timeseries every " << summary_cell(*res.timeseries_interval_s)
        << " s: metrics.sample_interval_s doubled until the run's samples fit the bound of "
-       << SimulationOptions{}.max_timeseries_rows << " rows (samples x replicas)\n";
+       << SimulationOptions::kMaxTimeseriesRows << " rows (samples x replicas)\n";
   os << "\n";
   // Columns: the mean, the percentiles the run was asked for (--percentiles), the max.
   std::vector<std::string> cols{"mean"};
